@@ -1,0 +1,46 @@
+/*
+ * Address resolution: from a peer's config address (and its announced
+ * GID/LID) to an ibv_ah.  route = sa asks rdma_cm to resolve address and
+ * route — on InfiniBand the SA PathRecord query, on RoCE the IP route —
+ * and converts the path record to ibv_ah_attr; route = gid builds the
+ * attributes from the exchanged LID/GID alone.  Resolution blocks: it runs
+ * on the bootstrap thread, never on the data path.
+ */
+#ifndef IBFS_ROUTE_H
+#define IBFS_ROUTE_H
+
+#include <infiniband/verbs.h>
+#include <infiniband/sa.h>
+
+#include "config.h"
+#include "peer.h"
+#include "transport.h"
+
+struct route;
+
+int route_open(struct route **out, struct tp *tp, const struct config *cfg);
+void route_close(struct route *r);
+
+/*
+ * Make an AH on tp's PD that reaches node, which announced remote.
+ * Uses cfg->route; returns 0 with *ah set, or -errno (-ETIMEDOUT,
+ * -EHOSTUNREACH, ...), logging why.
+ */
+int route_resolve(struct route *r, const struct config_node *node,
+		  const struct peer_addr *remote, struct ibv_ah **ah);
+
+/*
+ * The conversion librdmacm has no public helper for: a path record to
+ * ibv_ah_attr.  sgid_index is the index of path->sgid in the port's GID
+ * table; is_roce forces a GRH and ignores the path's DLID.  Pure logic.
+ */
+void route_path_to_ah_attr(const struct ibv_sa_path_rec *path, uint8_t port,
+			   uint8_t sgid_index, int is_roce,
+			   struct ibv_ah_attr *attr);
+
+/* AH attributes straight from the exchanged LID/GID (route = gid). */
+void route_gid_to_ah_attr(const struct peer_addr *remote, uint8_t port,
+			  uint8_t sgid_index, int is_roce,
+			  struct ibv_ah_attr *attr);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * The verbs engine: one UD QP serves every peer.  Opens the device, takes
+ * the QP RESET -> INIT -> RTR -> RTS, keeps receives posted with GRH slack,
+ * fragments sends into registered memory and reaps every send completion.
+ * A progress thread waits on the completion channel, reassembles arriving
+ * datagrams (wire.c) and hands whole messages to the deliver callback.
+ */
+#ifndef IBFS_TRANSPORT_H
+#define IBFS_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "config.h"
+#include "peer.h"
+
+struct tp;
+
+struct tp_ops {
+	/*
+	 * A whole message from p arrived on channel chan; the callee owns
+	 * data (malloc'ed).  Called from the progress thread, so it must not
+	 * block.  Return 0, or -ENOSPC when the receiver refused it (queue
+	 * or channel limit): the engine counts DROP_QUEUE_FULL and frees data.
+	 */
+	int (*deliver)(void *arg, struct peer *p, const char *chan, void *data,
+		       size_t len);
+};
+
+/* What this node is: shown in MOUNT/.status and sent in the hello. */
+struct tp_info {
+	char device[64];
+	int port;
+	int gid_index;
+	int link_layer;		/* IBV_LINK_LAYER_INFINIBAND / _ETHERNET */
+	uint16_t lid;
+	union ibv_gid gid;
+	uint32_t qpn;
+	uint32_t qkey;
+	enum ibv_mtu mtu;	/* active path MTU of the port */
+	size_t mtu_bytes;	/* datagram payload: what one send may carry */
+	uint32_t recv_depth;
+	uint32_t send_depth;
+};
+
+/*
+ * Open device, PD, MRs, CQs and the QP, post receives and start the
+ * progress thread.  peers (cfg->nnodes of them) must outlive the tp.
+ * -ENODEV when no usable device exists (message logged), other -errno.
+ */
+int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
+	    const struct tp_ops *ops, void *arg);
+
+/* Stop the progress thread and release everything, in reverse order. */
+void tp_close(struct tp *tp);
+
+const struct tp_info *tp_info(const struct tp *tp);
+struct ibv_context *tp_context(const struct tp *tp);
+struct ibv_pd *tp_pd(const struct tp *tp);
+/* Totals over all peers, plus drops that match no peer. */
+struct peer_counters *tp_totals(struct tp *tp);
+
+/*
+ * Send one message of len bytes to p on channel chan.  Returns 0 once
+ * every datagram is posted (UD gives no delivery guarantee), -ENOTCONN
+ * when p is down, -EMSGSIZE beyond max_message, -EINVAL for a bad channel
+ * name, -EIO on a verbs failure.  Safe from many threads at once.
+ */
+int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
+	    size_t len);
+
+/*
+ * p is reachable at addr through ah (made on tp_pd): install it.  An old
+ * AH is destroyed only after sends that use it have completed.
+ */
+void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
+		struct ibv_ah *ah, enum config_route route);
+
+/* p's session dropped: refuse sends, forget its partial messages. */
+void tp_peer_down(struct tp *tp, struct peer *p);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * The datagram format.  Every UD datagram starts with a fixed 24-byte
+ * big-endian header; the first fragment of a message also names its channel.
+ * Messages up to max_message bytes are cut into path-MTU datagrams here and
+ * put back together on arrival, tolerating loss, duplicates, reordering and
+ * interleaving from many peers.  Pure logic: no verbs, no threads.
+ *
+ * Datagram layout (after the GRH that UD receives carry):
+ *   0  u32 magic 'IBFS'        12 u32 msg_id
+ *   4  u8  version             16 u16 frag_idx
+ *   5  u8  type                18 u16 frag_cnt
+ *   6  u8  chan_len            20 u32 total_len (whole message)
+ *   7  u8  flags
+ *   8  u32 src (node id)
+ *  24  channel name (chan_len bytes, every fragment; no NUL)
+ *  24+chan_len  payload
+ * Every fragment but the last carries exactly wire_frag_room() payload
+ * bytes, so offsets follow from frag_idx alone.  A fragment's length is
+ * checked against what total_len, frag_idx and frag_cnt imply.
+ */
+#ifndef IBFS_WIRE_H
+#define IBFS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_MAGIC 0x49424653u /* "IBFS" */
+#define WIRE_VERSION 1
+#define WIRE_HDR_LEN 24
+#define WIRE_CHAN_MAX 63 /* longest channel name on the wire */
+
+enum wire_type {
+	WIRE_DATA = 1,	/* a fragment of a message */
+	WIRE_ACK = 2,	/* reserved for reliable delivery */
+};
+
+struct wire_hdr {
+	uint8_t version;
+	uint8_t type;
+	uint8_t chan_len;
+	uint8_t flags;
+	uint32_t src;
+	uint32_t msg_id;
+	uint16_t frag_idx;
+	uint16_t frag_cnt;
+	uint32_t total_len;
+};
+
+/* The wire id of a node: FNV-1a of its name, stable across restarts. */
+uint32_t wire_node_id(const char *name);
+
+/* Write h (magic and version included) into buf[WIRE_HDR_LEN]. */
+void wire_hdr_encode(const struct wire_hdr *h, void *buf);
+
+/* Parse and sanity-check a header; -EBADMSG when malformed. */
+int wire_hdr_decode(struct wire_hdr *h, const void *buf, size_t len);
+
+/* Payload bytes per datagram of size mtu for a channel name of chan_len. */
+size_t wire_frag_room(size_t mtu, size_t chan_len);
+
+/* Fragments needed for len bytes (at least 1: empty messages exist). */
+uint32_t wire_frag_count(size_t len, size_t mtu, size_t chan_len);
+
+/*
+ * Build fragment idx of message (src, msg_id, chan, msg, len) into buf,
+ * which holds mtu bytes.  Returns the datagram length.
+ */
+size_t wire_frag_build(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
+		       const char *chan, const void *msg, size_t len,
+		       uint32_t idx);
+
+/* A message put back together; data is malloc'ed and owned by the caller. */
+struct wire_msg {
+	int peer;			/* as passed to wire_reasm_feed */
+	uint32_t msg_id;
+	char chan[WIRE_CHAN_MAX + 1];
+	void *data;
+	size_t len;
+};
+
+/* Why a datagram or a partial message was dropped. */
+enum wire_drop {
+	WIRE_DROP_MALFORMED = 1,
+	WIRE_DROP_DUPLICATE,
+	WIRE_DROP_TOO_BIG,	/* total_len beyond max_message */
+	WIRE_DROP_NO_MEMORY,	/* reassembly memory limit reached */
+};
+
+struct wire_reasm;
+
+/*
+ * A reassembly table.  max_message bounds one message; mem_limit bounds the
+ * bytes held by all partial messages together; timeout_ms drops a partial
+ * message that has not completed in that time.
+ */
+struct wire_reasm *wire_reasm_new(size_t max_message, size_t mem_limit,
+				  uint32_t timeout_ms);
+void wire_reasm_free(struct wire_reasm *r);
+
+/*
+ * Feed one datagram (header onward) received from peer at now_ms.  Returns
+ * 1 with *out filled when a message completes, 0 when it was taken and
+ * more fragments are due, or -enum wire_drop when it was dropped.
+ * A single-fragment message completes at once.
+ */
+int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
+		    size_t len, uint64_t now_ms, struct wire_msg *out);
+
+/* Drop partial messages older than the timeout; returns how many. */
+unsigned wire_reasm_expire(struct wire_reasm *r, uint64_t now_ms);
+
+/* Drop every partial message from peer (it restarted or went down). */
+unsigned wire_reasm_forget_peer(struct wire_reasm *r, int peer);
+
+/* Partial messages held now (for tests and .status). */
+unsigned wire_reasm_pending(const struct wire_reasm *r);
+
+/* Milliseconds until the next expiry is due, or -1 if nothing is pending. */
+int wire_reasm_next_timeout(const struct wire_reasm *r, uint64_t now_ms);
+
+#endif

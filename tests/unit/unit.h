@@ -1,0 +1,14 @@
+/*
+ * Common includes for unit tests, which use cmocka.  Each test file is one
+ * binary; scripts/check.sh runs it with CMOCKA_MESSAGE_OUTPUT=TAP.
+ */
+#ifndef IBFS_UNIT_H
+#define IBFS_UNIT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#endif
