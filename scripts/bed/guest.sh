@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs inside the test bed VM, chrooted into the host's root (see init): bring
+# up eth0 and the Soft-RoCE device rxe0 on it, then run the command the host
+# put in /run/bed/bed.env with output to /run/bed/output and its exit status
+# to /run/bed/rc. /run/bed/up marks that the bed itself came up.
+set -euo pipefail
+
+IO=/run/bed
+
+# Print a progress line on the console and in guest.log.
+log() { echo "bed-guest: $*" | tee -a "$IO/guest.log" >/dev/console; }
+
+# Poll until port 1 of rdma device $1 is ACTIVE (max ~10 s).
+wait_port_active() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Configure eth0 with $BED_IP and add rxe0 on it.
+setup_rdma() {
+	ip link set lo up
+	ip link set eth0 up
+	ip addr add "$BED_IP/24" dev eth0
+	rdma link add rxe0 type rxe netdev eth0
+	wait_port_active rxe0 || { log "rxe0 port not ACTIVE"; return 1; }
+}
+
+main() {
+	# shellcheck disable=SC1091
+	source "$IO/bed.env"
+	hostname "${BED_NODE:-bed}"
+	ulimit -l unlimited
+	ulimit -c 0
+	if ! setup_rdma >>"$IO/guest.log" 2>&1; then
+		log "rdma setup failed"
+		return 1
+	fi
+	export IBFS_DEV=rxe0 IBFS_IP=$BED_IP BED_MODE=vm BED_OUT=$IO/out
+	mkdir -p "$BED_OUT"
+	touch "$IO/up"
+	log "up: rxe0 on eth0 $BED_IP; running: ${BED_ARGV[*]}"
+	cd "$BED_CWD"
+	local rc=0
+	"${BED_ARGV[@]}" >"$IO/output" 2>&1 </dev/null || rc=$?
+	echo "$rc" >"$IO/rc"
+	sync
+	log "command exited $rc"
+}
+
+main "$@"

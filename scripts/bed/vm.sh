@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Run a command inside a QEMU (TCG) test bed VM that chroots into this host's
+# own root over 9p and sees the checkout at its host path (see init, guest.sh).
+# Sourced by run.sh; bed_vm_run ARGV... returns the command's exit status,
+# 125 when the bed did not come up, 124 when the VM hit its hard timeout.
+# Each run leaves console.log, guest.log, output, rc in build/bed/runs/<id>/
+# (build/bed/last points at the newest); the guest's /run/bed/out lands there.
+#
+# Each VM is one "node" with its own run dir, IP and -netdev; a multi-VM mode
+# (nodes joined by -netdev socket, 192.0.2.N) can reuse bed_vm_launch.
+set -euo pipefail
+
+BED_SRC=${BED_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)}
+# shellcheck source=kernel.sh
+source "$BED_SRC/kernel.sh"
+
+BED_TIMEOUT=${BED_TIMEOUT:-900}  # hard limit for one VM, seconds
+BED_MEM=${BED_MEM:-3G}
+BED_SMP=${BED_SMP:-2}
+BED_KEEP_RUNS=${BED_KEEP_RUNS:-5}
+# Variables forwarded from the caller into the guest command's environment.
+BED_FORWARD_RE='^(CI|V|VERBOSE|SANITIZE|ASAN_OPTIONS|UBSAN_OPTIONS|LSAN_OPTIONS|IBFS_[A-Z0-9_]*|E2E_[A-Z0-9_]*)$'
+
+# Make a fresh run directory under $BED_CACHE/runs; print it.
+bed_new_rundir() {
+	local runs=$BED_CACHE/runs dir
+	mkdir -p "$runs"
+	# Drop all but the newest BED_KEEP_RUNS-1 runs.
+	ls -1dt "$runs"/*/ 2>/dev/null | tail -n +"$BED_KEEP_RUNS" | xargs -r rm -rf
+	dir=$(mktemp -d "$runs/$(date +%Y%m%d-%H%M%S)-XXXX")
+	chmod 777 "$dir"
+	ln -sfn "$dir" "$BED_CACHE/last"
+	echo "$dir"
+}
+
+# Write $1/bed.env for node $2 with IP $3 running argv ${@:4}.
+bed_write_env() {
+	local dir=$1 node=$2 ip=$3 cwd=$PWD name
+	shift 3
+	[[ $cwd == "$BED_ROOT" || $cwd == "$BED_ROOT"/* ]] || cwd=$BED_ROOT
+	echo "$BED_ROOT" >"$dir/checkout"
+	{
+		printf 'BED_NODE=%q\nBED_IP=%q\nBED_CWD=%q\nBED_ROOT=%q\n' \
+			"$node" "$ip" "$cwd" "$BED_ROOT"
+		printf 'BED_ARGV=('
+		printf ' %q' "$@"
+		printf ' )\n'
+		for name in $(compgen -e | grep -E "$BED_FORWARD_RE" || true); do
+			printf 'export %s=%q\n' "$name" "${!name}"
+		done
+	} >"$dir/bed.env"
+}
+
+# Start QEMU for one node in the background: run dir $1, then extra QEMU
+# arguments (the -netdev/-device pair). Sets BED_VM_PID.
+bed_vm_launch() {
+	local dir=$1
+	shift
+	timeout -k 5 "$BED_TIMEOUT" qemu-system-x86_64 \
+		-accel tcg,thread=multi -cpu max -smp "$BED_SMP" -m "$BED_MEM" \
+		-M pc -nodefaults -no-user-config -display none -no-reboot \
+		-serial "file:$dir/console.log" \
+		-kernel "$BED_VMLINUZ" -initrd "$BED_INITRD" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 mitigations=off" \
+		-fsdev "local,id=fsroot,path=/,security_model=none,readonly=on,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=fsroot,mount_tag=hostroot \
+		-fsdev "local,id=fssrc,path=$BED_ROOT,security_model=none,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=fssrc,mount_tag=checkout \
+		-fsdev "local,id=fsio,path=$dir,security_model=none" \
+		-device virtio-9p-pci,fsdev=fsio,mount_tag=bedio \
+		"$@" </dev/null >"$dir/qemu.log" 2>&1 &
+	BED_VM_PID=$!
+}
+
+# Print the last lines of a node's console and guest log (after a failure).
+bed_vm_dump() {
+	local dir=$1
+	echo "bed: ---- guest console tail ($dir/console.log) ----" >&2
+	tail -n 40 "$dir/console.log" 2>/dev/null | sed 's/^/bed: | /' >&2 || true
+	if [[ -s $dir/qemu.log ]]; then
+		echo "bed: ---- qemu ----" >&2
+		tail -n 20 "$dir/qemu.log" | sed 's/^/bed: | /' >&2
+	fi
+	if [[ -s $dir/guest.log ]]; then
+		echo "bed: ---- guest.log ----" >&2
+		tail -n 20 "$dir/guest.log" | sed 's/^/bed: | /' >&2
+	fi
+}
+
+# Copy $1/output to stdout as it grows until QEMU pid $2 exits.
+bed_stream_output() {
+	local dir=$1 pid=$2
+	while [[ ! -e $dir/output ]] && kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+	[[ -e $dir/output ]] || return 0
+	tail -c +1 -f --pid="$pid" "$dir/output"
+}
+
+# Boot one VM (user-mode network, no outside reach), run argv in it.
+bed_vm_run() {
+	local dir pid qrc=0 t0
+	bed_kernel_prepare
+	dir=$(bed_new_rundir)
+	bed_write_env "$dir" bed 10.0.2.15 "$@"
+	t0=$SECONDS
+	echo "bed: booting VM ($BED_KVER, tcg, -smp $BED_SMP, $BED_MEM), run dir $dir" >&2
+	bed_vm_launch "$dir" \
+		-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
+	pid=$BED_VM_PID
+	bed_stream_output "$dir" "$pid"
+	wait "$pid" || qrc=$?
+	echo "bed: VM done after $((SECONDS - t0)) s" >&2
+	if [[ ! -e $dir/up ]]; then
+		echo "bed: the VM test bed did not come up (qemu exit $qrc)" >&2
+		bed_vm_dump "$dir"
+		return 125
+	fi
+	if [[ ! -e $dir/rc ]]; then
+		echo "bed: command did not finish (qemu exit $qrc, hard timeout ${BED_TIMEOUT}s)" >&2
+		bed_vm_dump "$dir"
+		return 124
+	fi
+	return "$(cat "$dir/rc")"
+}
