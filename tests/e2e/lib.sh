@@ -1,0 +1,251 @@
+# Helpers for e2e tests (source it; tests/e2e/run.sh runs each t_*.sh in the
+# test bed with WORK set to a fresh temp dir). Provides:
+#   IBFS_ROOT IBFS_BIN IBFS_TOOLS IBFS_DEV IBFS_IP WORK     variables
+#   log MSG | fail MSG | skip REASON | need_cmd CMD... | need_bin
+#   assert_eq WANT GOT [MSG] | assert_match REGEX GOT [MSG]
+#   wait_for CMD TIMEOUT      poll `eval CMD` every 0.1 s; 1 on timeout
+#   ibfs_gid_index            GID index for $IBFS_IP on $IBFS_DEV port 1
+#   on_exit CMD               run CMD at exit (before nodes are stopped)
+#   ibfs_start_nodes NAME...  write $WORK/ibfs.conf, start all, wait all up
+#   ibfs_start NAME | ibfs_stop NAME | ibfs_stop_nodes | ibfs_mnt NAME
+# Do not set your own EXIT trap: use on_exit (lib.sh owns the trap).
+# shellcheck shell=bash
+
+set -euo pipefail
+
+IBFS_ROOT=${IBFS_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)}
+IBFS_BIN=${IBFS_BIN:-$IBFS_ROOT/build/ibfs}
+IBFS_TOOLS=${IBFS_TOOLS:-$IBFS_ROOT/build/tools}
+IBFS_DEV=${IBFS_DEV:-rxe0}
+IBFS_IP=${IBFS_IP:-10.0.2.15}
+IBFS_BASE_PORT=${IBFS_BASE_PORT:-18515}
+IBFS_UP_TIMEOUT=${IBFS_UP_TIMEOUT:-60}
+IBFS_CONF_EXTRA=${IBFS_CONF_EXTRA:-}
+if [[ -z ${WORK:-} ]]; then
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/e2e.XXXXXX")
+fi
+export IBFS_ROOT IBFS_BIN IBFS_TOOLS IBFS_DEV IBFS_IP WORK
+
+IBFS_NODES=()          # names in ibfs.conf order
+declare -A IBFS_PID=() # running daemon pid per name
+_LIB_ON_EXIT=()
+
+# Print a timestamped progress line (to the test log).
+log() { echo "[$(date +%T.%3N)] $*" >&2; }
+
+# Fail the test with MSG.
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# Skip the test (exit 77) with REASON.
+skip() {
+	echo "$*" >"$WORK/.skip"
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+# Require commands; missing ones skip the test, or fail it under CI=true.
+need_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 && continue
+		[[ ${CI:-} == true ]] && fail "missing command $c"
+		skip "missing command $c"
+	done
+}
+
+# Require the daemon binary (skip until it is built).
+need_bin() {
+	[[ -x $IBFS_BIN ]] || skip "build/ibfs not built"
+}
+
+# Fail unless WANT equals GOT.
+assert_eq() {
+	[[ $1 == "$2" ]] || fail "${3:-assert_eq}: want '$1', got '$2'"
+}
+
+# Fail unless GOT matches extended REGEX.
+assert_match() {
+	[[ $2 =~ $1 ]] || fail "${3:-assert_match}: '$2' does not match /$1/"
+}
+
+# Poll until `eval CMD` succeeds (0) or TIMEOUT seconds pass (1).
+wait_for() {
+	local cmd=$1 ms deadline
+	ms=$(awk -v t="${2:-10}" 'BEGIN { printf "%d", t * 1000 }')
+	deadline=$(($(date +%s%3N) + ms))
+	while ! eval "$cmd" >/dev/null 2>&1; do
+		(($(date +%s%3N) < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+# Print the GID index of $IBFS_DEV port 1 to use for $IBFS_IP: the RoCE v2
+# IPv4-mapped GID, 0 on InfiniBand link layer, "none" if not found.
+ibfs_gid_index() {
+	local port=/sys/class/infiniband/$IBFS_DEV/ports/1 want f i
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		${IBFS_IP//./ })
+	if [[ $(cat "$port/link_layer" 2>/dev/null) == InfiniBand ]]; then
+		echo 0
+		return
+	fi
+	for f in "$port"/gids/*; do
+		i=${f##*/}
+		[[ $(cat "$f" 2>/dev/null) == "$want" ]] || continue
+		[[ $(cat "$port/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] || continue
+		echo "$i"
+		return
+	done
+	echo none
+}
+
+# Register CMD to run when the test exits.
+on_exit() {
+	_LIB_ON_EXIT+=("$1")
+}
+
+# EXIT trap: run on_exit commands (newest first), then stop the nodes.
+_lib_exit() {
+	local rc=$? i
+	set +e
+	for ((i = ${#_LIB_ON_EXIT[@]} - 1; i >= 0; i--)); do
+		eval "${_LIB_ON_EXIT[i]}"
+	done
+	ibfs_stop_nodes
+	exit "$rc"
+}
+trap _lib_exit EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# Print the mount point of node NAME.
+ibfs_mnt() {
+	echo "$WORK/mnt/$1"
+}
+
+# Write $WORK/ibfs.conf for nodes NAME... (bootstrap ports from 18515).
+ibfs_write_conf() {
+	local i=0 n
+	{
+		echo "[global]"
+		echo "device = $IBFS_DEV"
+		echo "port = 1"
+		echo "gid_index = auto"
+		echo "route = sa"
+		[[ -z $IBFS_CONF_EXTRA ]] || printf '%s\n' "$IBFS_CONF_EXTRA"
+		for n in "$@"; do
+			echo "[node $n]"
+			echo "addr = $IBFS_IP"
+			echo "bootstrap = $IBFS_IP:$((IBFS_BASE_PORT + i++))"
+		done
+	} >"$WORK/ibfs.conf"
+}
+
+# Launch the daemon for NAME in the background (no waiting).
+_ibfs_launch() {
+	local name=$1 mnt
+	mnt=$(ibfs_mnt "$name")
+	mkdir -p "$mnt"
+	log "starting $name"
+	echo "=== start $(date +%T.%3N)" >>"$WORK/$name.log"
+	"$IBFS_BIN" -c "$WORK/ibfs.conf" -n "$name" -f "$mnt" \
+		</dev/null >>"$WORK/$name.log" 2>&1 &
+	IBFS_PID[$name]=$!
+}
+
+# True when NAME's .status is readable and every peer's says state=up.
+ibfs_is_up() {
+	local name=$1 mnt peer
+	mnt=$(ibfs_mnt "$name")
+	timeout 5 cat "$mnt/.status" >/dev/null 2>&1 || return 1
+	for peer in "${IBFS_NODES[@]}"; do
+		[[ $peer == "$name" ]] && continue
+		timeout 5 cat "$mnt/$peer/.status" 2>/dev/null |
+			grep -qx 'state=up' || return 1
+	done
+}
+
+# Print the tail of each node's log (for failures).
+ibfs_dump_logs() {
+	local n
+	for n in "${IBFS_NODES[@]}"; do
+		echo "--- $n.log (tail)" >&2
+		tail -n 30 "$WORK/$n.log" >&2 2>/dev/null || true
+	done
+}
+
+# Wait until node NAME is up (IBFS_UP_TIMEOUT s); fail with logs if not
+# or if its daemon exits first.
+ibfs_wait_up() {
+	local name=$1 pid=${IBFS_PID[$1]:-} end=$((SECONDS + IBFS_UP_TIMEOUT))
+	until ibfs_is_up "$name"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			ibfs_dump_logs
+			fail "node $name exited before it was up"
+		fi
+		if ((SECONDS >= end)); then
+			ibfs_dump_logs
+			fail "node $name not up within ${IBFS_UP_TIMEOUT}s"
+		fi
+		sleep 0.2
+	done
+	log "$name is up"
+}
+
+# Start nodes NAME... on one config and wait until all see each other up.
+ibfs_start_nodes() {
+	local n
+	need_bin
+	IBFS_NODES=("$@")
+	ibfs_write_conf "$@"
+	for n in "$@"; do
+		_ibfs_launch "$n"
+	done
+	for n in "$@"; do
+		ibfs_wait_up "$n"
+	done
+}
+
+# (Re)start one node of the current config and wait until it is up.
+ibfs_start() {
+	need_bin
+	_ibfs_launch "$1"
+	ibfs_wait_up "$1"
+}
+
+# Unmount $1 if it is still a mount point.
+_ibfs_unmount() {
+	grep -q " $1 " /proc/mounts 2>/dev/null || return 0
+	fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
+}
+
+# Stop node NAME: SIGTERM, wait up to 10 s, SIGKILL, unmount leftovers.
+ibfs_stop() {
+	local name=$1 pid=${IBFS_PID[$1]:-} i
+	if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+		log "stopping $name"
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			log "$name ignored SIGTERM; killing"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		wait "$pid" 2>/dev/null || true
+	fi
+	unset "IBFS_PID[$name]"
+	_ibfs_unmount "$(ibfs_mnt "$name")"
+}
+
+# Stop every node this test started.
+ibfs_stop_nodes() {
+	local n
+	for n in "${IBFS_NODES[@]}"; do
+		ibfs_stop "$n"
+	done
+}
