@@ -8,7 +8,7 @@ set -euo pipefail
 IO=/run/bed
 
 # Print a progress line on the console and in guest.log.
-log() { echo "bed-guest: $*" | tee -a "$IO/guest.log" >/dev/console; }
+log() { echo "bed-guest [$(cut -d" " -f1 /proc/uptime)]: $*" | tee -a "$IO/guest.log" >/dev/console; }
 
 # Poll until port 1 of rdma device $1 is ACTIVE (max ~10 s).
 wait_port_active() {

@@ -60,9 +60,10 @@ host_bed_probe() {
 # Run argv on this host with the bed's environment.
 host_run() {
 	local out=$BED_CACHE/host-out
-	mkdir -p "$out"
+	rm -rf "$out" && mkdir -p "$out"
 	echo "bed: running on this host ($HOST_DEV, $HOST_IP)" >&2
-	IBFS_DEV=$HOST_DEV IBFS_IP=$HOST_IP BED_MODE=host BED_OUT=$out "$@"
+	IBFS_DEV=$HOST_DEV IBFS_IP=$HOST_IP BED_MODE=host BED_OUT=$out \
+		BED_HOST_OUT=$out "$@"
 }
 
 main() {

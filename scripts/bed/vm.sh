@@ -42,6 +42,7 @@ bed_write_env() {
 	{
 		printf 'BED_NODE=%q\nBED_IP=%q\nBED_CWD=%q\nBED_ROOT=%q\n' \
 			"$node" "$ip" "$cwd" "$BED_ROOT"
+		printf 'export BED_HOST_OUT=%q\n' "$dir/out"
 		printf 'BED_ARGV=('
 		printf ' %q' "$@"
 		printf ' )\n'

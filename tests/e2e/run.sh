@@ -35,6 +35,20 @@ show_tail() {
 	tail -n "$E2E_TAIL" "$1" | sed 's/^/    | /'
 }
 
+# Copy test $1's files from work dir $2 to $BED_OUT/e2e/$1 (they come back
+# to the host); print where the host finds them.
+save_logs() {
+	local name=$1 work=$2 dst
+	if [[ -z ${BED_OUT:-} ]]; then
+		echo "$work"
+		return
+	fi
+	dst=$BED_OUT/e2e/$name
+	mkdir -p "$dst"
+	(cd "$work" && find . -type f -size -20M -exec cp --parents {} "$dst" \;) 2>/dev/null || true
+	echo "${BED_HOST_OUT:-$BED_OUT}/e2e/$name"
+}
+
 # Run test $1; print its result line; bump the counters.
 run_one() {
 	local t=$1 name to work rc=0 t0 why
@@ -62,7 +76,7 @@ run_one() {
 			echo "FAIL $name (exit $rc)"
 		fi
 		show_tail "$work/test.log"
-		echo "    | (log: $work/test.log, $((SECONDS - t0)) s)"
+		echo "    | (logs: $(save_logs "$name" "$work"), $((SECONDS - t0)) s)"
 		NFAIL=$((NFAIL + 1))
 		;;
 	esac

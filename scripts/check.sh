@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Test driver behind `make check`: unit tests (every build/tests/test_* cmocka
+# binary, TAP output, on the host, no root) then the e2e suite
+# (tests/e2e/run.sh, inside the test bed: scripts/bed/run.sh). Ends with one
+# line "N passed, N failed[, N skipped]"; exits 1 on any failure.
+#   scripts/check.sh [--unit-only|--e2e-only]
+# Under CI=true a test bed that cannot come up counts as a failure.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+UNIT_TIMEOUT=${UNIT_TIMEOUT:-300}
+PASSED=0 FAILED=0 SKIPPED=0
+
+# Count one unit binary's TAP results; show its output when it fails.
+run_unit_binary() {
+	local bin=$1 name out rc=0 ok nok skp
+	name=$(basename "$bin")
+	out=$(CMOCKA_MESSAGE_OUTPUT=TAP timeout -k 5 "$UNIT_TIMEOUT" "$bin" 2>&1 </dev/null) || rc=$?
+	# cmocka 1.1 reports a skipped test as "not ok N # SKIP name".
+	skp=$(grep -ciE '^(not )?ok [0-9]+ *# *skip' <<<"$out" || true)
+	ok=$(grep -E '^ok ' <<<"$out" | grep -cviE '# *skip' || true)
+	nok=$(grep -E '^not ok ' <<<"$out" | grep -cviE '# *skip' || true)
+	if ((rc != 0 && nok == 0)); then
+		nok=1 # crashed or failed outside any test
+	fi
+	PASSED=$((PASSED + ok)) FAILED=$((FAILED + nok)) SKIPPED=$((SKIPPED + skp))
+	if ((nok > 0)); then
+		echo "FAIL $name ($ok ok, $nok not ok, exit $rc)"
+		sed 's/^/    | /' <<<"$out" | tail -n 60
+	else
+		echo "PASS $name ($ok ok$( ((skp == 0)) || echo ", $skp skipped"))"
+	fi
+}
+
+# Run every executable build/tests/test_*.
+run_unit() {
+	local bin found=0
+	echo "== unit tests"
+	for bin in "$ROOT"/build/tests/test_*; do
+		[[ -f $bin && -x $bin ]] || continue
+		found=1
+		run_unit_binary "$bin"
+	done
+	((found)) || echo "(no unit test binaries in build/tests)"
+}
+
+# Run the e2e suite in the bed; count its PASS/FAIL/SKIP lines.
+run_e2e() {
+	local log rc=0 p f s
+	echo "== e2e tests (in the test bed)"
+	log=$(mktemp)
+	(cd "$ROOT" && scripts/bed/run.sh tests/e2e/run.sh) | tee "$log" || rc=${PIPESTATUS[0]}
+	p=$(grep -c '^PASS ' "$log" || true)
+	f=$(grep -c '^FAIL ' "$log" || true)
+	s=$(grep -c '^SKIP ' "$log" || true)
+	rm -f "$log"
+	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+	if ((rc == 125)); then
+		if [[ ${CI:-} == true ]]; then
+			echo "FAIL e2e (the test bed did not come up)"
+			FAILED=$((FAILED + 1))
+		else
+			echo "SKIP e2e (the test bed did not come up)"
+			SKIPPED=$((SKIPPED + 1))
+		fi
+	elif ((rc != 0 && f == 0)); then
+		echo "FAIL e2e (run ended with exit $rc)"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+main() {
+	local unit=1 e2e=1
+	case ${1:-} in
+	--unit-only) e2e=0 ;;
+	--e2e-only) unit=0 ;;
+	"") ;;
+	*) echo "usage: $0 [--unit-only|--e2e-only]" >&2; return 2 ;;
+	esac
+	((unit)) && run_unit
+	((e2e)) && run_e2e
+	local line="$PASSED passed, $FAILED failed"
+	((SKIPPED > 0)) && line+=", $SKIPPED skipped"
+	echo "$line"
+	((FAILED == 0))
+}
+
+main "$@"
