@@ -1,0 +1,42 @@
+/*
+ * The file system: every node of the config is a directory, every channel
+ * a file in it.  A write sends one message to that node on that channel;
+ * a read takes one message that node sent on it.  Reads that must wait are
+ * parked and answered later from the receive path, so no worker thread
+ * ever blocks on the network.
+ */
+#ifndef IBFS_FS_H
+#define IBFS_FS_H
+
+#define FUSE_USE_VERSION 34
+#include <fuse_lowlevel.h>
+
+#include "config.h"
+#include "peer.h"
+#include "transport.h"
+
+struct fs;
+
+/* Build the tree for cfg's nodes; messages may be delivered at once. */
+int fs_open(struct fs **out, const struct config *cfg, struct peer *peers);
+
+/* Let writes reach the network (the tp is opened after the fs). */
+void fs_set_transport(struct fs *fs, struct tp *tp);
+
+/* tp_ops.deliver: queue a message, or hand it to a parked reader. */
+int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
+	       size_t len);
+
+/* Create the FUSE session on mountpoint with args; -errno on failure. */
+int fs_mount(struct fs *fs, struct fuse_args *args, const char *mountpoint);
+
+/* Serve requests until unmounted or signalled; returns 0 or -errno. */
+int fs_loop(struct fs *fs);
+
+/* Answer every parked reader with an error, then unmount. */
+void fs_unmount(struct fs *fs);
+
+/* Free the tree (unmounting first if still mounted). */
+void fs_close(struct fs *fs);
+
+#endif

@@ -1,0 +1,46 @@
+# File-system helpers for e2e tests, on top of lib.sh (source after it).
+#   A B C                     mount points of alpha, beta, gamma
+#   wait_file PATH [T]        until PATH exists (a channel appears on arrival)
+#   wait_size PATH N [T]      until PATH's st_size (bytes queued) is N
+#   status_of MNT KEY         a key's value in MNT/.status
+#   peer_status MNT NODE KEY  a key's value in MNT/NODE/.status
+#   errno_of CMD...           run CMD, print its stderr (for errno checks)
+# shellcheck shell=bash
+
+# Start the usual three nodes and name their mount points.
+fs_three_nodes() {
+	ibfs_start_nodes alpha beta gamma
+	A=$(ibfs_mnt alpha)
+	B=$(ibfs_mnt beta)
+	C=$(ibfs_mnt gamma)
+}
+
+# Wait until PATH exists (default 20 s).
+wait_file() {
+	wait_for "test -e '$1'" "${2:-20}" || fail "$1 did not appear"
+}
+
+# Wait until PATH holds N queued bytes (default 30 s).
+wait_size() {
+	wait_for "[ \"\$(stat -c %s '$1')\" = '$2' ]" "${3:-30}" ||
+		fail "$1: size $(stat -c %s "$1" 2>&1), want $2"
+}
+
+# Print KEY's value from MNT/.status.
+status_of() {
+	grep "^$2=" "$1/.status" | cut -d= -f2-
+}
+
+# Print KEY's value from MNT/NODE/.status.
+peer_status() {
+	grep "^$3=" "$1/$2/.status" | cut -d= -f2-
+}
+
+# Run CMD, expect it to fail; print what it said on stderr.
+errno_of() {
+	local out
+	if out=$("$@" 2>&1); then
+		fail "'$*' succeeded, expected an error"
+	fi
+	echo "$out"
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The contract in its simplest form: `echo hi > MNT/beta/chat` on alpha,
+# `cat MNT/alpha/chat` on beta, in every direction among three nodes and
+# to yourself; .status files; sizes in `ls -l`; rm; O_NONBLOCK; poll.
+# timeout: 180
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fslib.sh"
+need_cmd python3 dd
+fs_three_nodes
+
+declare -A M=([alpha]=$A [beta]=$B [gamma]=$C)
+for s in alpha beta gamma; do
+	for d in alpha beta gamma; do
+		echo "hi from $s to $d" >"${M[$s]}/$d/chat" ||
+			fail "echo $s -> $d failed"
+		wait_file "${M[$d]}/$s/chat"
+		assert_eq "hi from $s to $d" "$(timeout 10 cat "${M[$d]}/$s/chat")" \
+			"$s -> $d"
+	done
+done
+log "echo/cat in all 9 directions"
+
+# .status: key=value lines a script can grep.
+assert_eq alpha "$(status_of "$A" node)" "root .status node"
+assert_match '^[0-9]+$' "$(status_of "$A" qpn)" "root .status qpn"
+assert_eq up "$(peer_status "$A" beta state)" "alpha sees beta"
+assert_eq up "$(peer_status "$A" alpha state)" "alpha sees itself"
+assert_eq "$(status_of "$B" qpn)" "$(peer_status "$A" beta qpn)" \
+	"beta's QPN as alpha knows it"
+
+# ls -l shows pending bytes; reading drains them; [ -s ] tells.
+echo abc >"$A/beta/sz"
+echo de >"$A/beta/sz"
+wait_file "$B/alpha/sz"
+wait_size "$B/alpha/sz" 7
+[ -s "$B/alpha/sz" ] || fail "[ -s ] false with data queued"
+assert_match '^-rw-------' "$(ls -l "$B/alpha/sz")" "channel mode"
+assert_eq "abc
+de" "$(cat "$B/alpha/sz")" "two messages in order"
+assert_eq 0 "$(stat -c %s "$B/alpha/sz")" "size after reading"
+[ ! -s "$B/alpha/sz" ] || fail "[ -s ] true when empty"
+
+# read(2) is one message per call, and a short buffer leaves the rest.
+printf 'one' >"$A/beta/seq"
+printf 'two' >"$A/beta/seq"
+printf 'three-long' >"$A/beta/seq"
+wait_size "$B/alpha/seq" 16
+got=$(python3 - "$B/alpha/seq" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+out = [os.read(fd, 100), os.read(fd, 100), os.read(fd, 5), os.read(fd, 100),
+       os.read(fd, 100)]
+print(b"|".join(out).decode())
+PY
+)
+assert_eq "one|two|three|-long|" "$got" "one message per read, rest kept"
+
+# O_NONBLOCK on an empty channel: EAGAIN, not a wait.
+touch "$B/alpha/nb"
+out=$(errno_of dd if="$B/alpha/nb" iflag=nonblock of=/dev/null status=none)
+assert_match 'Resource temporarily unavailable' "$out" "O_NONBLOCK read"
+
+# poll: readable once a message is queued.
+python3 - "$B/alpha/nb" <<'PY' &
+import os, select, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+p = select.poll()
+p.register(fd, select.POLLIN)
+ev = p.poll(20000)
+sys.exit(0 if ev and ev[0][1] & select.POLLIN and os.read(fd, 64) == b"ping\n" else 1)
+PY
+poller=$!
+sleep 1
+echo ping >"$A/beta/nb"
+wait "$poller" || fail "poll did not report the message"
+
+# rm discards a channel's queue.
+echo doomed >"$A/beta/gone"
+wait_size "$B/alpha/gone" 7
+rm "$B/alpha/gone"
+[ ! -e "$B/alpha/gone" ] || fail "channel still there after rm"
+
+# O_TRUNC/truncate are accepted and discard nothing; O_APPEND works.
+echo keep >"$A/beta/tr"
+wait_size "$B/alpha/tr" 5
+: >"$B/alpha/tr"
+truncate -s 0 "$B/alpha/tr"
+echo more >>"$A/beta/tr"
+wait_size "$B/alpha/tr" 10
+assert_eq "keep
+more" "$(cat "$B/alpha/tr")" "truncate discarded nothing"
+log "sizes, reads, O_NONBLOCK, poll, rm, truncate"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Restarting one node while the other two keep talking: the restarted node
+# comes back with a new QPN and traffic to it resumes, nobody else restarts.
+# After SIGKILL the same mount point can be mounted again.
+# timeout: 240
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fslib.sh"
+fs_three_nodes
+
+old=$(peer_status "$A" gamma qpn)
+(for i in $(seq 100); do echo "tick $i"; sleep 0.05; done >"$A/beta/steady") &
+talker=$!
+ibfs_stop gamma
+ibfs_start gamma
+wait_for "grep -qx state=up '$A/gamma/.status'" 60 || fail "gamma not up again at alpha"
+new=$(peer_status "$A" gamma qpn)
+[[ $new != "$old" ]] || log "note: gamma got the same QPN $new"
+echo back >"$A/gamma/chat"
+wait_file "$C/alpha/chat"
+assert_eq back "$(cat "$C/alpha/chat")" "alpha -> restarted gamma"
+echo reply >"$C/alpha/chat"
+wait_file "$A/gamma/chat"
+assert_eq reply "$(timeout 10 cat "$A/gamma/chat")" "restarted gamma -> alpha"
+wait "$talker" || fail "alpha -> beta writes failed during the restart"
+wait_size "$B/alpha/steady" "$(for i in $(seq 100); do echo "tick $i"; done | wc -c)"
+log "restart with QPN $old -> $new"
+
+# SIGKILL leaves a dead mount: ibfs says how to clear it; then it mounts.
+kill -KILL "${IBFS_PID[gamma]}"
+wait "${IBFS_PID[gamma]}" 2>/dev/null || true
+unset "IBFS_PID[gamma]"
+out=$("$IBFS_BIN" -c "$WORK/ibfs.conf" -n gamma -f "$C" 2>&1) && fail "mounted over a dead mount"
+assert_match 'fusermount3 -u' "$out" "stale mount hint"
+fusermount3 -u "$C" 2>/dev/null || umount -l "$C"
+ibfs_start gamma
+echo again >"$A/gamma/chat2"
+wait_file "$C/alpha/chat2"
+assert_eq again "$(cat "$C/alpha/chat2")" "after SIGKILL and remount"
