@@ -77,6 +77,14 @@ int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 		struct ibv_ah *ah, enum config_route route);
 
+/*
+ * p announced addr in a bootstrap hello but is not up yet: accept its
+ * datagrams already (the first half of the handshake), so that whatever
+ * it sends once it sees us up is not dropped as from an unknown source.
+ */
+void tp_peer_expect(struct tp *tp, struct peer *p,
+		    const struct peer_addr *addr);
+
 /* p's session dropped: refuse sends, forget its partial messages. */
 void tp_peer_down(struct tp *tp, struct peer *p);
 

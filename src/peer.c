@@ -1,0 +1,71 @@
+/*
+ * The peer table: one struct peer per config node, built once at start-up
+ * and shared by the transport (counters, AH, address) and the bootstrap
+ * (up/down).  Counters are atomics so readers never take the lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "peer.h"
+#include "wire.h"
+
+const char *const peer_drop_names[DROP_MAX] = {
+	[DROP_NO_RECV_BUF] = "no_recv_buf",
+	[DROP_MALFORMED] = "malformed",
+	[DROP_UNKNOWN_SRC] = "unknown_src",
+	[DROP_REASM_TIMEOUT] = "reasm_timeout",
+	[DROP_QUEUE_FULL] = "queue_full",
+	[DROP_DUPLICATE] = "duplicate",
+	[DROP_TOO_BIG] = "too_big",
+};
+
+/* One peer per node, wire ids derived from names so they survive restarts. */
+int peer_table_open(struct peer **out, const struct config *cfg)
+{
+	struct peer *peers;
+	int i;
+
+	if (cfg->nnodes < 1)
+		return -EINVAL;
+	peers = calloc(cfg->nnodes, sizeof(*peers));
+	if (!peers)
+		return -ENOMEM;
+	for (i = 0; i < cfg->nnodes; i++) {
+		struct peer *p = &peers[i];
+
+		p->idx = i;
+		p->conf = &cfg->nodes[i];
+		p->id = wire_node_id(cfg->nodes[i].name);
+		p->is_local = (i == cfg->local);
+		p->route_used = cfg->route;
+		pthread_mutex_init(&p->lock, NULL);
+	}
+	*out = peers;
+	return 0;
+}
+
+/* The AHs belong to the transport, which released them in tp_close. */
+void peer_table_close(struct peer *peers, int n)
+{
+	int i;
+
+	if (!peers)
+		return;
+	for (i = 0; i < n; i++)
+		pthread_mutex_destroy(&peers[i].lock);
+	free(peers);
+}
+
+/* Drops are counted twice: per peer for .status, and in the totals. */
+void peer_count_drop(struct peer *p, struct peer_counters *totals,
+		     enum peer_drop r)
+{
+	if ((unsigned)r >= DROP_MAX)
+		return;
+	if (p)
+		atomic_fetch_add_explicit(&p->cnt.drops[r], 1,
+					  memory_order_relaxed);
+	if (totals)
+		atomic_fetch_add_explicit(&totals->drops[r], 1,
+					  memory_order_relaxed);
+}

@@ -1,0 +1,1430 @@
+/*
+ * The verbs engine: one UD QP for every peer, the classic kernel-verbs UD
+ * recipe in user space.
+ *
+ *   open:  device (named, or the first with an ACTIVE port) -> PD -> send
+ *          and receive pools in registered memory -> two CQs on one
+ *          completion channel -> UD QP RESET -> INIT -> RTR -> RTS ->
+ *          recv_depth receives posted -> progress thread.
+ *   send:  fragments are built by wire.c straight into send-pool slots
+ *          (the one copy: caller buffer -> registered memory) and posted
+ *          as chains of WRs.  Slots are a ring; only some WRs are
+ *          signalled, and a signalled completion frees every slot before
+ *          it (a QP completes its sends in order).
+ *   recv:  the progress thread sleeps in epoll on the completion channel,
+ *          a timerfd (reassembly expiry) and an eventfd (stop); it drains
+ *          the CQs in batches, strips the GRH, identifies the sender by
+ *          src_qp + source GID, reassembles, delivers, and reposts the
+ *          receive buffers as chains.
+ *
+ * Lock order: send lock -> peer lock; the source table (rwlock) and the
+ * reassembly lock are taken alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/ip.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/timerfd.h>
+
+#include "log.h"
+#include "transport.h"
+#include "wire.h"
+
+#define TP_POLL_BATCH 32	/* completions per ibv_poll_cq */
+#define TP_SEND_BATCH 64	/* WRs per ibv_post_send chain */
+#define TP_INLINE_WANT 256	/* inline data asked of the QP */
+#define TP_SEND_WAIT_MS 5000	/* pool exhausted this long: -EIO */
+#define TP_LOG_EVERY_MS 1000	/* rate limit of completion error lines */
+
+/* An AH replaced or dropped while sends that use it may be in flight. */
+struct tp_retired {
+	struct ibv_ah *ah;
+	uint64_t seq;		/* free once this many sends completed */
+	struct tp_retired *next;
+};
+
+/* Who may send to us: what a peer announced (qpn, GID, LID). */
+struct tp_src {
+	int valid;
+	uint32_t qpn;
+	uint16_t lid;
+	union ibv_gid gid;
+};
+
+/* A message completed during a poll batch, delivered after unlocking. */
+struct tp_done {
+	struct peer *p;
+	struct wire_msg msg;
+};
+
+struct tp {
+	const struct config *cfg;
+	struct peer *peers;
+	int npeers;
+	struct tp_ops ops;
+	void *arg;
+	struct tp_info info;
+	uint32_t self_id;	/* wire id of the local node */
+
+	struct ibv_context *ctx;
+	struct ibv_device_attr dattr;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *chan;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+	uint8_t *sbuf, *rbuf;
+	struct ibv_mr *smr, *rmr;
+	size_t rslot;		/* receive slot: GRH + mtu_bytes */
+	uint32_t max_inline;
+	uint32_t sig_every;
+
+	/* Send side, under slock. */
+	pthread_mutex_t slock;
+	uint64_t s_posted;	/* WRs posted so far */
+	uint64_t s_done;	/* WRs known complete (wr_id = seq) */
+	uint64_t s_last_sig;	/* seq of the last signalled WR */
+	int sig_next;		/* signal the next WR (an AH waits) */
+	struct tp_retired *retired;
+	struct ibv_send_wr swr[TP_SEND_BATCH];
+	struct ibv_sge ssge[TP_SEND_BATCH];
+	uint64_t last_serr_ms;
+	unsigned long serr_suppressed;
+
+	/* Receive side: only the progress thread touches these. */
+	struct ibv_recv_wr *rwr;
+	struct ibv_sge *rsge;
+	uint32_t *rfree;	/* slots waiting to be reposted */
+	uint32_t nrfree;
+	uint64_t last_rerr_ms;
+	unsigned long rerr_suppressed;
+
+	pthread_rwlock_t srclock;
+	struct tp_src *src;	/* npeers entries */
+	pthread_mutex_t rlock;
+	struct wire_reasm *reasm;
+	atomic_uint *msg_ids;	/* next msg_id per peer */
+
+	pthread_t thr;
+	int thr_started;
+	int epfd, tfd, efd;
+	int timer_armed;
+	atomic_int stop;
+
+	struct peer_counters totals;
+};
+
+/* Milliseconds of CLOCK_MONOTONIC, the clock of reassembly and timers. */
+static uint64_t tp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Add to a counter that many threads bump; exactness is all we need. */
+static void tp_add(atomic_uint_fast64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* Names for ibv_port_state in error messages. */
+static const char *const tp_port_states[] = {
+	[IBV_PORT_NOP] = "NOP",		  [IBV_PORT_DOWN] = "DOWN",
+	[IBV_PORT_INIT] = "INIT",	  [IBV_PORT_ARMED] = "ARMED",
+	[IBV_PORT_ACTIVE] = "ACTIVE",	  [IBV_PORT_ACTIVE_DEFER] = "ACTIVE_DEFER",
+};
+
+/* The port state as a word, for "port 1 of rxe0 is DOWN". */
+static const char *tp_port_state_str(enum ibv_port_state s)
+{
+	if ((unsigned)s < sizeof(tp_port_states) / sizeof(tp_port_states[0]) &&
+	    tp_port_states[s])
+		return tp_port_states[s];
+	return "unknown";
+}
+
+/* Whether gid is IPv4-mapped (::ffff:a.b.c.d), as RoCE v2 IPv4 GIDs are. */
+static int tp_gid_is_v4mapped(const union ibv_gid *gid)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0,
+					 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(gid->raw, pfx, sizeof(pfx));
+}
+
+/*
+ * The type of GID i: ibv_query_gid_ex where the kernel supports it, else
+ * the sysfs file that older kernels provide.  -errno for an empty entry.
+ */
+static int tp_gid_type(struct ibv_context *ctx, int port, int i,
+		       union ibv_gid *gid, uint32_t *type)
+{
+	struct ibv_gid_entry e;
+	char path[256], buf[64];
+	FILE *f;
+
+	if (!ibv_query_gid_ex(ctx, port, i, &e, 0)) {
+		*gid = e.gid;
+		*type = e.gid_type;
+		return 0;
+	}
+	if (errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	if (ibv_query_gid(ctx, port, i, gid))
+		return -errno;
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
+		 ibv_get_device_name(ctx->device), port, i);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	if (!strncmp(buf, "RoCE v2", 7))
+		*type = IBV_GID_TYPE_ROCE_V2;
+	else if (!strncmp(buf, "IB/RoCE v1", 10))
+		*type = IBV_GID_TYPE_ROCE_V1;
+	else
+		*type = IBV_GID_TYPE_IB;
+	return 0;
+}
+
+/*
+ * Choose the source GID: cfg->gid_index when set; on Ethernet the RoCE v2
+ * IPv4-mapped GID of the local node's address (else the first such GID);
+ * on InfiniBand index 0.
+ */
+static int tp_pick_gid(struct tp *tp, const struct ibv_port_attr *pa)
+{
+	const struct config *cfg = tp->cfg;
+	const struct config_node *me = &cfg->nodes[cfg->local];
+	union ibv_gid want, gid;
+	int i, first = -1, want_v4 = 0;
+	uint32_t type = 0;
+
+	if (cfg->gid_index >= 0) {
+		if (cfg->gid_index >= pa->gid_tbl_len) {
+			log_warnx("%s: gid_index %d beyond the %d GIDs of %s "
+				  "port %d",
+				  __func__, cfg->gid_index, pa->gid_tbl_len,
+				  tp->info.device, tp->info.port);
+			return -EINVAL;
+		}
+		tp->info.gid_index = cfg->gid_index;
+	} else if (pa->link_layer != IBV_LINK_LAYER_ETHERNET) {
+		tp->info.gid_index = 0;
+	} else {
+		if (me->addr_sa.ss_family == AF_INET) {
+			const struct sockaddr_in *sin =
+				(const struct sockaddr_in *)&me->addr_sa;
+
+			memset(&want, 0, sizeof(want));
+			want.raw[10] = want.raw[11] = 0xff;
+			memcpy(&want.raw[12], &sin->sin_addr, 4);
+			want_v4 = 1;
+		}
+		for (i = 0; i < pa->gid_tbl_len; i++) {
+			if (tp_gid_type(tp->ctx, tp->info.port, i, &gid, &type))
+				continue;
+			if (type != IBV_GID_TYPE_ROCE_V2 ||
+			    !tp_gid_is_v4mapped(&gid))
+				continue;
+			if (want_v4 && !memcmp(&gid, &want, sizeof(gid))) {
+				first = i;
+				break;
+			}
+			if (first < 0)
+				first = i;
+		}
+		if (first < 0) {
+			log_warnx("%s: %s port %d has no RoCE v2 IPv4 GID "
+				  "(is an IPv4 address on its netdev?); set "
+				  "gid_index",
+				  __func__, tp->info.device, tp->info.port);
+			return -EADDRNOTAVAIL;
+		}
+		tp->info.gid_index = first;
+	}
+	if (ibv_query_gid(tp->ctx, tp->info.port, tp->info.gid_index,
+			  &tp->info.gid)) {
+		log_warn("%s: ibv_query_gid %d", __func__, tp->info.gid_index);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Check that dev can carry UD on a usable port; open and keep it if so. */
+static int tp_try_device(struct tp *tp, struct ibv_device *dev, int named,
+			 struct ibv_port_attr *pa)
+{
+	const char *name = ibv_get_device_name(dev);
+	int port = tp->cfg->port > 0 ? tp->cfg->port : 1;
+
+	if (dev->transport_type == IBV_TRANSPORT_IWARP) {
+		if (named)
+			log_warnx("%s: %s is an iWARP device, which has no UD "
+				  "transport",
+				  __func__, name);
+		return -EPROTONOSUPPORT;
+	}
+	tp->ctx = ibv_open_device(dev);
+	if (!tp->ctx) {
+		log_warn("%s: ibv_open_device %s", __func__, name);
+		return -ENODEV;
+	}
+	if (ibv_query_port(tp->ctx, port, pa)) {
+		if (named)
+			log_warn("%s: ibv_query_port %s port %d", __func__,
+				 name, port);
+		goto fail;
+	}
+	if (pa->state != IBV_PORT_ACTIVE) {
+		if (named)
+			log_warnx("%s: port %d of %s is %s, not ACTIVE (link "
+				  "down? for rxe: is its netdev up?)",
+				  __func__, port, name,
+				  tp_port_state_str(pa->state));
+		goto fail;
+	}
+	snprintf(tp->info.device, sizeof(tp->info.device), "%s", name);
+	tp->info.port = port;
+	return 0;
+fail:
+	ibv_close_device(tp->ctx);
+	tp->ctx = NULL;
+	return -ENETDOWN;
+}
+
+/* Open the configured device, or the first one with an ACTIVE port. */
+static int tp_open_device(struct tp *tp, struct ibv_port_attr *pa)
+{
+	const char *want = tp->cfg->device;
+	struct ibv_device **list;
+	int n = 0, i, rc = -ENODEV, found = 0;
+
+	list = ibv_get_device_list(&n);
+	if (!list || n == 0) {
+		log_warnx("%s: no RDMA device found (load rdma_rxe or the HCA "
+			  "driver; see README)",
+			  __func__);
+		if (list)
+			ibv_free_device_list(list);
+		return -ENODEV;
+	}
+	for (i = 0; i < n; i++) {
+		if (want[0] && strcmp(ibv_get_device_name(list[i]), want))
+			continue;
+		found = 1;
+		rc = tp_try_device(tp, list[i], want[0] != 0, pa);
+		if (!rc || want[0])
+			break;
+	}
+	ibv_free_device_list(list);
+	if (rc && want[0] && !found)
+		log_warnx("%s: RDMA device %s not found", __func__, want);
+	else if (rc && !want[0])
+		log_warnx("%s: no RDMA device has an ACTIVE port %d that can "
+			  "do UD",
+			  __func__, tp->cfg->port > 0 ? tp->cfg->port : 1);
+	if (rc)
+		return rc == -ENETDOWN || rc == -EPROTONOSUPPORT ? rc : -ENODEV;
+
+	if (ibv_query_device(tp->ctx, &tp->dattr)) {
+		rc = -errno ? -errno : -EIO;
+		log_warn("%s: ibv_query_device %s", __func__, tp->info.device);
+		goto fail;
+	}
+	tp->info.link_layer = pa->link_layer;
+	tp->info.lid = pa->lid;
+	tp->info.mtu = pa->active_mtu;
+	tp->info.mtu_bytes = (size_t)128 << pa->active_mtu;
+	if (tp->info.mtu_bytes > pa->max_msg_sz)
+		tp->info.mtu_bytes = pa->max_msg_sz;
+	rc = tp_pick_gid(tp, pa);
+	if (rc)
+		goto fail;
+	return 0;
+fail:
+	ibv_close_device(tp->ctx);
+	tp->ctx = NULL;
+	return rc;
+}
+
+/* Device limits the configured depths must respect, said up front. */
+static int tp_check_limits(struct tp *tp)
+{
+	const struct ibv_device_attr *d = &tp->dattr;
+	const struct config *cfg = tp->cfg;
+
+	if (cfg->recv_depth < 1 || cfg->send_depth < 1)
+		return -EINVAL;
+	if ((int)cfg->recv_depth > d->max_qp_wr ||
+	    (int)cfg->send_depth > d->max_qp_wr) {
+		log_warnx("%s: recv_depth %u / send_depth %u exceed %s's "
+			  "max_qp_wr %d",
+			  __func__, cfg->recv_depth, cfg->send_depth,
+			  tp->info.device, d->max_qp_wr);
+		return -EINVAL;
+	}
+	if ((int)cfg->recv_depth > d->max_cqe ||
+	    (int)cfg->send_depth > d->max_cqe) {
+		log_warnx("%s: depths exceed %s's max_cqe %d", __func__,
+			  tp->info.device, d->max_cqe);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Page-aligned zeroed memory registered on the PD. */
+static int tp_alloc_mr(struct tp *tp, size_t len, uint8_t **buf,
+		       struct ibv_mr **mr)
+{
+	void *p;
+	int rc;
+
+	rc = posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), len);
+	if (rc)
+		return -rc;
+	memset(p, 0, len);
+	*mr = ibv_reg_mr(tp->pd, p, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!*mr) {
+		rc = errno ? -errno : -ENOMEM;
+		log_warn("%s: ibv_reg_mr %zu bytes (memlock limit? ulimit -l)",
+			 __func__, len);
+		free(p);
+		return rc;
+	}
+	*buf = p;
+	return 0;
+}
+
+/* The UD QP, with as much inline data as the device grants (maybe none). */
+static int tp_create_qp(struct tp *tp)
+{
+	static const uint32_t inl[] = { TP_INLINE_WANT, 64, 0 };
+	struct ibv_qp_init_attr ia;
+	size_t i;
+
+	for (i = 0; i < sizeof(inl) / sizeof(inl[0]); i++) {
+		memset(&ia, 0, sizeof(ia));
+		ia.send_cq = tp->scq;
+		ia.recv_cq = tp->rcq;
+		ia.qp_type = IBV_QPT_UD;
+		ia.sq_sig_all = 0;
+		ia.cap.max_send_wr = tp->cfg->send_depth;
+		ia.cap.max_recv_wr = tp->cfg->recv_depth;
+		ia.cap.max_send_sge = 1;
+		ia.cap.max_recv_sge = 1;
+		ia.cap.max_inline_data = inl[i];
+		tp->qp = ibv_create_qp(tp->pd, &ia);
+		if (tp->qp)
+			break;
+	}
+	if (!tp->qp) {
+		log_warn("%s: ibv_create_qp UD", __func__);
+		return errno ? -errno : -EIO;
+	}
+	tp->max_inline = ia.cap.max_inline_data;
+	return 0;
+}
+
+/* RESET -> INIT -> RTR -> RTS: a UD QP needs no remote attributes. */
+static int tp_qp_to_rts(struct tp *tp)
+{
+	struct ibv_qp_attr a;
+	uint32_t psn;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = tp->info.port;
+	a.qkey = tp->cfg->qkey;
+	if (ibv_modify_qp(tp->qp, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				  IBV_QP_QKEY)) {
+		log_warn("%s: modify QP to INIT", __func__);
+		return -EIO;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(tp->qp, &a, IBV_QP_STATE)) {
+		log_warn("%s: modify QP to RTR", __func__);
+		return -EIO;
+	}
+	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
+		psn = (uint32_t)tp_now_ms();
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = psn & 0xffffff;
+	if (ibv_modify_qp(tp->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) {
+		log_warn("%s: modify QP to RTS", __func__);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Post every receive slot in rfree as one chain; keep them on failure. */
+static int tp_post_recvs(struct tp *tp)
+{
+	struct ibv_recv_wr *bad = NULL;
+	uint32_t i, slot;
+	int rc;
+
+	if (!tp->nrfree)
+		return 0;
+	for (i = 0; i < tp->nrfree; i++) {
+		slot = tp->rfree[i];
+		tp->rsge[i].addr = (uintptr_t)(tp->rbuf + (size_t)slot *
+							     tp->rslot);
+		tp->rsge[i].length = tp->rslot;
+		tp->rsge[i].lkey = tp->rmr->lkey;
+		tp->rwr[i].wr_id = slot;
+		tp->rwr[i].sg_list = &tp->rsge[i];
+		tp->rwr[i].num_sge = 1;
+		tp->rwr[i].next = i + 1 < tp->nrfree ? &tp->rwr[i + 1] : NULL;
+	}
+	rc = ibv_post_recv(tp->qp, tp->rwr, &bad);
+	if (rc) {
+		/* WRs before bad went in; keep the rest for the next try. */
+		uint32_t done = bad ? (uint32_t)(bad - tp->rwr) : 0;
+
+		memmove(tp->rfree, tp->rfree + done,
+			(tp->nrfree - done) * sizeof(*tp->rfree));
+		tp->nrfree -= done;
+		log_warnx("%s: ibv_post_recv: %s (%u receives not posted)",
+			  __func__, strerror(rc), tp->nrfree);
+		return -rc;
+	}
+	tp->nrfree = 0;
+	return 0;
+}
+
+/* Free retired AHs whose sends have all completed (under slock). */
+static void tp_free_retired(struct tp *tp, int all)
+{
+	struct tp_retired **pp = &tp->retired, *r;
+
+	while ((r = *pp)) {
+		if (all || tp->s_done >= r->seq) {
+			*pp = r->next;
+			if (ibv_destroy_ah(r->ah))
+				log_warn("%s: ibv_destroy_ah", __func__);
+			free(r);
+		} else {
+			pp = &r->next;
+		}
+	}
+}
+
+/* Log a failed completion, at most once a second with a count. */
+static void tp_log_wc(const char *what, const struct ibv_wc *wc,
+		      uint64_t *last_ms, unsigned long *suppressed)
+{
+	uint64_t now = tp_now_ms();
+
+	if (*last_ms && now - *last_ms < TP_LOG_EVERY_MS) {
+		(*suppressed)++;
+		return;
+	}
+	log_warnx("%s completion failed: %s (status %d, vendor_err 0x%x)%s",
+		  what, ibv_wc_status_str(wc->status), wc->status,
+		  wc->vendor_err, *suppressed ? " (and earlier ones)" : "");
+	*last_ms = now;
+	*suppressed = 0;
+}
+
+/* Reap send completions: a signalled one frees every slot up to it. */
+static int tp_reap_sends(struct tp *tp)
+{
+	struct ibv_wc wc[TP_POLL_BATCH];
+	int n, i, total = 0;
+
+	do {
+		n = ibv_poll_cq(tp->scq, TP_POLL_BATCH, wc);
+		if (n < 0) {
+			log_warnx("%s: ibv_poll_cq failed", __func__);
+			return -EIO;
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				tp_add(&tp->totals.drops[DROP_MALFORMED], 1);
+				tp_log_wc("send", &wc[i], &tp->last_serr_ms,
+					  &tp->serr_suppressed);
+			}
+			if (wc[i].wr_id > tp->s_done &&
+			    wc[i].wr_id <= tp->s_posted)
+				tp->s_done = wc[i].wr_id;
+		}
+		total += n;
+	} while (n == TP_POLL_BATCH);
+	if (tp->retired)
+		tp_free_retired(tp, 0);
+	return total;
+}
+
+/* Free send slots (ring of send_depth) right now. */
+static uint32_t tp_free_slots(const struct tp *tp)
+{
+	return tp->cfg->send_depth - (uint32_t)(tp->s_posted - tp->s_done);
+}
+
+/*
+ * Wait (under slock) until a slot frees: the last WR posted before the
+ * pool ran dry was signalled (pool pressure), so its completion comes.
+ */
+static int tp_wait_slot(struct tp *tp)
+{
+	uint64_t deadline = 0;
+
+	for (;;) {
+		if (tp_reap_sends(tp) < 0)
+			return -EIO;
+		if (tp_free_slots(tp))
+			return 0;
+		if (!deadline)
+			deadline = tp_now_ms() + TP_SEND_WAIT_MS;
+		else if (tp_now_ms() > deadline)
+			break;
+		sched_yield();
+	}
+	log_warnx("%s: no send completion for %d ms; is the QP in error?",
+		  __func__, TP_SEND_WAIT_MS);
+	return -EIO;
+}
+
+/* Name length, or 0 when chan cannot go on the wire. */
+static size_t tp_chan_len(const char *chan)
+{
+	size_t n;
+
+	if (!chan)
+		return 0;
+	n = strnlen(chan, WIRE_CHAN_MAX + 1);
+	if (n < 1 || n > WIRE_CHAN_MAX || strchr(chan, '/'))
+		return 0;
+	return n;
+}
+
+/* Everything tp_send needs of a peer, read once under its lock. */
+struct tp_dest {
+	struct ibv_ah *ah;
+	uint32_t qpn, qkey;
+	size_t mtu;
+};
+
+/* Snapshot p's AH and address; -ENOTCONN when it is down. */
+static int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->up || !p->ah) {
+		rc = -ENOTCONN;
+	} else {
+		d->ah = p->ah;
+		d->qpn = p->addr.qpn;
+		d->qkey = p->addr.qkey;
+		d->mtu = tp->info.mtu_bytes;
+		/* Never send more than the peer's port can take. */
+		if (p->addr.mtu >= IBV_MTU_256 && p->addr.mtu <= IBV_MTU_4096 &&
+		    ((size_t)128 << p->addr.mtu) < d->mtu)
+			d->mtu = (size_t)128 << p->addr.mtu;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+/* Build and post fragments [idx, idx + n) as one chain (under slock). */
+static int tp_post_frags(struct tp *tp, const struct tp_dest *d,
+			 uint32_t msg_id, const char *chan, const void *buf,
+			 size_t len, uint32_t idx, uint32_t n)
+{
+	struct ibv_send_wr *bad = NULL;
+	uint32_t k, depth = tp->cfg->send_depth, freeafter;
+	uint64_t seq;
+	size_t slot, dlen;
+	uint8_t *sb;
+	int rc;
+
+	for (k = 0; k < n; k++) {
+		seq = tp->s_posted + k + 1;
+		slot = (size_t)((seq - 1) % depth);
+		sb = tp->sbuf + slot * tp->info.mtu_bytes;
+		dlen = wire_frag_build(sb, d->mtu, tp->self_id, msg_id, chan,
+				       buf, len, idx + k);
+		if (!dlen)
+			return -EINVAL;
+		tp->ssge[k].addr = (uintptr_t)sb;
+		tp->ssge[k].length = dlen;
+		tp->ssge[k].lkey = tp->smr->lkey;
+		memset(&tp->swr[k], 0, sizeof(tp->swr[k]));
+		tp->swr[k].wr_id = seq;
+		tp->swr[k].sg_list = &tp->ssge[k];
+		tp->swr[k].num_sge = 1;
+		tp->swr[k].opcode = IBV_WR_SEND;
+		tp->swr[k].wr.ud.ah = d->ah;
+		tp->swr[k].wr.ud.remote_qpn = d->qpn;
+		tp->swr[k].wr.ud.remote_qkey = d->qkey;
+		if (dlen <= tp->max_inline)
+			tp->swr[k].send_flags |= IBV_SEND_INLINE;
+		/* Signal every Nth, under pool pressure, and when asked. */
+		freeafter = depth - (uint32_t)(seq - tp->s_done);
+		if (seq - tp->s_last_sig >= tp->sig_every ||
+		    freeafter < tp->sig_every ||
+		    (tp->sig_next && k == n - 1)) {
+			tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
+			tp->s_last_sig = seq;
+			tp->sig_next = 0;
+		}
+		tp->swr[k].next = k + 1 < n ? &tp->swr[k + 1] : NULL;
+	}
+	rc = ibv_post_send(tp->qp, tp->swr, &bad);
+	if (rc) {
+		k = bad ? (uint32_t)(bad - tp->swr) : 0;
+		tp->s_posted += k;
+		/* A later WR must signal so the posted ones get reaped. */
+		tp->sig_next = 1;
+		log_warnx("%s: ibv_post_send: %s", __func__, strerror(rc));
+		return -EIO;
+	}
+	tp->s_posted += n;
+	return 0;
+}
+
+/* Fragment one message into registered slots and post it; thread-safe. */
+int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
+	    size_t len)
+{
+	struct tp_dest d;
+	uint32_t cnt, idx = 0, n, msg_id;
+	size_t chan_len;
+	int rc;
+
+	chan_len = tp_chan_len(chan);
+	if (!chan_len)
+		return -EINVAL;
+	if (len > tp->cfg->max_message)
+		return -EMSGSIZE;
+	if (len && !buf)
+		return -EINVAL;
+
+	pthread_mutex_lock(&tp->slock);
+	rc = tp_dest_get(tp, p, &d);
+	if (rc)
+		goto out;
+	cnt = wire_frag_count(len, d.mtu, chan_len);
+	if (!cnt) {
+		rc = -EMSGSIZE;
+		goto out;
+	}
+	msg_id = atomic_fetch_add_explicit(&tp->msg_ids[p->idx], 1,
+					   memory_order_relaxed);
+	while (idx < cnt) {
+		if (!tp_free_slots(tp)) {
+			rc = tp_wait_slot(tp);
+			if (rc)
+				goto out;
+		}
+		n = tp_free_slots(tp);
+		if (n > cnt - idx)
+			n = cnt - idx;
+		if (n > TP_SEND_BATCH)
+			n = TP_SEND_BATCH;
+		rc = tp_post_frags(tp, &d, msg_id, chan, buf, len, idx, n);
+		if (rc)
+			goto out;
+		idx += n;
+	}
+out:
+	pthread_mutex_unlock(&tp->slock);
+	if (!rc) {
+		tp_add(&p->cnt.msgs_tx, 1);
+		tp_add(&p->cnt.bytes_tx, len);
+		tp_add(&tp->totals.msgs_tx, 1);
+		tp_add(&tp->totals.bytes_tx, len);
+	}
+	return rc;
+}
+
+/*
+ * The source GID of a received datagram.  RoCE v2 over IPv4 puts the IPv4
+ * header in the last 20 bytes of the GRH area (the first 20 are zero);
+ * tell it from a real GRH/IPv6 header as libibverbs does.
+ */
+static void tp_grh_sgid(const void *grhbuf, union ibv_gid *sgid)
+{
+	const struct ibv_grh *grh = grhbuf;
+	struct iphdr ip4;
+	uint32_t vtf = be32toh(grh->version_tclass_flow);
+
+	memcpy(&ip4, (const uint8_t *)grhbuf + sizeof(struct ibv_grh) -
+			     sizeof(ip4),
+	       sizeof(ip4));
+	if (((vtf >> 28) & 0xf) != 6 && ip4.version == 4) {
+		memset(sgid, 0, sizeof(*sgid));
+		sgid->raw[10] = sgid->raw[11] = 0xff;
+		memcpy(&sgid->raw[12], &ip4.saddr, 4);
+		return;
+	}
+	*sgid = grh->sgid;
+}
+
+/* The up (or expected) peer that sent wc, or NULL (under srclock). */
+static struct peer *tp_src_match(struct tp *tp, const struct ibv_wc *wc,
+				 const void *grhbuf)
+{
+	union ibv_gid sgid;
+	int have_grh = !!(wc->wc_flags & IBV_WC_GRH), i;
+
+	if (have_grh)
+		tp_grh_sgid(grhbuf, &sgid);
+	for (i = 0; i < tp->npeers; i++) {
+		const struct tp_src *s = &tp->src[i];
+
+		if (!s->valid || s->qpn != wc->src_qp)
+			continue;
+		if (have_grh) {
+			if (memcmp(&s->gid, &sgid, sizeof(sgid)))
+				continue;
+		} else if (tp->info.link_layer != IBV_LINK_LAYER_ETHERNET &&
+			   s->lid && s->lid != wc->slid) {
+			continue;
+		}
+		return &tp->peers[i];
+	}
+	return NULL;
+}
+
+/* wire.c's reasons, in the peer counters' terms. */
+static const enum peer_drop tp_wire_drops[] = {
+	[WIRE_DROP_MALFORMED] = DROP_MALFORMED,
+	[WIRE_DROP_DUPLICATE] = DROP_DUPLICATE,
+	[WIRE_DROP_TOO_BIG] = DROP_TOO_BIG,
+	[WIRE_DROP_NO_MEMORY] = DROP_QUEUE_FULL,
+};
+
+/* One receive completion: check, identify, reassemble (under the locks). */
+static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
+		       struct tp_done *done)
+{
+	const size_t grhlen = sizeof(struct ibv_grh);
+	uint8_t *slot;
+	struct wire_hdr h;
+	struct peer *p;
+	size_t dlen;
+	int rc;
+
+	if (wc->wr_id >= tp->cfg->recv_depth)
+		return 0;	/* not ours: nothing to repost */
+	tp->rfree[tp->nrfree++] = (uint32_t)wc->wr_id;
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+			peer_count_drop(NULL, &tp->totals, DROP_MALFORMED);
+			tp_log_wc("receive", wc, &tp->last_rerr_ms,
+				  &tp->rerr_suppressed);
+		}
+		return 0;
+	}
+	slot = tp->rbuf + (size_t)wc->wr_id * tp->rslot;
+	p = tp_src_match(tp, wc, slot);
+	if (!p) {
+		peer_count_drop(NULL, &tp->totals, DROP_UNKNOWN_SRC);
+		return 0;
+	}
+	if (wc->byte_len < grhlen + WIRE_HDR_LEN ||
+	    wc->byte_len > tp->rslot) {
+		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
+		return 0;
+	}
+	dlen = wc->byte_len - grhlen;
+	if (wire_hdr_decode(&h, slot + grhlen, dlen) || h.src != p->id) {
+		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
+		return 0;
+	}
+	rc = wire_reasm_feed(tp->reasm, p->idx, slot + grhlen, dlen, now,
+			     &done->msg);
+	if (rc == 1) {
+		done->p = p;
+		return 1;
+	}
+	if (rc < 0 && -rc < (int)(sizeof(tp_wire_drops) /
+				  sizeof(tp_wire_drops[0])))
+		peer_count_drop(p, &tp->totals, tp_wire_drops[-rc]);
+	return 0;
+}
+
+/* Hand a whole message to the file system; its refusal is a drop. */
+static void tp_deliver(struct tp *tp, struct tp_done *d)
+{
+	struct peer *p = d->p;
+	size_t len = d->msg.len;
+	int rc = -ENOSPC;
+
+	if (tp->ops.deliver)
+		rc = tp->ops.deliver(tp->arg, p, d->msg.chan, d->msg.data, len);
+	if (rc) {
+		free(d->msg.data);
+		peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
+		return;
+	}
+	tp_add(&p->cnt.msgs_rx, 1);
+	tp_add(&p->cnt.bytes_rx, len);
+	tp_add(&tp->totals.msgs_rx, 1);
+	tp_add(&tp->totals.bytes_rx, len);
+}
+
+/* Drain the receive CQ in batches; repost each batch as one chain. */
+static int tp_drain_recvs(struct tp *tp)
+{
+	struct ibv_wc wc[TP_POLL_BATCH];
+	struct tp_done done[TP_POLL_BATCH];
+	int n, i, nd, total = 0;
+	uint64_t now;
+
+	do {
+		n = ibv_poll_cq(tp->rcq, TP_POLL_BATCH, wc);
+		if (n <= 0) {
+			if (n < 0)
+				log_warnx("%s: ibv_poll_cq failed", __func__);
+			break;
+		}
+		now = tp_now_ms();
+		nd = 0;
+		pthread_rwlock_rdlock(&tp->srclock);
+		pthread_mutex_lock(&tp->rlock);
+		for (i = 0; i < n; i++)
+			nd += tp_recv_one(tp, &wc[i], now, &done[nd]);
+		pthread_mutex_unlock(&tp->rlock);
+		pthread_rwlock_unlock(&tp->srclock);
+		tp_post_recvs(tp);
+		for (i = 0; i < nd; i++)
+			tp_deliver(tp, &done[i]);
+		total += n;
+	} while (n == TP_POLL_BATCH);
+	return total;
+}
+
+/* Drop partial messages past their time and arm the timer for the next. */
+static void tp_expire(struct tp *tp)
+{
+	struct itimerspec its;
+	uint64_t now = tp_now_ms();
+	unsigned n;
+	int next;
+
+	pthread_mutex_lock(&tp->rlock);
+	n = wire_reasm_expire(tp->reasm, now);
+	next = wire_reasm_next_timeout(tp->reasm, now);
+	pthread_mutex_unlock(&tp->rlock);
+	if (n)
+		tp_add(&tp->totals.drops[DROP_REASM_TIMEOUT], n);
+	if (next < 0 || tp->timer_armed || tp->tfd < 0)
+		return;
+	/* A little slack so one expiry pass covers several messages. */
+	next += 10;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = next / 1000;
+	its.it_value.tv_nsec = (long)(next % 1000) * 1000000;
+	if (!timerfd_settime(tp->tfd, 0, &its, NULL))
+		tp->timer_armed = 1;
+}
+
+/* Completion channel readable: ack, re-arm, then drain each CQ. */
+static void tp_chan_event(struct tp *tp)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	while (!ibv_get_cq_event(tp->chan, &cq, &cq_ctx)) {
+		ibv_ack_cq_events(cq, 1);
+		if (ibv_req_notify_cq(cq, 0))
+			log_warn("%s: ibv_req_notify_cq", __func__);
+		if (cq == tp->rcq) {
+			tp_drain_recvs(tp);
+		} else {
+			pthread_mutex_lock(&tp->slock);
+			tp_reap_sends(tp);
+			pthread_mutex_unlock(&tp->slock);
+		}
+	}
+	if (errno != EAGAIN && errno != EWOULDBLOCK)
+		log_warn("%s: ibv_get_cq_event", __func__);
+}
+
+/* busy_poll = 1: spin on both CQs instead of sleeping on events. */
+static void tp_busy_loop(struct tp *tp)
+{
+	uint64_t next_expire = 0, now;
+
+	while (!atomic_load(&tp->stop)) {
+		tp_drain_recvs(tp);
+		if (!pthread_mutex_trylock(&tp->slock)) {
+			tp_reap_sends(tp);
+			pthread_mutex_unlock(&tp->slock);
+		}
+		now = tp_now_ms();
+		if (now >= next_expire) {
+			tp->timer_armed = 1;	/* no timerfd in this mode */
+			tp_expire(tp);
+			next_expire = now + 50;
+		}
+	}
+}
+
+/* The progress thread: sleeps until a completion, a timer or stop. */
+static void *tp_progress(void *arg)
+{
+	struct tp *tp = arg;
+	struct epoll_event ev[4];
+	uint64_t v;
+	int n, i;
+
+	if (tp->cfg->busy_poll) {
+		tp_busy_loop(tp);
+		return NULL;
+	}
+	while (!atomic_load(&tp->stop)) {
+		n = epoll_wait(tp->epfd, ev, 4, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_warn("%s: epoll_wait", __func__);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			int fd = ev[i].data.fd;
+
+			if (fd == tp->chan->fd) {
+				tp_chan_event(tp);
+			} else if (fd == tp->tfd) {
+				if (read(tp->tfd, &v, sizeof(v)) < 0 &&
+				    errno != EAGAIN)
+					log_warn("%s: timerfd", __func__);
+				tp->timer_armed = 0;
+			}
+		}
+		tp_expire(tp);
+	}
+	return NULL;
+}
+
+/* Make fd non-blocking, as the epoll loop needs. */
+static int tp_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* epoll over the completion channel, the expiry timer and the stop fd. */
+static int tp_setup_poll(struct tp *tp)
+{
+	int fds[3], i;
+	struct epoll_event ev;
+
+	tp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	tp->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	tp->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (tp->epfd < 0 || tp->tfd < 0 || tp->efd < 0)
+		return -errno;
+	if (tp_nonblock(tp->chan->fd))
+		return -errno;
+	fds[0] = tp->chan->fd;
+	fds[1] = tp->tfd;
+	fds[2] = tp->efd;
+	for (i = 0; i < 3; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		ev.data.fd = fds[i];
+		if (epoll_ctl(tp->epfd, EPOLL_CTL_ADD, fds[i], &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Buffers and arrays the engine keeps beside the verbs objects. */
+static int tp_alloc_tables(struct tp *tp)
+{
+	uint32_t i, rd = tp->cfg->recv_depth;
+
+	tp->rwr = calloc(rd, sizeof(*tp->rwr));
+	tp->rsge = calloc(rd, sizeof(*tp->rsge));
+	tp->rfree = calloc(rd, sizeof(*tp->rfree));
+	tp->src = calloc(tp->npeers, sizeof(*tp->src));
+	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
+	if (!tp->rwr || !tp->rsge || !tp->rfree || !tp->src || !tp->msg_ids)
+		return -ENOMEM;
+	for (i = 0; i < (uint32_t)tp->npeers; i++) {
+		unsigned r;
+
+		/* A random start: a restarted sender reuses no recent ids. */
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = (unsigned)tp_now_ms() * 2654435761u + i;
+		atomic_init(&tp->msg_ids[i], r);
+	}
+	return 0;
+}
+
+/* Release the plain-memory tables (tolerates a partial tp_alloc_tables). */
+static void tp_free_tables(struct tp *tp)
+{
+	free(tp->rwr);
+	free(tp->rsge);
+	free(tp->rfree);
+	free(tp->src);
+	free((void *)tp->msg_ids);
+}
+
+/* Open the engine; on failure undo in reverse order, as ud_pingpong does. */
+int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
+	    const struct tp_ops *ops, void *arg)
+{
+	struct ibv_port_attr pa;
+	struct tp *tp;
+	size_t mem_limit;
+	uint32_t i;
+	int rc;
+
+	if (cfg->local < 0 || cfg->local >= cfg->nnodes)
+		return -EINVAL;
+	tp = calloc(1, sizeof(*tp));
+	if (!tp)
+		return -ENOMEM;
+	tp->cfg = cfg;
+	tp->peers = peers;
+	tp->npeers = cfg->nnodes;
+	if (ops)
+		tp->ops = *ops;
+	tp->arg = arg;
+	tp->self_id = wire_node_id(cfg->nodes[cfg->local].name);
+	tp->epfd = tp->tfd = tp->efd = -1;
+	tp->sig_every = cfg->send_depth / 4 ? cfg->send_depth / 4 : 1;
+	if (tp->sig_every > 64)
+		tp->sig_every = 64;
+	pthread_mutex_init(&tp->slock, NULL);
+	pthread_mutex_init(&tp->rlock, NULL);
+	pthread_rwlock_init(&tp->srclock, NULL);
+
+	rc = tp_alloc_tables(tp);
+	if (rc)
+		goto err_tables;
+	mem_limit = cfg->max_message * 16;
+	if (mem_limit < ((size_t)64 << 20))
+		mem_limit = (size_t)64 << 20;
+	tp->reasm = wire_reasm_new(cfg->max_message, mem_limit,
+				   cfg->reassembly_timeout_ms);
+	if (!tp->reasm) {
+		rc = -ENOMEM;
+		goto err_tables;
+	}
+
+	rc = tp_open_device(tp, &pa);
+	if (rc)
+		goto err_reasm;
+	rc = tp_check_limits(tp);
+	if (rc)
+		goto err_dev;
+	tp->pd = ibv_alloc_pd(tp->ctx);
+	if (!tp->pd) {
+		log_warn("%s: ibv_alloc_pd", __func__);
+		rc = -EIO;
+		goto err_dev;
+	}
+	rc = tp_alloc_mr(tp, (size_t)cfg->send_depth * tp->info.mtu_bytes,
+			 &tp->sbuf, &tp->smr);
+	if (rc)
+		goto err_pd;
+	tp->rslot = tp->info.mtu_bytes + sizeof(struct ibv_grh);
+	rc = tp_alloc_mr(tp, (size_t)cfg->recv_depth * tp->rslot, &tp->rbuf,
+			 &tp->rmr);
+	if (rc)
+		goto err_smr;
+	tp->chan = ibv_create_comp_channel(tp->ctx);
+	if (!tp->chan) {
+		log_warn("%s: ibv_create_comp_channel", __func__);
+		rc = -EIO;
+		goto err_rmr;
+	}
+	tp->scq = ibv_create_cq(tp->ctx, cfg->send_depth, tp, tp->chan, 0);
+	if (!tp->scq) {
+		log_warn("%s: ibv_create_cq (send)", __func__);
+		rc = -EIO;
+		goto err_chan;
+	}
+	tp->rcq = ibv_create_cq(tp->ctx, cfg->recv_depth, tp, tp->chan, 0);
+	if (!tp->rcq) {
+		log_warn("%s: ibv_create_cq (recv)", __func__);
+		rc = -EIO;
+		goto err_scq;
+	}
+	rc = tp_create_qp(tp);
+	if (rc)
+		goto err_rcq;
+	rc = tp_qp_to_rts(tp);
+	if (rc)
+		goto err_qp;
+	for (i = 0; i < cfg->recv_depth; i++)
+		tp->rfree[i] = i;
+	tp->nrfree = cfg->recv_depth;
+	rc = tp_post_recvs(tp);
+	if (rc)
+		goto err_qp;
+	if (ibv_req_notify_cq(tp->scq, 0) || ibv_req_notify_cq(tp->rcq, 0)) {
+		log_warn("%s: ibv_req_notify_cq", __func__);
+		rc = -EIO;
+		goto err_qp;
+	}
+	rc = tp_setup_poll(tp);
+	if (rc) {
+		log_warnx("%s: epoll/timerfd/eventfd: %s", __func__,
+			  strerror(-rc));
+		goto err_poll;
+	}
+
+	tp->info.qpn = tp->qp->qp_num;
+	tp->info.qkey = cfg->qkey;
+	tp->info.recv_depth = cfg->recv_depth;
+	tp->info.send_depth = cfg->send_depth;
+
+	rc = pthread_create(&tp->thr, NULL, tp_progress, tp);
+	if (rc) {
+		rc = -rc;
+		goto err_poll;
+	}
+	tp->thr_started = 1;
+	log_info("%s: %s port %d (%s) gid index %d, qpn 0x%06x, mtu %zu, "
+		 "inline %u, recv %u, send %u",
+		 __func__, tp->info.device, tp->info.port,
+		 tp->info.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
+		 tp->info.gid_index, tp->info.qpn, tp->info.mtu_bytes,
+		 tp->max_inline, cfg->recv_depth, cfg->send_depth);
+	*out = tp;
+	return 0;
+
+err_poll:
+	if (tp->epfd >= 0)
+		close(tp->epfd);
+	if (tp->tfd >= 0)
+		close(tp->tfd);
+	if (tp->efd >= 0)
+		close(tp->efd);
+err_qp:
+	ibv_destroy_qp(tp->qp);
+err_rcq:
+	ibv_destroy_cq(tp->rcq);
+err_scq:
+	ibv_destroy_cq(tp->scq);
+err_chan:
+	ibv_destroy_comp_channel(tp->chan);
+err_rmr:
+	ibv_dereg_mr(tp->rmr);
+	free(tp->rbuf);
+err_smr:
+	ibv_dereg_mr(tp->smr);
+	free(tp->sbuf);
+err_pd:
+	ibv_dealloc_pd(tp->pd);
+err_dev:
+	ibv_close_device(tp->ctx);
+err_reasm:
+	wire_reasm_free(tp->reasm);
+err_tables:
+	tp_free_tables(tp);
+	pthread_rwlock_destroy(&tp->srclock);
+	pthread_mutex_destroy(&tp->rlock);
+	pthread_mutex_destroy(&tp->slock);
+	free(tp);
+	return rc;
+}
+
+/* Stop the thread, then release everything in the reverse of tp_open. */
+void tp_close(struct tp *tp)
+{
+	uint64_t one = 1;
+	int i;
+
+	if (!tp)
+		return;
+	atomic_store(&tp->stop, 1);
+	if (tp->thr_started) {
+		if (write(tp->efd, &one, sizeof(one)) < 0)
+			log_warn("%s: eventfd", __func__);
+		pthread_join(tp->thr, NULL);
+	}
+	close(tp->epfd);
+	close(tp->tfd);
+	close(tp->efd);
+	/* No send is in flight once the QP is gone: every AH may go. */
+	ibv_destroy_qp(tp->qp);
+	for (i = 0; i < tp->npeers; i++) {
+		struct peer *p = &tp->peers[i];
+
+		pthread_mutex_lock(&p->lock);
+		if (p->ah)
+			ibv_destroy_ah(p->ah);
+		p->ah = NULL;
+		p->up = 0;
+		pthread_mutex_unlock(&p->lock);
+	}
+	tp_free_retired(tp, 1);
+	ibv_destroy_cq(tp->rcq);
+	ibv_destroy_cq(tp->scq);
+	ibv_destroy_comp_channel(tp->chan);
+	ibv_dereg_mr(tp->rmr);
+	free(tp->rbuf);
+	ibv_dereg_mr(tp->smr);
+	free(tp->sbuf);
+	ibv_dealloc_pd(tp->pd);
+	ibv_close_device(tp->ctx);
+	wire_reasm_free(tp->reasm);
+	tp_free_tables(tp);
+	pthread_rwlock_destroy(&tp->srclock);
+	pthread_mutex_destroy(&tp->rlock);
+	pthread_mutex_destroy(&tp->slock);
+	free(tp);
+}
+
+/* What this node is, for the hello and for .status. */
+const struct tp_info *tp_info(const struct tp *tp)
+{
+	return &tp->info;
+}
+
+/* The device context route.c queries GIDs on. */
+struct ibv_context *tp_context(const struct tp *tp)
+{
+	return tp->ctx;
+}
+
+/* The PD every AH must be made on. */
+struct ibv_pd *tp_pd(const struct tp *tp)
+{
+	return tp->pd;
+}
+
+/* Counters over all peers plus drops that matched none. */
+struct peer_counters *tp_totals(struct tp *tp)
+{
+	return &tp->totals;
+}
+
+/*
+ * Put an AH aside until the sends posted so far have completed; the next
+ * WR is signalled so that its completion tells us (under slock).
+ */
+static void tp_retire_ah(struct tp *tp, struct ibv_ah *ah)
+{
+	struct tp_retired *r;
+
+	tp_reap_sends(tp);
+	if (tp->s_done >= tp->s_posted) {
+		if (ibv_destroy_ah(ah))
+			log_warn("%s: ibv_destroy_ah", __func__);
+		return;
+	}
+	r = malloc(sizeof(*r));
+	if (!r) {
+		/* Leak rather than free an AH a WQE may still use. */
+		log_warnx("%s: out of memory; keeping an AH", __func__);
+		return;
+	}
+	r->ah = ah;
+	r->seq = tp->s_posted;
+	r->next = tp->retired;
+	tp->retired = r;
+	tp->sig_next = 1;
+}
+
+/* Set who may send to us as p; a new address forgets its partials. */
+static void tp_src_set(struct tp *tp, struct peer *p,
+		       const struct peer_addr *addr)
+{
+	struct tp_src *s = &tp->src[p->idx];
+	int changed;
+
+	pthread_rwlock_wrlock(&tp->srclock);
+	changed = !s->valid || s->qpn != addr->qpn ||
+		  memcmp(&s->gid, &addr->gid, sizeof(s->gid));
+	s->valid = 1;
+	s->qpn = addr->qpn;
+	s->lid = addr->lid;
+	s->gid = addr->gid;
+	pthread_rwlock_unlock(&tp->srclock);
+	if (changed) {
+		pthread_mutex_lock(&tp->rlock);
+		wire_reasm_forget_peer(tp->reasm, p->idx);
+		pthread_mutex_unlock(&tp->rlock);
+	}
+}
+
+/* Accept p's datagrams before it is up (handshake, first half). */
+void tp_peer_expect(struct tp *tp, struct peer *p,
+		    const struct peer_addr *addr)
+{
+	tp_src_set(tp, p, addr);
+}
+
+/* Install a freshly resolved AH; the old one retires once unused. */
+void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
+		struct ibv_ah *ah, enum config_route route)
+{
+	struct ibv_ah *old;
+
+	tp_src_set(tp, p, addr);
+	pthread_mutex_lock(&tp->slock);
+	pthread_mutex_lock(&p->lock);
+	old = p->ah;
+	p->ah = ah;
+	p->addr = *addr;
+	p->route_used = route;
+	p->up = 1;
+	p->epoch++;
+	p->since = time(NULL);
+	pthread_mutex_unlock(&p->lock);
+	if (old && old != ah)
+		tp_retire_ah(tp, old);
+	pthread_mutex_unlock(&tp->slock);
+	tp_add(&p->cnt.ah_resolutions, 1);
+	tp_add(&tp->totals.ah_resolutions, 1);
+}
+
+/* Refuse sends to p, stop accepting its datagrams, drop its partials. */
+void tp_peer_down(struct tp *tp, struct peer *p)
+{
+	struct ibv_ah *old;
+	int was_up;
+
+	pthread_mutex_lock(&tp->slock);
+	pthread_mutex_lock(&p->lock);
+	was_up = p->up;
+	old = p->ah;
+	p->ah = NULL;
+	p->up = 0;
+	if (was_up)
+		p->since = time(NULL);
+	pthread_mutex_unlock(&p->lock);
+	if (old)
+		tp_retire_ah(tp, old);
+	pthread_mutex_unlock(&tp->slock);
+
+	pthread_rwlock_wrlock(&tp->srclock);
+	tp->src[p->idx].valid = 0;
+	pthread_rwlock_unlock(&tp->srclock);
+	pthread_mutex_lock(&tp->rlock);
+	wire_reasm_forget_peer(tp->reasm, p->idx);
+	pthread_mutex_unlock(&tp->rlock);
+}
