@@ -1,0 +1,370 @@
+/*
+ * Address resolution: from a node's config address and its hello to an AH
+ * on the transport's PD.
+ *
+ *   route = sa:  an RDMA_PS_UDP cm_id on a private event channel is used
+ *                only to resolve: rdma_resolve_addr (bound to our own
+ *                address, so rdma_cm picks our device and port) then
+ *                rdma_resolve_route; on InfiniBand that is the SA PathRecord
+ *                query, on RoCE the IP route and neighbour.  The path record
+ *                becomes ibv_ah_attr here (librdmacm has no public helper)
+ *                and the AH is made on our PD, not rdma_cm's.
+ *   route = gid: the attributes come from the exchanged LID/GID alone.
+ *
+ * Everything here blocks (with a timeout) and runs on the bootstrap
+ * thread, never on the data path.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <rdma/rdma_cma.h>
+
+#include "log.h"
+#include "route.h"
+
+#define ROUTE_HOP_LIMIT 64	/* RoCE/global default when none is given */
+
+struct route {
+	struct tp *tp;
+	const struct config *cfg;
+	struct rdma_event_channel *ch;	/* route = sa only */
+	int is_roce;
+	uint8_t port;
+	int gid_tbl_len;
+	int timeout_ms;
+};
+
+/* One resolution in progress: what the event handlers read and write. */
+struct route_wait {
+	struct route *r;
+	struct rdma_cm_id *id;
+	int done;
+	int rc;
+};
+
+/* Milliseconds of CLOCK_MONOTONIC, for the resolution deadline. */
+static int64_t route_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The SA fields as the verbs AH wants them; pure, hence unit-tested. */
+void route_path_to_ah_attr(const struct ibv_sa_path_rec *path, uint8_t port,
+			   uint8_t sgid_index, int is_roce,
+			   struct ibv_ah_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->port_num = port;
+	attr->sl = path->sl;
+	attr->static_rate = path->rate;
+	if (!is_roce) {
+		/* RoCE has no LIDs: whatever the record says is not one. */
+		attr->dlid = be16toh(path->dlid);
+		/* The LMC is unknown here; path bits 0 take the base LID. */
+		attr->src_path_bits = 0;
+	}
+	if (is_roce || path->hop_limit > 1) {
+		attr->is_global = 1;
+		attr->grh.dgid = path->dgid;
+		attr->grh.flow_label = be32toh(path->flow_label) & 0xfffff;
+		attr->grh.hop_limit = path->hop_limit;
+		if (is_roce && !attr->grh.hop_limit)
+			attr->grh.hop_limit = ROUTE_HOP_LIMIT;
+		attr->grh.traffic_class = path->traffic_class;
+		attr->grh.sgid_index = sgid_index;
+	}
+}
+
+/* route = gid: the LID on InfiniBand, a GRH on RoCE or without a LID. */
+void route_gid_to_ah_attr(const struct peer_addr *remote, uint8_t port,
+			  uint8_t sgid_index, int is_roce,
+			  struct ibv_ah_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->port_num = port;
+	if (!is_roce)
+		attr->dlid = remote->lid;
+	if (is_roce || !remote->lid) {
+		attr->is_global = 1;
+		attr->grh.dgid = remote->gid;
+		attr->grh.hop_limit = ROUTE_HOP_LIMIT;
+		attr->grh.sgid_index = sgid_index;
+	}
+}
+
+/* Set up what every resolution shares; the cm channel only for sa. */
+int route_open(struct route **out, struct tp *tp, const struct config *cfg)
+{
+	const struct tp_info *ti = tp_info(tp);
+	struct ibv_port_attr pa;
+	struct route *r;
+	int fl;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->tp = tp;
+	r->cfg = cfg;
+	r->port = (uint8_t)ti->port;
+	r->is_roce = ti->link_layer == IBV_LINK_LAYER_ETHERNET;
+	r->timeout_ms = cfg->peer_timeout_ms / 2;
+	if (r->timeout_ms < 2000)
+		r->timeout_ms = 2000;
+	if (ibv_query_port(tp_context(tp), r->port, &pa)) {
+		log_warn("%s: ibv_query_port", __func__);
+		free(r);
+		return -EIO;
+	}
+	r->gid_tbl_len = pa.gid_tbl_len;
+	if (cfg->route == ROUTE_SA) {
+		r->ch = rdma_create_event_channel();
+		if (!r->ch) {
+			log_warn("%s: rdma_create_event_channel (is rdma_ucm "
+				 "loaded? route = gid needs no rdma_cm)",
+				 __func__);
+			free(r);
+			return -ENODEV;
+		}
+		fl = fcntl(r->ch->fd, F_GETFL);
+		if (fl < 0 || fcntl(r->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+			log_warn("%s: fcntl", __func__);
+			rdma_destroy_event_channel(r->ch);
+			free(r);
+			return -EIO;
+		}
+	}
+	*out = r;
+	return 0;
+}
+
+/* Pair of route_open. */
+void route_close(struct route *r)
+{
+	if (!r)
+		return;
+	if (r->ch)
+		rdma_destroy_event_channel(r->ch);
+	free(r);
+}
+
+/* Address known: go on to the route (the PathRecord query on IB). */
+static void route_on_addr(struct route_wait *w, struct rdma_cm_event *ev)
+{
+	if (rdma_resolve_route(w->id, w->r->timeout_ms)) {
+		w->rc = -errno;
+		w->done = 1;
+		log_warn("rdma_resolve_route");
+	}
+}
+
+/* Route known: the path record is in id->route. */
+static void route_on_route(struct route_wait *w, struct rdma_cm_event *ev)
+{
+	w->rc = 0;
+	w->done = 1;
+}
+
+/* Any failure event ends the resolution with its status. */
+static void route_on_error(struct route_wait *w, struct rdma_cm_event *ev)
+{
+	w->rc = ev->status < 0 ? ev->status : -EHOSTUNREACH;
+	w->done = 1;
+	log_warnx("%s: %s: %s", __func__, rdma_event_str(ev->event),
+		  strerror(-w->rc));
+}
+
+typedef void (*route_handler)(struct route_wait *, struct rdma_cm_event *);
+
+/* What each rdma_cm event means to a resolution; others are ignored. */
+static const route_handler route_handlers[] = {
+	[RDMA_CM_EVENT_ADDR_RESOLVED] = route_on_addr,
+	[RDMA_CM_EVENT_ADDR_ERROR] = route_on_error,
+	[RDMA_CM_EVENT_ROUTE_RESOLVED] = route_on_route,
+	[RDMA_CM_EVENT_ROUTE_ERROR] = route_on_error,
+	[RDMA_CM_EVENT_UNREACHABLE] = route_on_error,
+	[RDMA_CM_EVENT_DEVICE_REMOVAL] = route_on_error,
+};
+
+/* Pump the cm channel until the resolution is done or time runs out. */
+static int route_wait_events(struct route_wait *w)
+{
+	int64_t deadline = route_now_ms() + 2 * (int64_t)w->r->timeout_ms;
+	struct rdma_cm_event *ev;
+	struct pollfd pfd;
+	int64_t left;
+	int n;
+
+	while (!w->done) {
+		left = deadline - route_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		pfd.fd = w->r->ch->fd;
+		pfd.events = POLLIN;
+		n = poll(&pfd, 1, (int)left);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n <= 0)
+			continue;
+		while (!w->done && !rdma_get_cm_event(w->r->ch, &ev)) {
+			route_handler h = NULL;
+
+			if ((unsigned)ev->event < sizeof(route_handlers) /
+							  sizeof(route_handlers[0]))
+				h = route_handlers[ev->event];
+			if (ev->id == w->id && h)
+				h(w, ev);
+			else
+				log_debug("route: ignored %s",
+					  rdma_event_str(ev->event));
+			rdma_ack_cm_event(ev);
+		}
+	}
+	return w->rc;
+}
+
+/* Index of gid in our port's table (a RoCE v2 entry preferred), or -1. */
+static int route_find_sgid(struct route *r, const union ibv_gid *gid)
+{
+	const struct tp_info *ti = tp_info(r->tp);
+	struct ibv_context *ctx = tp_context(r->tp);
+	struct ibv_gid_entry e;
+	union ibv_gid g;
+	int i, first = -1;
+
+	if (!memcmp(&ti->gid, gid, sizeof(*gid)))
+		return ti->gid_index;
+	for (i = 0; i < r->gid_tbl_len; i++) {
+		if (ibv_query_gid(ctx, r->port, i, &g) ||
+		    memcmp(&g, gid, sizeof(g)))
+			continue;
+		if (!r->is_roce)
+			return i;
+		if (!ibv_query_gid_ex(ctx, r->port, i, &e, 0) &&
+		    e.gid_type == IBV_GID_TYPE_ROCE_V2)
+			return i;
+		if (first < 0)
+			first = i;
+	}
+	return first;
+}
+
+/* A GID as text, for log lines. */
+static const char *route_gid_str(const union ibv_gid *gid, char *buf,
+				 size_t len)
+{
+	if (!inet_ntop(AF_INET6, gid->raw, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* route = sa: rdma_cm resolves address and route; we keep the path. */
+static int route_resolve_sa(struct route *r, const struct config_node *node,
+			    struct ibv_ah_attr *attr)
+{
+	const struct config_node *me = &r->cfg->nodes[r->cfg->local];
+	const struct tp_info *ti = tp_info(r->tp);
+	struct route_wait w = { .r = r };
+	struct ibv_sa_path_rec *path;
+	char sg[INET6_ADDRSTRLEN], dg[INET6_ADDRSTRLEN];
+	int rc, idx;
+
+	if (rdma_create_id(r->ch, &w.id, NULL, RDMA_PS_UDP)) {
+		rc = -errno;
+		log_warn("%s: rdma_create_id", __func__);
+		return rc;
+	}
+	if (rdma_resolve_addr(w.id, (struct sockaddr *)&me->addr_sa,
+			      (struct sockaddr *)&node->addr_sa,
+			      r->timeout_ms)) {
+		rc = -errno;
+		log_warn("%s: rdma_resolve_addr %s -> %s", __func__, me->addr,
+			 node->addr);
+		goto out;
+	}
+	rc = route_wait_events(&w);
+	if (rc) {
+		log_warnx("%s: resolving %s (%s): %s", __func__, node->name,
+			  node->addr, strerror(-rc));
+		goto out;
+	}
+	if (!w.id->verbs || w.id->route.num_paths < 1 ||
+	    !w.id->route.path_rec) {
+		log_warnx("%s: %s: rdma_cm returned no path", __func__,
+			  node->name);
+		rc = -EHOSTUNREACH;
+		goto out;
+	}
+	if (strcmp(ibv_get_device_name(w.id->verbs->device), ti->device) ||
+	    w.id->port_num != r->port) {
+		log_warnx("%s: %s is reached through %s port %u, not our %s "
+			  "port %d (check addr of node %s)",
+			  __func__, node->name,
+			  ibv_get_device_name(w.id->verbs->device),
+			  w.id->port_num, ti->device, ti->port, me->name);
+		rc = -EHOSTUNREACH;
+		goto out;
+	}
+	path = &w.id->route.path_rec[0];
+	idx = route_find_sgid(r, &path->sgid);
+	if (idx < 0) {
+		log_warnx("%s: path source GID %s is not in %s's GID table",
+			  __func__, route_gid_str(&path->sgid, sg, sizeof(sg)),
+			  ti->device);
+		rc = -EADDRNOTAVAIL;
+		goto out;
+	}
+	route_path_to_ah_attr(path, r->port, (uint8_t)idx, r->is_roce, attr);
+	log_debug("%s: %s: %d path(s), sgid %s (index %d) dgid %s dlid %u "
+		  "sl %u hop %u flow 0x%x",
+		  __func__, node->name, w.id->route.num_paths,
+		  route_gid_str(&path->sgid, sg, sizeof(sg)), idx,
+		  route_gid_str(&path->dgid, dg, sizeof(dg)),
+		  be16toh(path->dlid), path->sl, path->hop_limit,
+		  be32toh(path->flow_label));
+	rc = 0;
+out:
+	rdma_destroy_id(w.id);
+	return rc;
+}
+
+/* Resolve per cfg->route and make the AH on the transport's PD. */
+int route_resolve(struct route *r, const struct config_node *node,
+		  const struct peer_addr *remote, struct ibv_ah **ah)
+{
+	const struct tp_info *ti = tp_info(r->tp);
+	struct ibv_ah_attr attr;
+	int rc;
+
+	if (remote->link_layer != ti->link_layer) {
+		log_warnx("%s: %s is on %s, we are on %s", __func__,
+			  node->name,
+			  remote->link_layer == IBV_LINK_LAYER_ETHERNET ?
+				  "RoCE" : "InfiniBand",
+			  r->is_roce ? "RoCE" : "InfiniBand");
+		return -EPROTO;
+	}
+	if (r->cfg->route == ROUTE_SA) {
+		rc = route_resolve_sa(r, node, &attr);
+		if (rc)
+			return rc;
+	} else {
+		route_gid_to_ah_attr(remote, r->port, (uint8_t)ti->gid_index,
+				     r->is_roce, &attr);
+	}
+	*ah = ibv_create_ah(tp_pd(r->tp), &attr);
+	if (!*ah) {
+		rc = errno ? -errno : -EIO;
+		log_warn("%s: ibv_create_ah for %s", __func__, node->name);
+		return rc;
+	}
+	return 0;
+}
