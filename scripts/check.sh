@@ -49,6 +49,9 @@ run_e2e() {
 	local log rc=0 p f s
 	echo "== e2e tests (in the test bed)"
 	log=$(mktemp)
+	# The VM's hard timeout: every test at its own timeout, plus boot.
+	BED_TIMEOUT=${BED_TIMEOUT:-$(($("$ROOT"/tests/e2e/run.sh --budget) + 180))}
+	export BED_TIMEOUT
 	(cd "$ROOT" && scripts/bed/run.sh tests/e2e/run.sh) | tee "$log" || rc=${PIPESTATUS[0]}
 	p=$(grep -c '^PASS ' "$log" || true)
 	f=$(grep -c '^FAIL ' "$log" || true)

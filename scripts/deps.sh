@@ -12,7 +12,7 @@ PKGS=(
 	libcmocka-dev
 	# runtime and e2e tests
 	fuse3 rdma-core ibverbs-utils rdmacm-utils ibverbs-providers perftest
-	iproute2 procps psmisc util-linux coreutils
+	iproute2 procps psmisc util-linux coreutils python3
 	# the VM test bed
 	qemu-system-x86 busybox-static kmod cpio gzip xz-utils zstd
 	# benchmarks and debugging

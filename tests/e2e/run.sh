@@ -3,7 +3,8 @@
 # fresh temp WORK dir with its own timeout (120 s, or a "# timeout: N" line),
 # printing "PASS name", "FAIL name" (then its log tail) or "SKIP name (why)".
 # A test skips by exiting 77. E2E_FILTER=REGEX runs only matching names.
-# Exits 1 when any test failed.
+# Exits 1 when any test failed. `run.sh --budget` prints the seconds the
+# selected tests may take at worst.
 set -euo pipefail
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -19,6 +20,20 @@ test_timeout() {
 	local t
 	t=$(sed -n 's/^# timeout: *\([0-9][0-9]*\).*/\1/p' "$1" | head -n 1)
 	echo "${t:-$E2E_DEFAULT_TIMEOUT}"
+}
+
+# Kill what is left of process group $1: SIGTERM, then SIGKILL after 2 s.
+kill_leftovers() {
+	local pg=$1 i
+	kill -0 -- "-$pg" 2>/dev/null || return 0
+	echo "run.sh: killing processes the test left running:"
+	ps -o pid,args -g "$pg" 2>/dev/null | sed 1d || true
+	kill -TERM -- "-$pg" 2>/dev/null || true
+	for ((i = 0; i < 20; i++)); do
+		kill -0 -- "-$pg" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL -- "-$pg" 2>/dev/null || true
 }
 
 # Unmount whatever is still mounted under dir $1 (deepest first).
@@ -51,13 +66,18 @@ save_logs() {
 
 # Run test $1; print its result line; bump the counters.
 run_one() {
-	local t=$1 name to work rc=0 t0 why
+	local t=$1 name to work rc=0 t0 why pid
 	name=$(basename "$t" .sh)
 	to=$(test_timeout "$t")
 	work=$(mktemp -d "${TMPDIR:-/tmp}/e2e.$name.XXXXXX")
 	t0=$SECONDS
-	(cd "$work" && WORK=$work timeout -k 10 "$to" bash "$t") \
-		>"$work/test.log" 2>&1 </dev/null || rc=$?
+	# timeout leads its own process group: what the test leaves running
+	# (a forgotten daemon holding a port) is killed before the next test.
+	(cd "$work" && WORK=$work exec timeout -k 10 "$to" bash "$t") \
+		>"$work/test.log" 2>&1 </dev/null &
+	pid=$!
+	wait "$pid" || rc=$?
+	kill_leftovers "$pid" >>"$work/test.log" 2>&1
 	cleanup_mounts "$work"
 	case $rc in
 	0)
@@ -84,10 +104,32 @@ run_one() {
 	[[ $rc != 0 || ${E2E_KEEP:-} == 1 ]] || rm -rf "$work"
 }
 
-main() {
+# Print the selected tests, in lexical order.
+list_tests() {
 	local t
 	for t in $(LC_ALL=C ls "$E2E_DIR"/t_*.sh 2>/dev/null); do
 		[[ -z $E2E_FILTER || $(basename "$t") =~ $E2E_FILTER ]] || continue
+		echo "$t"
+	done
+}
+
+# Print the worst-case seconds the selected tests may take (timeouts + kill
+# grace), for sizing the bed's hard timeout.
+print_budget() {
+	local t sum=0
+	for t in $(list_tests); do
+		sum=$((sum + $(test_timeout "$t") + 15))
+	done
+	echo "$sum"
+}
+
+main() {
+	local t
+	if [[ ${1:-} == --budget ]]; then
+		print_budget
+		return
+	fi
+	for t in $(list_tests); do
 		run_one "$t"
 	done
 	echo "e2e summary: $NPASS pass, $NFAIL fail, $NSKIP skip (bed: ${BED_MODE:-none} ${IBFS_DEV:-} ${IBFS_IP:-})"
