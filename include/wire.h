@@ -1,6 +1,6 @@
 /*
  * The datagram format.  Every UD datagram starts with a fixed 24-byte
- * big-endian header; the first fragment of a message also names its channel.
+ * big-endian header followed by the channel name (in every fragment).
  * Messages up to max_message bytes are cut into path-MTU datagrams here and
  * put back together on arrival, tolerating loss, duplicates, reordering and
  * interleaving from many peers.  Pure logic: no verbs, no threads.
