@@ -85,7 +85,11 @@ void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 void tp_peer_expect(struct tp *tp, struct peer *p,
 		    const struct peer_addr *addr);
 
-/* p's session dropped: refuse sends, forget its partial messages. */
+/*
+ * p's session dropped: refuse sends.  Datagrams it sent before are still
+ * accepted for reassembly_timeout (they may wait in our CQ); its partial
+ * messages expire, or are forgotten once a new address is installed.
+ */
 void tp_peer_down(struct tp *tp, struct peer *p);
 
 #endif

@@ -56,6 +56,7 @@ struct tp_retired {
 /* Who may send to us: what a peer announced (qpn, GID, LID). */
 struct tp_src {
 	int valid;
+	uint64_t linger_until;	/* ms; after a down, until then still ours */
 	uint32_t qpn;
 	uint16_t lid;
 	union ibv_gid gid;
@@ -783,7 +784,7 @@ static void tp_grh_sgid(const void *grhbuf, union ibv_gid *sgid)
 
 /* The up (or expected) peer that sent wc, or NULL (under srclock). */
 static struct peer *tp_src_match(struct tp *tp, const struct ibv_wc *wc,
-				 const void *grhbuf)
+				 const void *grhbuf, uint64_t now)
 {
 	union ibv_gid sgid;
 	int have_grh = !!(wc->wc_flags & IBV_WC_GRH), i;
@@ -793,7 +794,8 @@ static struct peer *tp_src_match(struct tp *tp, const struct ibv_wc *wc,
 	for (i = 0; i < tp->npeers; i++) {
 		const struct tp_src *s = &tp->src[i];
 
-		if (!s->valid || s->qpn != wc->src_qp)
+		if (!s->valid || s->qpn != wc->src_qp ||
+		    (s->linger_until && now >= s->linger_until))
 			continue;
 		if (have_grh) {
 			if (memcmp(&s->gid, &sgid, sizeof(sgid)))
@@ -838,7 +840,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		return 0;
 	}
 	slot = tp->rbuf + (size_t)wc->wr_id * tp->rslot;
-	p = tp_src_match(tp, wc, slot);
+	p = tp_src_match(tp, wc, slot, now);
 	if (!p) {
 		peer_count_drop(NULL, &tp->totals, DROP_UNKNOWN_SRC);
 		return 0;
@@ -1251,6 +1253,23 @@ err_tables:
 	return rc;
 }
 
+/* Give signalled sends a moment to leave before the QP goes away. */
+static void tp_drain_sends(struct tp *tp)
+{
+	uint64_t deadline = tp_now_ms() + 1000;
+	int done;
+
+	for (;;) {
+		pthread_mutex_lock(&tp->slock);
+		tp_reap_sends(tp);
+		done = tp->s_done >= tp->s_last_sig;
+		pthread_mutex_unlock(&tp->slock);
+		if (done || tp_now_ms() > deadline)
+			return;
+		usleep(1000);
+	}
+}
+
 /* Stop the thread, then release everything in the reverse of tp_open. */
 void tp_close(struct tp *tp)
 {
@@ -1259,6 +1278,7 @@ void tp_close(struct tp *tp)
 
 	if (!tp)
 		return;
+	tp_drain_sends(tp);
 	atomic_store(&tp->stop, 1);
 	if (tp->thr_started) {
 		if (write(tp->efd, &one, sizeof(one)) < 0)
@@ -1360,6 +1380,7 @@ static void tp_src_set(struct tp *tp, struct peer *p,
 	changed = !s->valid || s->qpn != addr->qpn ||
 		  memcmp(&s->gid, &addr->gid, sizeof(s->gid));
 	s->valid = 1;
+	s->linger_until = 0;
 	s->qpn = addr->qpn;
 	s->lid = addr->lid;
 	s->gid = addr->gid;
@@ -1402,7 +1423,12 @@ void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	tp_add(&tp->totals.ah_resolutions, 1);
 }
 
-/* Refuse sends to p, stop accepting its datagrams, drop its partials. */
+/*
+ * Refuse sends to p.  Its datagrams are still accepted for a while: the
+ * session often ends (the peer finished and exited) while what it sent
+ * last still waits in our CQ.  Its partial messages expire on their own,
+ * or go at once when a new address is installed.
+ */
 void tp_peer_down(struct tp *tp, struct peer *p)
 {
 	struct ibv_ah *old;
@@ -1422,9 +1448,8 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 	pthread_mutex_unlock(&tp->slock);
 
 	pthread_rwlock_wrlock(&tp->srclock);
-	tp->src[p->idx].valid = 0;
+	if (tp->src[p->idx].valid && !tp->src[p->idx].linger_until)
+		tp->src[p->idx].linger_until =
+			tp_now_ms() + tp->cfg->reassembly_timeout_ms;
 	pthread_rwlock_unlock(&tp->srclock);
-	pthread_mutex_lock(&tp->rlock);
-	wire_reasm_forget_peer(tp->reasm, p->idx);
-	pthread_mutex_unlock(&tp->rlock);
 }

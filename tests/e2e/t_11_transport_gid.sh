@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# t_10 with route = gid: the AH comes from the LID/GID in the hello.
+# timeout: 240
+ROUTE=gid exec bash "$(dirname "$0")/t_10_transport_pair.sh"
