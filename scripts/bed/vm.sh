@@ -23,10 +23,13 @@ BED_FORWARD_RE='^(CI|V|VERBOSE|SANITIZE|ASAN_OPTIONS|UBSAN_OPTIONS|LSAN_OPTIONS|
 
 # Make a fresh run directory under $BED_CACHE/runs; print it.
 bed_new_rundir() {
-	local runs=$BED_CACHE/runs dir
+	local runs=$BED_CACHE/runs dir old
 	mkdir -p "$runs"
-	# Drop all but the newest BED_KEEP_RUNS-1 runs.
-	ls -1dt "$runs"/*/ 2>/dev/null | tail -n +"$BED_KEEP_RUNS" | xargs -r rm -rf
+	# Drop finished runs but the newest BED_KEEP_RUNS-1 (never a live one).
+	ls -1dt "$runs"/*/ 2>/dev/null | tail -n +"$BED_KEEP_RUNS" |
+		while read -r old; do
+			[[ ! -e $old/done ]] || rm -rf "$old"
+		done
 	dir=$(mktemp -d "$runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 	chmod 777 "$dir"
 	ln -sfn "$dir" "$BED_CACHE/last"
@@ -96,9 +99,22 @@ bed_stream_output() {
 	tail -c +1 -f --pid="$pid" "$dir/output"
 }
 
+# Take the bed lock (fd 9) so VMs in this checkout run one at a time: on
+# 2 cores, parallel TCG VMs starve each other into spurious test timeouts.
+# Gives up waiting after BED_LOCK_WAIT s and runs anyway; BED_LOCK=0 skips.
+bed_lock() {
+	[[ ${BED_LOCK:-1} == 1 ]] || return 0
+	exec 9>"$BED_CACHE/.lock"
+	flock -n 9 && return 0
+	echo "bed: waiting for another bed run in this checkout (BED_LOCK=0 to not wait)" >&2
+	flock -w "${BED_LOCK_WAIT:-1800}" 9 || echo "bed: lock wait timed out; running anyway" >&2
+}
+
 # Boot one VM (user-mode network, no outside reach), run argv in it.
 bed_vm_run() {
 	local dir pid qrc=0 t0
+	mkdir -p "$BED_CACHE"
+	bed_lock
 	bed_kernel_prepare
 	dir=$(bed_new_rundir)
 	bed_write_env "$dir" bed 10.0.2.15 "$@"
@@ -109,6 +125,7 @@ bed_vm_run() {
 	pid=$BED_VM_PID
 	bed_stream_output "$dir" "$pid"
 	wait "$pid" || qrc=$?
+	touch "$dir/done"
 	echo "bed: VM done after $((SECONDS - t0)) s" >&2
 	if [[ ! -e $dir/up ]]; then
 		echo "bed: the VM test bed did not come up (qemu exit $qrc)" >&2
