@@ -44,14 +44,14 @@ main() {
 		echo "deps: all ${#PKGS[@]} packages present"
 		return 0
 	fi
-	echo "deps: installing:" $missing
+	echo "deps: installing:" ${missing//$'\n'/ }
 	export DEBIAN_FRONTEND=noninteractive
 	as_root apt-get update -qq
 	# shellcheck disable=SC2086
 	as_root apt-get install -y -qq --no-install-recommends $missing
 	missing=$(missing_pkgs)
 	if [[ -n $missing ]]; then
-		echo "deps: still missing:" $missing >&2
+		echo "deps: still missing:" ${missing//$'\n'/ } >&2
 		return 1
 	fi
 }

@@ -76,7 +76,8 @@ bed_module_files() {
 
 # Copy module $1 into directory $2 uncompressed (busybox insmod wants .ko).
 bed_copy_module() {
-	local src=$1 dst=$2/$(basename "${1%.xz}")
+	local src=$1 dst
+	dst=$2/$(basename "${1%.xz}")
 	case $src in
 	*.ko.xz) xz -dc "$src" >"$dst" ;;
 	*.ko.zst) dst=${dst%.zst}; zstd -qdc "$src" >"$dst" ;;

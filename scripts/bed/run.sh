@@ -81,7 +81,7 @@ main() {
 		echo "bed: this host has no usable RDMA device" >&2
 		return 125
 	fi
-	# shellcheck source=vm.sh
+	# shellcheck source-path=SCRIPTDIR
 	source "$BED_SRC/vm.sh"
 	bed_vm_run "$@"
 }

@@ -11,7 +11,7 @@
 set -euo pipefail
 
 BED_SRC=${BED_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)}
-# shellcheck source=kernel.sh
+# shellcheck source-path=SCRIPTDIR
 source "$BED_SRC/kernel.sh"
 
 BED_TIMEOUT=${BED_TIMEOUT:-900}  # hard limit for one VM, seconds

@@ -86,6 +86,7 @@ wait_for() {
 # IPv4-mapped GID, 0 on InfiniBand link layer, "none" if not found.
 ibfs_gid_index() {
 	local port=/sys/class/infiniband/$IBFS_DEV/ports/1 want f i
+	# shellcheck disable=SC2086 # split the dotted quad into 4 args
 	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
 		${IBFS_IP//./ })
 	if [[ $(cat "$port/link_layer" 2>/dev/null) == InfiniBand ]]; then
