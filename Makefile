@@ -68,3 +68,58 @@ clean:
 	rm -rf $(B)/obj $(B)/tests $(B)/tools $(B)/ibfs
 
 -include $(OBJS:.o=.d)
+
+# Installation: make install [PREFIX=/usr/local] [DESTDIR=/staging].
+# The daemon, its man pages, example configs (never an ibfs.conf: an
+# existing one is never touched), the systemd template and the mount(8)
+# helper (/sbin/mount.fuse.ibfs, and mount.ibfs pointing at it).
+# `make uninstall` with the same variables removes exactly those files.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+HELPERDIR  ?= /sbin
+INSTALL    ?= install
+EXAMPLES   := $(notdir $(wildcard etc/ibfs.conf.example-*))
+
+.PHONY: install uninstall demo
+install: $(B)/ibfs
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/ibfs \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(HELPERDIR)
+	$(INSTALL) -m 755 $(B)/ibfs $(DESTDIR)$(BINDIR)/ibfs
+	$(INSTALL) -m 644 man/ibfs.8 $(DESTDIR)$(MANDIR)/man8/ibfs.8
+	$(INSTALL) -m 644 man/ibfs.conf.5 $(DESTDIR)$(MANDIR)/man5/ibfs.conf.5
+	$(INSTALL) -m 644 $(addprefix etc/,$(EXAMPLES)) $(DESTDIR)$(SYSCONFDIR)/ibfs/
+	sed 's|@BINDIR@|$(BINDIR)|g' 'etc/ibfs@.service' \
+		>'$(DESTDIR)$(UNITDIR)/ibfs@.service'
+	chmod 644 '$(DESTDIR)$(UNITDIR)/ibfs@.service'
+	sed 's|@BINDIR@|$(BINDIR)|g' scripts/mount.ibfs \
+		>$(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs
+	chmod 755 $(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs
+	ln -sf mount.fuse.ibfs $(DESTDIR)$(HELPERDIR)/mount.ibfs
+	@echo "installed; next: write $(SYSCONFDIR)/ibfs/ibfs.conf (see the examples there)," \
+		"then mount, or: systemctl daemon-reload && systemctl enable --now ibfs@ibfs"
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ibfs \
+		$(DESTDIR)$(MANDIR)/man8/ibfs.8 \
+		$(DESTDIR)$(MANDIR)/man5/ibfs.conf.5 \
+		$(addprefix $(DESTDIR)$(SYSCONFDIR)/ibfs/,$(EXAMPLES)) \
+		'$(DESTDIR)$(UNITDIR)/ibfs@.service' \
+		$(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs \
+		$(DESTDIR)$(HELPERDIR)/mount.ibfs
+
+# Three nodes in the soft-RoCE test bed, and a conversation among them.
+demo:
+	$(MAKE) deps all
+	scripts/demo.sh
+
+# Benchmarks in the soft-RoCE test bed, one VM boot: latency, bandwidth,
+# message rate, shell rate and idle cost of ibfs beside ud_pingpong,
+# ib_send_bw -c UD and a null FUSE fs; table on stdout, build/bench.json.
+# make bench BENCH_FLAGS=--profile also profiles the daemons.
+.PHONY: bench
+bench: all
+	scripts/bench.sh $(BENCH_FLAGS)
