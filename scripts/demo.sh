@@ -86,7 +86,7 @@ run "timeout 20 cat $C/alpha/question &"
 sleep 1
 say "on alpha:"
 run "echo 'anyone there?' > $A/gamma/question"
-run "wait"
+run 'wait $!'
 
 say "1 MiB in one write(2) is one message; checksums on both ends"
 run "head -c 1M /dev/urandom > $WORK/blob; sha256sum < $WORK/blob"
