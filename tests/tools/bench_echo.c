@@ -1,0 +1,132 @@
+/*
+ * bench_echo - the peer half of bench_rtt: every message read from RX is
+ * written back, unchanged, to TX.  Used by scripts/bench.sh.
+ *
+ *   bench_echo [-n COUNT] [-t IDLE_S] [-s MAXSIZE] RX TX
+ *
+ * Both files stay open for the whole run.  RX is O_NONBLOCK and the echo
+ * waits in poll(2): on ibfs a read on an open file returns EOF once its
+ * queue is empty after it returned data, so a long-lived reader must not
+ * block in read (see bench_rtt).  After each message it goes back to
+ * poll, which answers at once while more are queued.  Stops after COUNT
+ * messages, after IDLE_S seconds without one (default 60), or on
+ * SIGTERM/SIGINT; prints "echo: n=N" and exits 0 unless a call failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+
+/* SIGTERM/SIGINT: finish the current message and report. */
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+/* Open path with flags (creating a channel if needed) or exit. */
+static int open_or_die(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CREAT, 0600);
+
+	if (fd < 0) {
+		fprintf(stderr, "bench_echo: open %s: %s\n", path,
+			strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/* Usage to stderr, exit 2. */
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_echo [-n COUNT] [-t IDLE_S] "
+			"[-s MAXSIZE] RX TX\n");
+	exit(2);
+}
+
+/* Parse arguments and echo until told to stop. */
+int main(int argc, char *argv[])
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	unsigned long count = 0, n = 0, empty = 0;
+	size_t maxsize = 65536;
+	int idle_s = 60, opt, tx, rc = 0;
+	struct pollfd pfd;
+	char *buf;
+	ssize_t got;
+
+	while ((opt = getopt(argc, argv, "n:t:s:")) != -1) {
+		switch (opt) {
+		case 'n':
+			count = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			idle_s = atoi(optarg);
+			break;
+		case 's':
+			maxsize = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (argc - optind != 2 || idle_s <= 0 || !maxsize)
+		usage();
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	buf = malloc(maxsize);
+	if (!buf)
+		return 1;
+	pfd.fd = open_or_die(argv[optind], O_RDONLY | O_NONBLOCK);
+	pfd.events = POLLIN;
+	tx = open_or_die(argv[optind + 1], O_WRONLY);
+	while (!stop && (!count || n < count)) {
+		int pr = poll(&pfd, 1, idle_s * 1000);
+
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0) {
+			perror("bench_echo: poll");
+			rc = 1;
+			break;
+		}
+		if (!pr) {
+			fprintf(stderr, "bench_echo: idle for %d s\n", idle_s);
+			break;
+		}
+		got = read(pfd.fd, buf, maxsize);
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (got < 0) {
+			perror("bench_echo: read");
+			rc = 1;
+			break;
+		}
+		if (!got) {
+			/* Readable yet empty, again and again: the file went. */
+			if (++empty > 1000) {
+				fprintf(stderr, "bench_echo: %s keeps "
+						"reading EOF\n",
+					argv[optind]);
+				rc = 1;
+				break;
+			}
+			continue;
+		}
+		empty = 0;
+		if (write(tx, buf, got) != got) {
+			perror("bench_echo: write");
+			rc = 1;
+			break;
+		}
+		n++;
+	}
+	printf("echo: n=%lu\n", n);
+	return rc;
+}

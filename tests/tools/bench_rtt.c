@@ -1,0 +1,293 @@
+/*
+ * bench_rtt - round-trip latency through message files, the client half
+ * (bench_echo on the peer is the other half).  Used by scripts/bench.sh.
+ *
+ *   bench_rtt [-n ITERS] [-w WARMUP] [-s SIZE] [-t TIMEOUT_MS] [-m MODE]
+ *             TX RX
+ *
+ * Each iteration writes one numbered SIZE-byte message to TX (one
+ * write(2) is one message) and waits for the echo with that number on
+ * RX; the time from before the write to after the read is one sample.
+ * WARMUP iterations go first and are not counted.
+ *
+ * MODE poll (default): TX and RX stay open for the whole run; RX is
+ * O_NONBLOCK and the client waits in poll(2), then reads.  This is the
+ * way to keep an ibfs file open: the first read on an open file waits,
+ * but once a read returned data an empty queue reads as EOF, so a
+ * blocking reader must reopen for every message.  poll works and
+ * O_NONBLOCK makes "empty" an EAGAIN (or that EOF) instead of a wait.
+ * MODE reopen: what `cat` does, for comparison: open RX, one blocking
+ * read (parked in the daemon until the message comes), close.
+ * MODE floor: no peer.  TX and RX name one file of a null FUSE file
+ * system (nullfs); the loop is the same write, poll, read with nothing
+ * behind it, so it measures what FUSE alone costs.  Contents unchecked.
+ *
+ * A reply that does not come within TIMEOUT_MS counts as lost (UD does
+ * not retransmit) and the next iteration starts; late or stray replies
+ * are skipped by their number.  Prints one line:
+ *   rtt: mode=M n=N lost=L min_us=.. median_us=.. p99_us=.. mean_us=..
+ *        max_us=..
+ * Exits 0 when at least half of the ITERS samples were taken.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+enum rtt_mode { MODE_POLL, MODE_REOPEN, MODE_FLOOR };
+
+struct rtt {
+	enum rtt_mode mode;
+	const char *tx_path, *rx_path;
+	int tx, rx;
+	size_t size;
+	int timeout_ms;
+	char *out, *in;
+};
+
+/* Monotonic nanoseconds. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* SIGALRM only interrupts a blocking read (reopen mode); nothing to do. */
+static void on_alarm(int sig)
+{
+}
+
+/* Open path with flags (creating a channel if needed) or exit. */
+static int open_or_die(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CREAT, 0600);
+
+	if (fd < 0) {
+		fprintf(stderr, "bench_rtt: open %s: %s\n", path,
+			strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/* The sequence number at the head of a message. */
+static uint32_t msg_seq(const char *buf)
+{
+	uint32_t v;
+
+	memcpy(&v, buf, sizeof(v));
+	return v;
+}
+
+/* Read one message in poll mode: 1 got it, 0 timed out, -1 error. */
+static int wait_poll(struct rtt *r, uint32_t seq, uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = r->rx, .events = POLLIN };
+	ssize_t n;
+	int left, rc;
+
+	for (;;) {
+		uint64_t now = now_ns();
+
+		if (now >= deadline)
+			return 0;
+		left = (int)((deadline - now + 999999) / 1000000);
+		rc = poll(&pfd, 1, left);
+		if (rc < 0 && errno != EINTR)
+			return -1;
+		if (rc <= 0)
+			continue;
+		n = read(r->rx, r->in, r->size);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n < 0)
+			return -1;
+		if (r->mode == MODE_FLOOR)
+			return 1;
+		/* 0 is ibfs's EOF for "empty after data": poll again. */
+		if ((size_t)n >= sizeof(seq) && msg_seq(r->in) == seq)
+			return 1;
+	}
+}
+
+/* Read one message the way cat does: open, blocking read, close. */
+static int wait_reopen(struct rtt *r, uint32_t seq, uint64_t deadline)
+{
+	struct itimerval it = { 0 };
+	ssize_t n;
+	int fd;
+
+	for (;;) {
+		uint64_t now = now_ns();
+
+		if (now >= deadline)
+			return 0;
+		it.it_value.tv_sec = (deadline - now) / 1000000000u;
+		it.it_value.tv_usec = (deadline - now) % 1000000000u / 1000;
+		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+			it.it_value.tv_usec = 1;
+		fd = open_or_die(r->rx_path, O_RDONLY);
+		setitimer(ITIMER_REAL, &it, NULL);
+		n = read(fd, r->in, r->size);
+		memset(&it, 0, sizeof(it));
+		setitimer(ITIMER_REAL, &it, NULL);
+		close(fd);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (n >= (ssize_t)sizeof(seq) && msg_seq(r->in) == seq)
+			return 1;
+	}
+}
+
+/* One round trip; returns its nanoseconds, 0 when lost, -1 on error. */
+static int64_t round_trip(struct rtt *r, uint32_t seq)
+{
+	uint64_t t0;
+	int rc;
+
+	memcpy(r->out, &seq, sizeof(seq));
+	t0 = now_ns();
+	if (write(r->tx, r->out, r->size) != (ssize_t)r->size) {
+		fprintf(stderr, "bench_rtt: write %s: %s\n", r->tx_path,
+			strerror(errno));
+		return -1;
+	}
+	if (r->mode == MODE_REOPEN)
+		rc = wait_reopen(r, seq, t0 + r->timeout_ms * 1000000ull);
+	else
+		rc = wait_poll(r, seq, t0 + r->timeout_ms * 1000000ull);
+	if (rc < 0) {
+		fprintf(stderr, "bench_rtt: read %s: %s\n", r->rx_path,
+			strerror(errno));
+		return -1;
+	}
+	return rc ? (int64_t)(now_ns() - t0) : 0;
+}
+
+/* qsort order for samples. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of n sorted samples, nearest rank, in us. */
+static double quantile_us(const uint64_t *v, size_t n, double q)
+{
+	size_t k = (size_t)(q * n + 0.999999);
+
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1] / 1000.0;
+}
+
+/* The median of n sorted samples in us. */
+static double median_us(const uint64_t *v, size_t n)
+{
+	if (n % 2)
+		return v[n / 2] / 1000.0;
+	return (v[n / 2 - 1] + v[n / 2]) / 2000.0;
+}
+
+/* Usage to stderr, exit 2. */
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_rtt [-n ITERS] [-w WARMUP] [-s SIZE] "
+			"[-t TIMEOUT_MS] [-m poll|reopen|floor] TX RX\n");
+	exit(2);
+}
+
+/* Parse arguments, run the loop, print the summary line. */
+int main(int argc, char *argv[])
+{
+	struct rtt r = { .mode = MODE_POLL, .size = 64, .timeout_ms = 2000 };
+	struct sigaction sa = { .sa_handler = on_alarm };
+	unsigned long iters = 1000, warmup = 100, i, lost = 0, n = 0;
+	const char *mode = "poll";
+	uint64_t *v, sum = 0;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:w:s:t:m:")) != -1) {
+		switch (opt) {
+		case 'n':
+			iters = strtoul(optarg, NULL, 0);
+			break;
+		case 'w':
+			warmup = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			r.size = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			r.timeout_ms = atoi(optarg);
+			break;
+		case 'm':
+			mode = optarg;
+			if (!strcmp(optarg, "poll"))
+				r.mode = MODE_POLL;
+			else if (!strcmp(optarg, "reopen"))
+				r.mode = MODE_REOPEN;
+			else if (!strcmp(optarg, "floor"))
+				r.mode = MODE_FLOOR;
+			else
+				usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	if (argc - optind != 2 || !iters || r.size < sizeof(uint32_t) ||
+	    r.timeout_ms <= 0)
+		usage();
+	r.tx_path = argv[optind];
+	r.rx_path = argv[optind + 1];
+	/* No SA_RESTART: the alarm must end a parked read with EINTR. */
+	sigaction(SIGALRM, &sa, NULL);
+	r.out = calloc(1, r.size);
+	r.in = calloc(1, r.size);
+	v = calloc(iters, sizeof(*v));
+	if (!r.out || !r.in || !v) {
+		fprintf(stderr, "bench_rtt: out of memory\n");
+		return 1;
+	}
+	r.tx = open_or_die(r.tx_path, O_WRONLY);
+	r.rx = r.mode == MODE_REOPEN ? -1
+				     : open_or_die(r.rx_path,
+						   O_RDONLY | O_NONBLOCK);
+	for (i = 0; i < warmup + iters; i++) {
+		int64_t t = round_trip(&r, (uint32_t)i + 1);
+
+		if (t < 0)
+			return 1;
+		if (i < warmup)
+			continue;
+		if (!t) {
+			lost++;
+			continue;
+		}
+		v[n++] = (uint64_t)t;
+		sum += (uint64_t)t;
+	}
+	if (!n) {
+		printf("rtt: mode=%s n=0 lost=%lu\n", mode, lost);
+		return 1;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	printf("rtt: mode=%s n=%lu lost=%lu min_us=%.1f median_us=%.1f "
+	       "p99_us=%.1f mean_us=%.1f max_us=%.1f\n",
+	       mode, n, lost, v[0] / 1000.0, median_us(v, n),
+	       quantile_us(v, n, 0.99), sum / 1000.0 / n, v[n - 1] / 1000.0);
+	return n * 2 >= iters ? 0 : 1;
+}
