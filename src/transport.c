@@ -100,6 +100,7 @@ struct tp {
 	struct ibv_sge ssge[TP_SEND_BATCH];
 	uint64_t last_serr_ms;
 	unsigned long serr_suppressed;
+	int sq_error;		/* a send failed: the QP may sit in SQE */
 
 	/* Receive side: only the progress thread touches these. */
 	struct ibv_recv_wr *rwr;
@@ -546,6 +547,38 @@ static void tp_log_wc(const char *what, const struct ibv_wc *wc,
 	*suppressed = 0;
 }
 
+/*
+ * A failed send moves a UD QP to SQE, where it takes no more sends; bring
+ * it back to RTS (under slock).  The flushed WRs complete with
+ * IBV_WC_WR_FLUSH_ERR, which frees their slots like any completion.
+ */
+static void tp_sq_recover(struct tp *tp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	tp->sq_error = 0;
+	if (ibv_query_qp(tp->qp, &a, IBV_QP_STATE, &ia)) {
+		log_warn("%s: ibv_query_qp", __func__);
+		return;
+	}
+	if (a.qp_state != IBV_QPS_SQE) {
+		if (a.qp_state != IBV_QPS_RTS)
+			log_warnx("%s: QP in state %d, not RTS; sends will "
+				  "fail",
+				  __func__, a.qp_state);
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.cur_qp_state = IBV_QPS_SQE;
+	if (ibv_modify_qp(tp->qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE))
+		log_warn("%s: modify QP SQE -> RTS", __func__);
+	else
+		log_warnx("%s: send queue error cleared (QP back to RTS)",
+			  __func__);
+}
+
 /* Reap send completions: a signalled one frees every slot up to it. */
 static int tp_reap_sends(struct tp *tp)
 {
@@ -559,10 +592,12 @@ static int tp_reap_sends(struct tp *tp)
 			return -EIO;
 		}
 		for (i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
+			if (wc[i].status != IBV_WC_SUCCESS &&
+			    wc[i].status != IBV_WC_WR_FLUSH_ERR) {
 				tp_add(&tp->totals.drops[DROP_MALFORMED], 1);
 				tp_log_wc("send", &wc[i], &tp->last_serr_ms,
 					  &tp->serr_suppressed);
+				tp->sq_error = 1;
 			}
 			if (wc[i].wr_id > tp->s_done &&
 			    wc[i].wr_id <= tp->s_posted)
@@ -572,6 +607,8 @@ static int tp_reap_sends(struct tp *tp)
 	} while (n == TP_POLL_BATCH);
 	if (tp->retired)
 		tp_free_retired(tp, 0);
+	if (tp->sq_error)
+		tp_sq_recover(tp);
 	return total;
 }
 
@@ -725,6 +762,9 @@ int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	rc = tp_dest_get(tp, p, &d);
 	if (rc)
 		goto out;
+	/* Reap early so that a burst rarely finds the pool empty. */
+	if (tp_free_slots(tp) < tp->cfg->send_depth / 2)
+		tp_reap_sends(tp);
 	cnt = wire_frag_count(len, d.mtu, chan_len);
 	if (!cnt) {
 		rc = -EMSGSIZE;
@@ -955,8 +995,9 @@ static void tp_chan_event(struct tp *tp)
 			log_warn("%s: ibv_req_notify_cq", __func__);
 		if (cq == tp->rcq) {
 			tp_drain_recvs(tp);
-		} else {
-			pthread_mutex_lock(&tp->slock);
+		} else if (!pthread_mutex_trylock(&tp->slock)) {
+			/* A sender holding the lock reaps by itself; never
+			 * let it stall the receive side. */
 			tp_reap_sends(tp);
 			pthread_mutex_unlock(&tp->slock);
 		}
