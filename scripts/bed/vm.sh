@@ -18,6 +18,7 @@ BED_TIMEOUT=${BED_TIMEOUT:-900}  # hard limit for one VM, seconds
 BED_MEM=${BED_MEM:-3G}
 BED_SMP=${BED_SMP:-2}
 BED_KEEP_RUNS=${BED_KEEP_RUNS:-5}
+BED_LIVE_PIDS=()
 # Variables forwarded from the caller into the guest command's environment.
 BED_FORWARD_RE='^(CI|V|VERBOSE|SANITIZE|ASAN_OPTIONS|UBSAN_OPTIONS|LSAN_OPTIONS|IBFS_[A-Z0-9_]*|E2E_[A-Z0-9_]*)$'
 
@@ -25,10 +26,12 @@ BED_FORWARD_RE='^(CI|V|VERBOSE|SANITIZE|ASAN_OPTIONS|UBSAN_OPTIONS|LSAN_OPTIONS|
 bed_new_rundir() {
 	local runs=$BED_CACHE/runs dir old
 	mkdir -p "$runs"
-	# Drop finished runs but the newest BED_KEEP_RUNS-1 (never a live one).
+	# Drop finished (or day-old) runs but the newest BED_KEEP_RUNS-1.
 	ls -1dt "$runs"/*/ 2>/dev/null | tail -n +"$BED_KEEP_RUNS" |
 		while read -r old; do
-			[[ ! -e $old/done ]] || rm -rf "$old"
+			if [[ -e $old/done || -n $(find "$old" -maxdepth 0 -mmin +1440) ]]; then
+				rm -rf "$old"
+			fi
 		done
 	dir=$(mktemp -d "$runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 	chmod 777 "$dir"
@@ -91,6 +94,21 @@ bed_vm_dump() {
 	fi
 }
 
+# EXIT trap: stop the VMs and streamers still running (the caller was
+# interrupted), so no orphan VM runs on holding the bed lock.
+bed_vm_stop_all() {
+	local p i
+	for p in "${BED_LIVE_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null || continue
+		echo "bed: stopping pid $p" >&2
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null || true
+	done
+}
+
 # Copy $1/output to stdout as it grows until QEMU pid $2 exits.
 bed_stream_output() {
 	local dir=$1 pid=$2
@@ -123,7 +141,15 @@ bed_vm_run() {
 	bed_vm_launch "$dir" \
 		-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
 	pid=$BED_VM_PID
-	bed_stream_output "$dir" "$pid"
+	BED_LIVE_PIDS=("$pid")
+	trap bed_vm_stop_all EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	trap 'exit 129' HUP
+	# In the background so that a signal to us is handled at once.
+	bed_stream_output "$dir" "$pid" &
+	BED_LIVE_PIDS+=($!)
+	wait $! || true
 	wait "$pid" || qrc=$?
 	touch "$dir/done"
 	echo "bed: VM done after $((SECONDS - t0)) s" >&2
