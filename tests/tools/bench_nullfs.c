@@ -9,7 +9,11 @@
  * then stops asking after the first ENOSYS and poll costs nothing, which
  * would leave ibfs's POLL requests out of the floor.  Here the same loop
  * makes the same three requests with no work behind them.  Served by a
- * multi-threaded session loop as ibfs is (clone_fd 0, 10 idle threads).
+ * multi-threaded session loop as ibfs is (clone_fd 0, 10 idle threads),
+ * configured as ibfs does it: at FUSE_USE_VERSION 34 fuse_session_loop_mt
+ * takes the 3.2 struct, and a fuse_loop_cfg_create() one passed there (as
+ * nullfs does) is misread as clone_fd on, max_idle_threads 0: a thread
+ * and a cloned /dev/fuse fd made and torn down for every request.
  *
  *   bench_nullfs [-f] [-s] [-o opt,...] MOUNTPOINT
  */
@@ -187,7 +191,8 @@ int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts opts;
-	struct fuse_loop_config *cfg;
+	/* As ibfs's fs_loop: one /dev/fuse fd, 10 idle threads. */
+	struct fuse_loop_config loop = { .clone_fd = 0, .max_idle_threads = 10 };
 	struct fuse_session *se;
 	int ret = 1;
 
@@ -214,13 +219,7 @@ int main(int argc, char *argv[])
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {
-		cfg = fuse_loop_cfg_create();
-		/* As ibfs's fs_loop: one /dev/fuse fd, 10 idle threads. */
-		fuse_loop_cfg_set_clone_fd(cfg, 0);
-		fuse_loop_cfg_set_idle_threads(cfg, 10);
-		fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
-		ret = fuse_session_loop_mt(se, cfg);
-		fuse_loop_cfg_destroy(cfg);
+		ret = fuse_session_loop_mt(se, &loop);
 	}
 	fuse_session_unmount(se);
 out_signals:

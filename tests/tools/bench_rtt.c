@@ -3,7 +3,7 @@
  * (bench_echo on the peer is the other half).  Used by scripts/bench.sh.
  *
  *   bench_rtt [-n ITERS] [-w WARMUP] [-s SIZE] [-t TIMEOUT_MS] [-m MODE]
- *             TX RX
+ *             [-o FILE] TX RX
  *
  * Each iteration writes one numbered SIZE-byte message to TX (one
  * write(2) is one message) and waits for the echo with that number on
@@ -27,7 +27,9 @@
  * are skipped by their number.  Prints one line:
  *   rtt: mode=M n=N lost=L min_us=.. median_us=.. p99_us=.. mean_us=..
  *        max_us=..
- * Exits 0 when at least half of the ITERS samples were taken.
+ * -o appends every sample (us, one a line) to FILE, so that runs taken in
+ * turns with another measurement can be pooled.  Exits 0 when at least
+ * half of the ITERS samples were taken.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -201,11 +203,27 @@ static double median_us(const uint64_t *v, size_t n)
 	return (v[n / 2 - 1] + v[n / 2]) / 2000.0;
 }
 
+/* Append n samples to path, in us, one a line; -1 on error. */
+static int dump_samples(const char *path, const uint64_t *v, size_t n)
+{
+	FILE *f = fopen(path, "a");
+	size_t i;
+
+	if (!f) {
+		fprintf(stderr, "bench_rtt: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(f, "%.1f\n", v[i] / 1000.0);
+	return fclose(f) ? -1 : 0;
+}
+
 /* Usage to stderr, exit 2. */
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_rtt [-n ITERS] [-w WARMUP] [-s SIZE] "
-			"[-t TIMEOUT_MS] [-m poll|reopen|floor] TX RX\n");
+			"[-t TIMEOUT_MS] [-m poll|reopen|floor] [-o FILE] "
+			"TX RX\n");
 	exit(2);
 }
 
@@ -215,11 +233,11 @@ int main(int argc, char *argv[])
 	struct rtt r = { .mode = MODE_POLL, .size = 64, .timeout_ms = 2000 };
 	struct sigaction sa = { .sa_handler = on_alarm };
 	unsigned long iters = 1000, warmup = 100, i, lost = 0, n = 0;
-	const char *mode = "poll";
+	const char *mode = "poll", *dump = NULL;
 	uint64_t *v, sum = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:w:s:t:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:s:t:m:o:")) != -1) {
 		switch (opt) {
 		case 'n':
 			iters = strtoul(optarg, NULL, 0);
@@ -232,6 +250,9 @@ int main(int argc, char *argv[])
 			break;
 		case 't':
 			r.timeout_ms = atoi(optarg);
+			break;
+		case 'o':
+			dump = optarg;
 			break;
 		case 'm':
 			mode = optarg;
@@ -285,6 +306,8 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	qsort(v, n, sizeof(*v), cmp_u64);
+	if (dump && dump_samples(dump, v, n))
+		return 1;
 	printf("rtt: mode=%s n=%lu lost=%lu min_us=%.1f median_us=%.1f "
 	       "p99_us=%.1f mean_us=%.1f max_us=%.1f\n",
 	       mode, n, lost, v[0] / 1000.0, median_us(v, n),
