@@ -13,17 +13,21 @@
 # build/bench.json.  --profile then profiles both daemons under the load
 # (strace, perf) into build/bench-profile/.  Exit 0 when every figure was
 # measured (targets missed still exit 0: this reports, it does not gate),
-# 1 when one could not be.  Sizes: BENCH_RTT_N, BENCH_SECS, BENCH_SHELL_N,
-# BENCH_IDLE_S, BENCH_UDPP_N (see defaults below); the VM is emulated, so
-# they are small.
+# 1 when one could not be.
+#
+# The host's other load drifts, so each comparison is taken in turns:
+# BENCH_ROUNDS rounds, each running ibfs and its references back to back;
+# latencies pool their samples, rates their counts and seconds.
 set -euo pipefail
 
 BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-BENCH_RTT_N=${BENCH_RTT_N:-1000}     # timed round trips (after 100 warm-up)
-BENCH_SECS=${BENCH_SECS:-5}          # seconds each stream is sent
-BENCH_SHELL_N=${BENCH_SHELL_N:-300}  # echo > file per shell loop
+BENCH_ROUNDS=${BENCH_ROUNDS:-3}      # turns of every comparison
+BENCH_RTT_N=${BENCH_RTT_N:-900}      # timed round trips over all rounds
+BENCH_SECS=${BENCH_SECS:-3}          # seconds each ibfs/null stream runs
+BENCH_PERF_SECS=${BENCH_PERF_SECS:-4} # ib_send_bw -D (first/last s not timed)
+BENCH_UDPP_N=${BENCH_UDPP_N:-1000}   # ibv_ud_pingpong iterations per run
+BENCH_SHELL_N=${BENCH_SHELL_N:-300}  # echo > file, over all rounds
 BENCH_IDLE_S=${BENCH_IDLE_S:-10}     # idle CPU window
-BENCH_UDPP_N=${BENCH_UDPP_N:-2000}   # ibv_ud_pingpong iterations
 
 # ---------------------------------------------------------------- host side
 
@@ -33,9 +37,8 @@ host_main() {
 	[[ ${1:-} == --profile ]] && prof=(--profile)
 	[[ -x $BENCH_ROOT/build/ibfs ]] || { echo "bench: build/ibfs not built (make)" >&2; return 1; }
 	log=$(mktemp)
-	export BENCH_RTT_N BENCH_SECS BENCH_SHELL_N BENCH_IDLE_S BENCH_UDPP_N
-	# Forwarded into the VM only under these names (see vm.sh).
-	export IBFS_BENCH_ENV="RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S UDPP_N=$BENCH_UDPP_N"
+	# The bed forwards only IBFS_* variables (see vm.sh): sizes go in one.
+	export IBFS_BENCH_ENV="ROUNDS=$BENCH_ROUNDS RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS PERF_SECS=$BENCH_PERF_SECS UDPP_N=$BENCH_UDPP_N SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S"
 	BED_TIMEOUT=${BED_TIMEOUT:-900} \
 		"$BENCH_ROOT/scripts/bed/run.sh" scripts/bench.sh --in-bed "${prof[@]}" |
 		tee "$log" || rc=${PIPESTATUS[0]}
@@ -63,6 +66,7 @@ declare -A FIG_VAL=() FIG_UNIT=() FIG_WHAT=()
 RATIO_LINES=()
 RATIO_ROWS=()
 RATIO_JSON=()
+declare -A ACC_SUM=() ACC_SUM2=() ACC_CNT=()
 MISSING=0
 PIDS=()
 
@@ -99,99 +103,187 @@ wait_listen() {
 	wait_for "ss -ltn | grep -q ':$1 '" 15
 }
 
-# ibv_ud_pingpong server + client, extra args "$@"; print usec/iter.
+# Accumulate a sample: ACC_SUM[$1] += $2, ACC_SUM2[$1] += $3 (a weight,
+# e.g. seconds), ACC_CNT[$1]++.  Empty values are skipped.
+acc() {
+	[[ -n ${2:-} ]] || { log "no sample for $1"; return 0; }
+	ACC_SUM[$1]=$(awk -v a="${ACC_SUM[$1]:-0}" -v b="$2" 'BEGIN { print a + b }')
+	ACC_SUM2[$1]=$(awk -v a="${ACC_SUM2[$1]:-0}" -v b="${3:-0}" 'BEGIN { print a + b }')
+	ACC_CNT[$1]=$((${ACC_CNT[$1]:-0} + 1))
+}
+
+# Mean of the samples of $1 (empty when none).
+acc_mean() {
+	[[ -n ${ACC_CNT[$1]:-} ]] || return 0
+	awk -v s="${ACC_SUM[$1]}" -v n="${ACC_CNT[$1]}" 'BEGIN { printf "%.2f", s / n }'
+}
+
+# Sum of $1 over the sum of its weights (a pooled rate; empty when none).
+acc_rate() {
+	[[ -n ${ACC_CNT[$1]:-} ]] || return 0
+	awk -v s="${ACC_SUM[$1]}" -v w="${ACC_SUM2[$1]}" 'BEGIN { if (w > 0) printf "%.2f", s / w }'
+}
+
+# The q-quantile (nearest rank) of the samples in file $1, one a line.
+quantile() {
+	[[ -s $1 ]] || return 0
+	sort -n "$1" | awk -v q="$2" '{ v[NR] = $1 } END {
+		k = int(q * NR + 0.999999); if (k < 1) k = 1; if (k > NR) k = NR
+		if (q == 0.5 && NR % 2 == 0) printf "%.1f", (v[NR / 2] + v[NR / 2 + 1]) / 2
+		else printf "%.1f", v[k] }'
+}
+
+# ibv_ud_pingpong server + client on port $1, extra args after; print the
+# client's usec/iter (the mean round trip).
 ref_ud_pingpong() {
-	local port=$1 srv out
+	local port=$1 srv tag
 	shift
-	local args=(-d "$IBFS_DEV" -i 1 -g "$GID" -p "$port" -s 64 -n "$BENCH_UDPP_N" "$@")
-	timeout 60 ibv_ud_pingpong "${args[@]}" >"$WORK/udpp-s$port.log" 2>&1 &
+	tag="udpp${*// /}-$port"
+	local args=(-d "$IBFS_DEV" -i 1 -g "$GID" -p "$port" -s 64 -n "$UDPP_N" "$@")
+	timeout 60 ibv_ud_pingpong "${args[@]}" >"$LOGS/$tag-server.log" 2>&1 &
 	srv=$!
-	bg_track "$srv"
-	wait_listen "$port" || { log "ud_pingpong server $* never listened"; return 0; }
-	timeout 60 ibv_ud_pingpong "${args[@]}" "$IBFS_IP" >"$WORK/udpp-c$port.log" 2>&1 ||
-		{ log "ud_pingpong client $* failed:"; cat "$WORK/udpp-c$port.log" >&2; }
+	wait_listen "$port" || { log "ud_pingpong server $* never listened"; kill "$srv"; return 0; }
+	timeout 60 ibv_ud_pingpong "${args[@]}" "$IBFS_IP" >"$LOGS/$tag-client.log" 2>&1 ||
+		log "ud_pingpong client $* failed (see $tag-client.log)"
 	wait "$srv" 2>/dev/null || true
-	out=$(awk '/iters in/ { v = $(NF - 1) } END { print v }' "$WORK/udpp-c$port.log")
-	echo "$out"
+	awk '/iters in/ { v = $(NF - 1) } END { print v }' "$LOGS/$tag-client.log"
 }
 
-# ib_send_bw -c UD of SIZE bytes ($2) on port $1; print "MBps msgs_per_s"
-# from the server (the receiving side).  Duration mode (BENCH_SECS, the
-# first and last second not counted): with a count, one lost datagram
-# would leave the server waiting for ever.
+# ib_send_bw -c UD of SIZE bytes ($2) on port $1, extra args after; print
+# "MBps msgs_per_s" as the server (the receiving side) reports them.
+# Duration mode (-D, the first and last second not counted): with a count,
+# one lost datagram would leave the server waiting for ever.
 ref_send_bw() {
-	local port=$1 size=$2 srv
-	local args=(-d "$IBFS_DEV" -i 1 -x "$GID" -c UD -s "$size" -D "$BENCH_SECS" -f 1 -p "$port" -F)
-	timeout 60 ib_send_bw "${args[@]}" >"$WORK/sendbw-s$port.log" 2>&1 &
+	local port=$1 size=$2 srv tag
+	shift 2
+	tag="sendbw-$size${*// /}-$port"
+	local args=(-d "$IBFS_DEV" -i 1 -x "$GID" -c UD -s "$size" -D "$PERF_SECS" -f 1 -p "$port" -F "$@")
+	timeout 60 ib_send_bw "${args[@]}" >"$LOGS/$tag-server.log" 2>&1 &
 	srv=$!
-	bg_track "$srv"
-	wait_listen "$port" || { log "ib_send_bw server never listened"; return 0; }
-	timeout 60 ib_send_bw "${args[@]}" "$IBFS_IP" >"$WORK/sendbw-c$port.log" 2>&1 ||
-		{ log "ib_send_bw client failed:"; cat "$WORK/sendbw-c$port.log" >&2; }
-	wait "$srv" 2>/dev/null || { log "ib_send_bw server failed:"; cat "$WORK/sendbw-s$port.log" >&2; }
+	wait_listen "$port" || { log "ib_send_bw server never listened"; kill "$srv"; return 0; }
+	timeout 60 ib_send_bw "${args[@]}" "$IBFS_IP" >"$LOGS/$tag-client.log" 2>&1 ||
+		log "ib_send_bw client failed (see $tag-client.log)"
+	wait "$srv" 2>/dev/null || log "ib_send_bw server failed (see $tag-server.log)"
 	awk '/#bytes/ { h = 1; next } h && NF >= 5 && $1 ~ /^[0-9]+$/ { printf "%s %.0f\n", $4, $5 * 1e6; exit }' \
-		"$WORK/sendbw-s$port.log"
+		"$LOGS/$tag-server.log"
 }
 
-# The verbs-only references, before any daemon runs.
-phase_refs() {
-	local v
-	log "ud_pingpong (polling, then events)"
-	fig udpp_poll_us "$(ref_ud_pingpong 18601)" us "ibv_ud_pingpong -s 64, polling: mean round trip"
-	fig udpp_event_us "$(ref_ud_pingpong 18602 -e)" us "ibv_ud_pingpong -s 64 -e, events: mean round trip"
-	log "ib_send_bw -c UD -s $MTU"
-	v=$(ref_send_bw 18603 "$MTU")
-	fig sendbw_mtu_MBps "${v% *}" MB/s "ib_send_bw -c UD -s $MTU: received"
-	log "ib_send_bw -c UD -s 64"
-	v=$(ref_send_bw 18604 64)
-	fig sendbw_64_msgs_per_s "${v#* }" msgs/s "ib_send_bw -c UD -s 64: received"
-}
-
-# The FUSE floor: the client's loop and a write stream on bench_nullfs.
-phase_floor() {
-	local mnt=$WORK/nullfs pid line
-	mkdir -p "$mnt"
-	"$IBFS_TOOLS/bench_nullfs" -f "$mnt" &
+# Mount bench_nullfs on $NULLMNT for the whole run (idle, it costs nothing).
+mount_nullfs() {
+	local pid
+	NULLMNT=$WORK/nullfs
+	mkdir -p "$NULLMNT"
+	"$IBFS_TOOLS/bench_nullfs" -f "$NULLMNT" &
 	pid=$!
-	on_exit "fusermount3 -u -z '$mnt' 2>/dev/null; kill $pid 2>/dev/null"
-	wait_for "grep -q ' $mnt fuse' /proc/mounts" 10 || { log "bench_nullfs did not mount"; return 0; }
-	log "FUSE floor: write+poll+read of 64 B on bench_nullfs"
-	line=$("$IBFS_TOOLS/bench_rtt" -m floor -n "$BENCH_RTT_N" -w 100 "$mnt/null" "$mnt/null" || true)
-	log "$line"
-	fig floor_median_us "$(kv median_us "$line")" us "null FUSE write+poll+read 64 B: median"
-	fig floor_p99_us "$(kv p99_us "$line")" us "null FUSE write+poll+read 64 B: p99"
-	log "FUSE floor: 64 B write stream on bench_nullfs"
-	line=$("$IBFS_TOOLS/bench_bw" send -s 64 -d "$BENCH_SECS" "$mnt/null" || true)
-	log "$line"
-	fig nullfs_write_msgs_per_s "$(kv msgs_per_s "$line")" msgs/s "null FUSE 64 B writes"
-	fusermount3 -u "$mnt" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
+	on_exit "fusermount3 -u -z '$NULLMNT' 2>/dev/null; kill $pid 2>/dev/null"
+	wait_for "grep -q ' $NULLMNT fuse' /proc/mounts" 10 || fail "bench_nullfs did not mount"
 }
 
-# Round trips through ibfs: bench_rtt on alpha, bench_echo on beta.
-phase_rtt() {
-	local echo_pid line
-	"$IBFS_TOOLS/bench_echo" -t 120 "$B/alpha/ping" "$B/alpha/pong" >"$WORK/echo.log" 2>&1 &
-	echo_pid=$!
-	bg_track "$echo_pid"
-	log "ibfs round trip, poll + O_NONBLOCK read on long-lived fds"
-	line=$("$IBFS_TOOLS/bench_rtt" -n "$BENCH_RTT_N" -w 100 "$A/beta/ping" "$A/beta/pong" || true)
+# Run bench_rtt "${@:2}" (samples go to its -o FILE), log its line and
+# count its lost round trips under $1.lost.
+rtt_run() {
+	local key=$1 line
+	shift
+	line=$("$IBFS_TOOLS/bench_rtt" "$@" || true)
 	log "$line"
-	fig rtt_median_us "$(kv median_us "$line")" us "ibfs 64 B round trip (poll): median"
-	fig rtt_p99_us "$(kv p99_us "$line")" us "ibfs 64 B round trip (poll): p99"
-	fig rtt_lost "$(kv lost "$line")" msgs "ibfs round trips lost (2 s timeout)"
-	log "ibfs round trip, reopen + blocking read per message (as cat)"
-	line=$("$IBFS_TOOLS/bench_rtt" -m reopen -n "$((BENCH_RTT_N / 2))" -w 50 "$A/beta/ping" "$A/beta/pong" || true)
-	log "$line"
-	fig rtt_reopen_median_us "$(kv median_us "$line")" us "ibfs 64 B round trip (reopen per read): median"
-	kill "$echo_pid" 2>/dev/null || true
-	wait "$echo_pid" 2>/dev/null || true
+	acc "$key.lost" "$(kv lost "$line")"
+}
+
+# One latency round: ud_pingpong both ways, the FUSE floor, ibfs both ways.
+round_latency() {
+	local r=$1 n=$((BENCH_RTT_N / ROUNDS))
+	log "latency round $r/$ROUNDS: ud_pingpong, ud_pingpong -e, FUSE floor, ibfs poll, ibfs reopen"
+	acc udpp_poll "$(ref_ud_pingpong $((18600 + r)))"
+	acc udpp_event "$(ref_ud_pingpong $((18610 + r)) -e)"
+	rtt_run floor -m floor -n "$n" -w 50 -o "$WORK/floor.us" "$NULLMNT/null" "$NULLMNT/null"
+	rtt_run rtt -n "$n" -w 50 -o "$WORK/rtt.us" "$A/beta/ping" "$A/beta/pong"
+	rtt_run reopen -m reopen -n $((n / 2)) -w 20 -o "$WORK/reopen.us" "$A/beta/ping" "$A/beta/pong"
+}
+
+# Stream SIZE-byte ($1) messages alpha -> beta on channel $2 for
+# STREAM_SECS; sets STREAM_SEND and STREAM_RECV to the tools' lines.
+stream() {
+	local size=$1 chan=$2 rpid
+	"$IBFS_TOOLS/bench_bw" recv -s "$size" -i 2000 -T 60 "$B/alpha/$chan" >"$WORK/recv-$chan.log" 2>&1 &
+	rpid=$!
+	sleep 0.5
+	STREAM_SEND=$("$IBFS_TOOLS/bench_bw" send -s "$size" -d "$STREAM_SECS" "$A/beta/$chan" || true)
+	wait "$rpid" 2>/dev/null || true
+	STREAM_RECV=$(grep '^recv:' "$WORK/recv-$chan.log" || true)
+	log "$STREAM_SEND"
+	log "$STREAM_RECV"
+	acc "$chan.sent" "$(kv n "$STREAM_SEND")"
+	acc "$chan.bad" "$(kv bad "$STREAM_RECV")"
+	acc "$chan.msgs" "$(kv n "$STREAM_RECV")" "$(kv secs "$STREAM_RECV")"
+	acc "$chan.bytes" "$(kv bytes "$STREAM_RECV")" "$(kv secs "$STREAM_RECV")"
+	acc "$chan.sendrate" "$(kv n "$STREAM_SEND")" "$(kv secs "$STREAM_SEND")"
+}
+
+# Split "A B" output of ref_send_bw into accumulators $1.MBps, $1.rate.
+acc_send_bw() {
+	local v=$2
+	[[ -n $v ]] || { log "no ib_send_bw result for $1"; return 0; }
+	acc "$1.MBps" "${v% *}"
+	acc "$1.rate" "${v#* }"
+}
+
+# One stream round: ib_send_bw at the MTU both ways, ibfs 1 MiB; the null
+# FUSE 64 B write stream, ibfs 64 B, ib_send_bw 64 B both ways.
+round_streams() {
+	local r=$1 line
+	log "stream round $r/$ROUNDS: ib_send_bw -s $MTU (poll, -e), ibfs 1 MiB, null FUSE 64 B, ibfs 64 B, ib_send_bw -s 64 (poll, -e)"
+	acc_send_bw sbw_mtu "$(ref_send_bw $((18620 + r)) "$MTU")"
+	acc_send_bw sbw_mtu_e "$(ref_send_bw $((18630 + r)) "$MTU" -e)"
+	stream 1048576 bw
+	line=$("$IBFS_TOOLS/bench_bw" send -s 64 -d "$STREAM_SECS" "$NULLMNT/null" || true)
+	log "null FUSE $line"
+	acc nullw "$(kv n "$line")" "$(kv secs "$line")"
+	stream 64 rate
+	acc_send_bw sbw_64 "$(ref_send_bw $((18640 + r)) 64)"
+	acc_send_bw sbw_64_e "$(ref_send_bw $((18650 + r)) 64 -e)"
+}
+
+# The larger of two numbers (either may be empty).
+max_of() {
+	awk -v a="${1:-}" -v b="${2:-}" 'BEGIN {
+		if (a == "" && b == "") exit
+		if (a == "") print b; else if (b == "") print a; else print (b + 0 > a + 0) ? b : a }'
+}
+
+# Turn the accumulated samples into figures.
+figures_from_rounds() {
+	local d0 d1
+	fig udpp_poll_us "$(acc_mean udpp_poll)" us "ibv_ud_pingpong -s 64, polling: mean round trip"
+	fig udpp_event_us "$(acc_mean udpp_event)" us "ibv_ud_pingpong -s 64 -e, events: mean round trip"
+	fig floor_median_us "$(quantile "$WORK/floor.us" 0.5)" us "FUSE floor: write+poll+read 64 B on bench_nullfs, median"
+	fig floor_p99_us "$(quantile "$WORK/floor.us" 0.99)" us "FUSE floor, p99"
+	fig rtt_median_us "$(quantile "$WORK/rtt.us" 0.5)" us "ibfs 64 B round trip, poll+O_NONBLOCK read: median"
+	fig rtt_p99_us "$(quantile "$WORK/rtt.us" 0.99)" us "ibfs 64 B round trip, poll+O_NONBLOCK read: p99"
+	fig rtt_reopen_median_us "$(quantile "$WORK/reopen.us" 0.5)" us "ibfs 64 B round trip, reopen+blocking read: median"
+	fig rtt_samples "$(wc -l <"$WORK/rtt.us" 2>/dev/null || true)" n "ibfs round trips timed (poll)"
+	fig rtt_lost "${ACC_SUM[rtt.lost]:-}" n "ibfs round trips lost (no echo in 2 s)"
+	fig sendbw_mtu_MBps "$(acc_mean sbw_mtu.MBps)" MB/s "ib_send_bw -c UD -s $MTU, polling: received"
+	fig sendbw_mtu_e_MBps "$(acc_mean sbw_mtu_e.MBps)" MB/s "ib_send_bw -c UD -s $MTU -e, events: received"
+	fig bw_MBps "$(acc_rate bw.bytes | awk '{ if ($1 != "") printf "%.2f", $1 / 1048576 }')" MB/s "ibfs 1 MiB messages received intact"
+	fig bw_send_MBps "$(acc_rate bw.sendrate)" MB/s "ibfs 1 MiB write(2) rate at the sender"
+	fig bw_msgs_lost "$(diff_of "${ACC_SUM[bw.sent]:-}" "${ACC_SUM[bw.msgs]:-}")" msgs "1 MiB messages sent but not received intact (of ${ACC_SUM[bw.sent]:-?})"
+	fig bw_bad "${ACC_SUM[bw.bad]:-}" msgs "1 MiB messages received damaged"
+	d0=$(drop_of "$B" alpha drop_no_recv_buf)
+	d1=$(drop_of "$B" alpha drop_queue_full)
+	fig drop_no_recv_buf "$d0" dgrams "beta's drop_no_recv_buf after the run"
+	fig drop_queue_full "$d1" msgs "beta's drop_queue_full after the run"
+	fig nullfs_write_msgs_per_s "$(acc_rate nullw)" msgs/s "null FUSE 64 B writes (bench_nullfs)"
+	fig rate_msgs_per_s "$(acc_rate rate.msgs)" msgs/s "ibfs 64 B messages received"
+	fig rate_send_msgs_per_s "$(acc_rate rate.sendrate)" msgs/s "ibfs 64 B write(2)s per second at the sender"
+	fig rate_msgs_lost "$(diff_of "${ACC_SUM[rate.sent]:-}" "${ACC_SUM[rate.msgs]:-}")" msgs "64 B messages sent but not received (of ${ACC_SUM[rate.sent]:-?})"
+	fig sendbw_64_msgs_per_s "$(acc_mean sbw_64.rate)" msgs/s "ib_send_bw -c UD -s 64, polling: received"
+	fig sendbw_64_e_msgs_per_s "$(acc_mean sbw_64_e.rate)" msgs/s "ib_send_bw -c UD -s 64 -e, events: received"
 }
 
 # $1 - $2, or nothing when either is missing.
 diff_of() {
 	[[ -n $1 && -n $2 ]] || return 0
-	echo $(($1 - $2))
+	awk -v a="$1" -v b="$2" 'BEGIN { print a - b }'
 }
 
 # A drop counter of NODE's view of PEER ($1 mount, $2 peer, $3 key).
@@ -199,68 +291,29 @@ drop_of() {
 	grep "^$3=" "$1/$2/.status" 2>/dev/null | cut -d= -f2
 }
 
-# Stream SIZE-byte messages alpha -> beta on channel CHAN for BENCH_SECS;
-# sets STREAM_SEND and STREAM_RECV to the two tools' summary lines.
-stream() {
-	local size=$1 chan=$2 rpid
-	"$IBFS_TOOLS/bench_bw" recv -s "$size" -i 5000 -T 60 "$B/alpha/$chan" >"$WORK/recv-$chan.log" 2>&1 &
-	rpid=$!
-	bg_track "$rpid"
-	sleep 0.5
-	STREAM_SEND=$("$IBFS_TOOLS/bench_bw" send -s "$size" -d "$BENCH_SECS" "$A/beta/$chan" || true)
-	wait "$rpid" 2>/dev/null || true
-	STREAM_RECV=$(grep '^recv:' "$WORK/recv-$chan.log" || true)
-	log "$STREAM_SEND"
-	log "$STREAM_RECV"
-}
-
-# 1 MiB messages streamed, received and checked byte for byte.
-phase_bw() {
-	local d0 d1 q0 q1 sent got
-	d0=$(drop_of "$B" alpha drop_no_recv_buf)
-	q0=$(drop_of "$B" alpha drop_queue_full)
-	log "ibfs bandwidth: 1 MiB writes for ${BENCH_SECS}s"
-	stream 1048576 bw
-	d1=$(drop_of "$B" alpha drop_no_recv_buf)
-	q1=$(drop_of "$B" alpha drop_queue_full)
-	sent=$(kv n "$STREAM_SEND")
-	got=$(kv n "$STREAM_RECV")
-	fig bw_MBps "$(kv MBps "$STREAM_RECV")" MB/s "ibfs 1 MiB messages received intact"
-	fig bw_send_MBps "$(kv MBps "$STREAM_SEND")" MB/s "ibfs 1 MiB write(2) rate at the sender"
-	fig bw_msgs_lost "$(diff_of "$sent" "$got")" msgs "1 MiB messages sent but not received intact (of ${sent:-?})"
-	fig bw_bad "$(kv bad "$STREAM_RECV")" msgs "1 MiB messages received damaged"
-	fig bw_drop_no_recv_buf "$(diff_of "$d1" "$d0")" dgrams "beta's drop_no_recv_buf during the stream"
-	fig bw_drop_queue_full "$(diff_of "$q1" "$q0")" msgs "beta's drop_queue_full during the stream"
-}
-
-# 64-byte messages streamed; counted at the receiver.
-phase_rate() {
-	local sent got
-	log "ibfs message rate: 64 B writes for ${BENCH_SECS}s"
-	stream 64 rate
-	sent=$(kv n "$STREAM_SEND")
-	got=$(kv n "$STREAM_RECV")
-	fig rate_msgs_per_s "$(kv msgs_per_s "$STREAM_RECV")" msgs/s "ibfs 64 B messages received"
-	fig rate_send_msgs_per_s "$(kv msgs_per_s "$STREAM_SEND")" msgs/s "ibfs 64 B write(2) rate at the sender"
-	fig rate_msgs_lost "$(diff_of "$sent" "$got")" msgs "64 B messages sent but not received (of ${sent:-?})"
-}
-
 # Messages per second of N `echo x > FILE` in a bash loop; print it.
 shell_loop() {
-	local f=$1 n=$BENCH_SHELL_N i t0 t1
+	local f=$1 n=$2 i t0 t1
 	t0=$(date +%s%N)
 	for ((i = 0; i < n; i++)); do
 		echo x >"$f"
 	done
 	t1=$(date +%s%N)
-	awk -v n="$n" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f\n", n / (ns / 1e9) }'
+	echo "$n $(awk -v ns=$((t1 - t0)) 'BEGIN { print ns / 1e9 }')"
 }
 
-# echo > file from a shell, through ibfs and into tmpfs.
+# echo > file from a shell, through ibfs and into tmpfs, in turns.
 phase_shell() {
-	log "shell loop: $BENCH_SHELL_N x echo x > file"
-	fig shell_ibfs_per_s "$(shell_loop "$A/beta/shell" || true)" msgs/s "bash: echo x > MNT/beta/s, reopened each time"
-	fig shell_tmpfs_per_s "$(shell_loop "$WORK/tmpfs-file" || true)" msgs/s "bash: the same loop into a tmpfs file"
+	local r v n=$((BENCH_SHELL_N / ROUNDS))
+	log "shell loop: $ROUNDS x $n x echo x > file, ibfs and tmpfs in turns"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		v=$(shell_loop "$A/beta/shell" "$n" || true)
+		acc shell_ibfs "${v% *}" "${v#* }"
+		v=$(shell_loop "$WORK/tmpfs-file" "$n" || true)
+		acc shell_tmpfs "${v% *}" "${v#* }"
+	done
+	fig shell_ibfs_per_s "$(acc_rate shell_ibfs)" msgs/s "bash: echo x > MNT/beta/s, reopened each time"
+	fig shell_tmpfs_per_s "$(acc_rate shell_tmpfs)" msgs/s "bash: the same loop into a tmpfs file"
 }
 
 # utime+stime clock ticks of pid $1 (all threads).
@@ -333,26 +386,28 @@ fsum() {
 
 # Table, bench:/ratio: lines, and bench.json into $BED_OUT.
 report() {
-	local n json=$BED_OUT/bench.json first=1 floor1 floor2
+	local n json=$BED_OUT/bench.json first=1 floor1 floor2 rev
+	rev=$(git -C "$BENCH_ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 	floor1=$(fsum floor_median_us udpp_event_us)
 	floor2=$(fsum floor_median_us udpp_event_us 2)
 	ratio rtt "${FIG_VAL[rtt_median_us]:-}" "$floor1" "<=" 1.2 \
 		"ibfs round trip / (FUSE floor + ud_pingpong -e)"
 	ratio rtt_both_ends "${FIG_VAL[rtt_median_us]:-}" "$floor2" "" "" \
 		"ibfs round trip / (2 x FUSE floor + ud_pingpong -e): FUSE at both ends (for scale)"
-	ratio bw "${FIG_VAL[bw_MBps]:-}" "${FIG_VAL[sendbw_mtu_MBps]:-}" ">=" 0.95 \
-		"ibfs 1 MiB bandwidth / ib_send_bw -c UD at the path MTU"
+	# The better completion mode of ib_send_bw is the reference.
+	ratio bw "${FIG_VAL[bw_MBps]:-}" "$(max_of "${FIG_VAL[sendbw_mtu_MBps]:-}" "${FIG_VAL[sendbw_mtu_e_MBps]:-}")" ">=" 0.95 \
+		"ibfs 1 MiB bandwidth / ib_send_bw -c UD at the path MTU (the better of polling and -e)"
 	ratio rate "${FIG_VAL[rate_msgs_per_s]:-}" "${FIG_VAL[nullfs_write_msgs_per_s]:-}" ">=" 0.8 \
 		"ibfs 64 B message rate / null FUSE write rate"
-	ratio rate_vs_verbs "${FIG_VAL[rate_msgs_per_s]:-}" "${FIG_VAL[sendbw_64_msgs_per_s]:-}" "" "" \
-		"ibfs 64 B message rate / ib_send_bw -c UD -s 64 (for scale)"
+	ratio rate_vs_verbs "${FIG_VAL[rate_msgs_per_s]:-}" "$(max_of "${FIG_VAL[sendbw_64_msgs_per_s]:-}" "${FIG_VAL[sendbw_64_e_msgs_per_s]:-}")" "" "" \
+		"ibfs 64 B message rate / ib_send_bw -c UD -s 64, better mode (for scale)"
 	ratio shell "${FIG_VAL[shell_ibfs_per_s]:-}" "${FIG_VAL[shell_tmpfs_per_s]:-}" "" "" \
 		"echo > ibfs file / echo > tmpfs file (for scale)"
 	ratio idle_cpu "${FIG_VAL[idle_cpu_pct]:-}" 100 "<" 0.01 \
 		"idle daemon CPU, fraction of one core"
 
 	echo
-	echo "== ibfs bench ($BED_MODE bed, $IBFS_DEV, path MTU $MTU, $(uname -r), $(date -u +%FT%TZ))"
+	echo "== ibfs bench ($rev; $BED_MODE bed, $IBFS_DEV, path MTU $MTU, $(uname -r), $(date -u +%FT%TZ))"
 	printf '%-24s %12s %-8s %s\n' figure value unit what
 	for n in "${FIG_NAMES[@]}"; do
 		printf '%-24s %12s %-8s %s\n' "$n" "${FIG_VAL[$n]:-n/a}" "${FIG_UNIT[$n]}" "${FIG_WHAT[$n]}"
@@ -368,8 +423,8 @@ report() {
 
 	{
 		echo "{"
-		printf '  "env": {"bed": "%s", "device": "%s", "path_mtu": %s, "kernel": "%s", "date": "%s", "rtt_n": %s, "secs": %s},\n' \
-			"$BED_MODE" "$IBFS_DEV" "$MTU" "$(uname -r)" "$(date -u +%FT%TZ)" "$BENCH_RTT_N" "$BENCH_SECS"
+		printf '  "env": {"ibfs": "%s", "bed": "%s", "device": "%s", "path_mtu": %s, "kernel": "%s", "date": "%s", "rounds": %s, "rtt_n": %s, "secs": %s},\n' \
+			"$rev" "$BED_MODE" "$IBFS_DEV" "$MTU" "$(uname -r)" "$(date -u +%FT%TZ)" "$ROUNDS" "$BENCH_RTT_N" "$BENCH_SECS"
 		echo '  "figures": {'
 		for n in "${FIG_NAMES[@]}"; do
 			((first)) || echo ","
@@ -395,7 +450,7 @@ report() {
 
 # The measurements, in the bed (lib.sh already sourced).
 bed_main() {
-	local profile=0 kv_env t
+	local profile=0 kv_env t r
 	[[ ${1:-} == --profile ]] && profile=1
 	# Sizes from the host come in IBFS_BENCH_ENV (the bed forwards IBFS_*).
 	for kv_env in ${IBFS_BENCH_ENV:-}; do
@@ -412,17 +467,27 @@ bed_main() {
 	GID=$(ibfs_gid_index)
 	[[ $GID != none ]] || fail "no GID for $IBFS_IP on $IBFS_DEV"
 	MTU=$(ibv_devinfo -d "$IBFS_DEV" -i 1 | awk '/active_mtu/ { print $2; exit }')
-	log "bench in the $BED_MODE bed: $IBFS_DEV gid $GID mtu $MTU, $(nproc) CPUs"
+	ROUNDS=$BENCH_ROUNDS UDPP_N=$BENCH_UDPP_N PERF_SECS=$BENCH_PERF_SECS STREAM_SECS=$BENCH_SECS
+	LOGS=$BED_OUT/logs
+	mkdir -p "$LOGS"
+	log "bench in the $BED_MODE bed: $IBFS_DEV gid $GID mtu $MTU, $(nproc) CPUs, $ROUNDS rounds"
 
-	phase_refs
-	phase_floor
+	mount_nullfs
 	ibfs_start_nodes alpha beta
 	A=$(ibfs_mnt alpha)
 	B=$(ibfs_mnt beta)
-	phase_rtt
-	phase_bw
-	phase_rate
+	# One echo on beta serves every round trip (it idles between rounds).
+	"$IBFS_TOOLS/bench_echo" -t 600 "$B/alpha/ping" "$B/alpha/pong" >"$LOGS/echo.log" 2>&1 &
+	bg_track $!
+	for ((r = 1; r <= ROUNDS; r++)); do
+		round_latency "$r"
+	done
+	for ((r = 1; r <= ROUNDS; r++)); do
+		round_streams "$r"
+	done
+	figures_from_rounds
 	phase_shell
+	bg_kill_all # the echo: idle means no client either
 	phase_idle
 	report
 	if ((profile)); then

@@ -7,6 +7,9 @@
 #   strace-LOAD-NODE.txt       the full syscall log of a short load
 #   perf-stat-LOAD-NODE.txt    software counters (perf stat) over a load
 #   perf-LOAD.txt              system-wide perf record -g, by symbol
+#   wakeup.txt                 the null FUSE write rate alone and beside a
+#                              busy loop: is the bed's FUSE cost CPU or
+#                              waking idle vCPUs?
 #   summary.txt                per-message counts drawn from the above
 # Loads: rtt (64 B round trips, poll client + echo), rate (64 B stream),
 # bw (1 MiB stream).  The counts are exact; times under strace are not.
@@ -110,11 +113,27 @@ prof_per_msg() {
 		sort -rn | awk '{ printf " %s=%s", $2, $1 } END { printf "\n" }'
 }
 
+# The null FUSE 64 B write rate alone, then with a spinning process
+# keeping the other vCPU out of idle; prints both lines.
+prof_wakeup() {
+	local hog line
+	line=$("$IBFS_TOOLS/bench_bw" send -s 64 -d 3 "$NULLMNT/null" || true)
+	echo "alone:        $line"
+	nice -n 19 bash -c 'while :; do :; done' &
+	hog=$!
+	line=$("$IBFS_TOOLS/bench_bw" send -s 64 -d 3 "$NULLMNT/null" || true)
+	kill "$hog" 2>/dev/null || true
+	wait "$hog" 2>/dev/null || true
+	echo "beside a hog: $line"
+}
+
 # Everything: fds, strace counts, strace logs, perf stat, perf record.
 profile_main() {
 	local P=$BED_OUT/profile node load n fd
 	declare -A N=([rtt]=$PROF_RTT_N [rate]=$PROF_RATE_N [bw]=$PROF_BW_N)
 	mkdir -p "$P"
+	log "profile: null FUSE writes alone and beside a busy loop"
+	prof_wakeup >"$P/wakeup.txt" 2>&1
 	log "profile: fds, strace -c, strace logs, perf stat, perf record"
 	for node in alpha beta; do
 		ls -l /proc/"${IBFS_PID[$node]}"/fd >"$P/fds-$node.txt" 2>&1 || true
@@ -168,6 +187,8 @@ profile_main() {
 				prof_fuse_ops "$P/strace-$load-$node.txt" "$fd" | sed 's/^/    /'
 			done
 		done
+		echo "null FUSE 64 B writes, alone and beside a busy loop:"
+		sed 's/^/  /' "$P/wakeup.txt"
 	} >"$P/summary.txt" 2>&1
 	cat "$P/summary.txt"
 }
