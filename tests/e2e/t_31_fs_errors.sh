@@ -9,11 +9,11 @@ IBFS_CONF_EXTRA="max_message = 64k"
 fs_three_nodes
 
 assert_match 'No such file or directory' \
-	"$(errno_of sh -c "echo x > '$A/nosuch/chat'")" "unknown node"
+	"$(errno_of bash -c "echo x > '$A/nosuch/chat'")" "unknown node"
 assert_match 'No such file or directory' \
 	"$(errno_of cat "$A/beta/never-sent")" "channel never seen"
 assert_match 'Operation not permitted' \
-	"$(errno_of sh -c "echo x > '$A/beta/.hidden'")" "dot channel"
+	"$(errno_of bash -c "echo x > '$A/beta/.hidden'")" "dot channel"
 assert_match 'Operation not permitted' \
 	"$(errno_of mkdir "$A/newnode")" "mkdir in root"
 assert_match 'Operation not permitted' \
@@ -41,7 +41,7 @@ ibfs_stop gamma
 wait_for "grep -qx state=down '$A/gamma/.status'" 30 ||
 	fail "alpha did not mark gamma down"
 assert_match 'Transport endpoint is not connected' \
-	"$(errno_of sh -c "echo x > '$A/gamma/chat'")" "write to a down peer"
+	"$(errno_of bash -c "echo x > '$A/gamma/chat'")" "write to a down peer"
 # The others keep talking meanwhile.
 echo still >"$A/beta/live"
 wait_file "$B/alpha/live"
