@@ -40,65 +40,65 @@
 #include "bootstrap.h"
 #include "log.h"
 
-#define BS_READY_MAGIC 0x49424852u	/* "IBHR": dialer has us up */
-#define BS_READY_LEN 4
-#define BS_BACKOFF_MIN_MS 100
-#define BS_BACKOFF_MAX_MS 2000
-#define BS_HELLO_TIMEOUT_MS 5000	/* at least; peer_timeout if longer */
-#define BS_LISTEN_BACKLOG 64
+#define BS_READY_MAGIC	    0x49424852u /* "IBHR": dialer has us up */
+#define BS_READY_LEN	    4
+#define BS_BACKOFF_MIN_MS   100
+#define BS_BACKOFF_MAX_MS   2000
+#define BS_HELLO_TIMEOUT_MS 5000 /* at least; peer_timeout if longer */
+#define BS_LISTEN_BACKLOG   64
 
 /* Hello field offsets: the fixed big-endian wire layout. */
 enum {
-	HO_MAGIC = 0,		/* u32 HELLO_MAGIC */
-	HO_VERSION = 4,		/* u16 */
-	HO_DELIVERY = 6,	/* u8 enum config_delivery */
-	HO_LINK_LAYER = 7,	/* u8 IBV_LINK_LAYER_* */
-	HO_NAME = 8,		/* CONFIG_NAME_MAX bytes, NUL-padded */
+	HO_MAGIC = 0,	   /* u32 HELLO_MAGIC */
+	HO_VERSION = 4,	   /* u16 */
+	HO_DELIVERY = 6,   /* u8 enum config_delivery */
+	HO_LINK_LAYER = 7, /* u8 IBV_LINK_LAYER_* */
+	HO_NAME = 8,	   /* CONFIG_NAME_MAX bytes, NUL-padded */
 	HO_QPN = HO_NAME + CONFIG_NAME_MAX, /* 72: u32 */
-	HO_QKEY = HO_QPN + 4,	/* 76: u32 */
-	HO_LID = HO_QKEY + 4,	/* 80: u16 */
-	HO_MTU = HO_LID + 2,	/* 82: u8 enum ibv_mtu */
-	HO_PAD = HO_MTU + 1,	/* 83: u8, zero */
-	HO_GID = HO_PAD + 1,	/* 84: 16 bytes */
-	HO_FLAGS = HO_GID + 16,	/* 100: u32, zero (authentication bits) */
+	HO_QKEY = HO_QPN + 4,		    /* 76: u32 */
+	HO_LID = HO_QKEY + 4,		    /* 80: u16 */
+	HO_MTU = HO_LID + 2,		    /* 82: u8 enum ibv_mtu */
+	HO_PAD = HO_MTU + 1,		    /* 83: u8, zero */
+	HO_GID = HO_PAD + 1,		    /* 84: 16 bytes */
+	HO_FLAGS = HO_GID + 16,	    /* 100: u32, zero (authentication bits) */
 	HO_RESERVED = HO_FLAGS + 4, /* 104: 8 bytes, zero */
-	HO_END = HO_RESERVED + 8, /* 112 */
+	HO_END = HO_RESERVED + 8,   /* 112 */
 };
 
 _Static_assert(HO_END == HELLO_WIRE_LEN, "hello layout and length differ");
 
 enum bs_state {
-	BS_IDLE,	/* outgoing: waiting for the next attempt */
-	BS_CONNECTING,	/* outgoing: connect in progress */
-	BS_READ_HELLO,	/* either: our hello queued, theirs awaited */
-	BS_READ_READY,	/* incoming: our hello queued, READY awaited */
-	BS_UP,		/* handshake done; EOF ends the session */
+	BS_IDLE,       /* outgoing: waiting for the next attempt */
+	BS_CONNECTING, /* outgoing: connect in progress */
+	BS_READ_HELLO, /* either: our hello queued, theirs awaited */
+	BS_READ_READY, /* incoming: our hello queued, READY awaited */
+	BS_UP,	       /* handshake done; EOF ends the session */
 };
 
 /* One TCP session, outgoing or incoming. */
 struct bs_conn {
 	int fd;
 	int outgoing;
-	int peer;		/* node index; -1 until an incoming hello */
+	int peer; /* node index; -1 until an incoming hello */
 	enum bs_state st;
-	int live;		/* counted in its peer's live sessions */
-	int64_t deadline;	/* ms; 0 = none */
+	int live;	  /* counted in its peer's live sessions */
+	int64_t deadline; /* ms; 0 = none */
 	uint8_t tx[HELLO_WIRE_LEN];
 	size_t txlen, txoff;
 	uint8_t rx[HELLO_WIRE_LEN];
 	size_t rxlen, rxwant;
-	struct hello h;		/* what the other side announced */
+	struct hello h; /* what the other side announced */
 };
 
 /* Bootstrap's view of one node. */
 struct bs_peer {
-	struct bs_conn out;	/* our session to it (unused for local) */
+	struct bs_conn out; /* our session to it (unused for local) */
 	int64_t next_try;
 	int backoff_ms;
-	int live;		/* sessions that reached BS_UP */
-	int up;			/* we called tp_peer_up */
-	struct peer_addr addr;	/* what is installed */
-	char last_err[160];	/* repeated failures are logged once */
+	int live;	       /* sessions that reached BS_UP */
+	int up;		       /* we called tp_peer_up */
+	struct peer_addr addr; /* what is installed */
+	char last_err[160];    /* repeated failures are logged once */
 };
 
 struct bootstrap {
@@ -111,10 +111,10 @@ struct bootstrap {
 	int lfd, efd;
 	int timeout_ms;
 	struct bs_peer *bp;
-	struct bs_conn *in;	/* incoming sessions */
+	struct bs_conn *in; /* incoming sessions */
 	int nin, max_in;
 	struct pollfd *pfd;
-	struct bs_conn **pconn;	/* the session of each pfd entry */
+	struct bs_conn **pconn; /* the session of each pfd entry */
 	pthread_t thr;
 	int thr_started;
 };

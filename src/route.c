@@ -28,12 +28,12 @@
 #include "log.h"
 #include "route.h"
 
-#define ROUTE_HOP_LIMIT 64	/* RoCE/global default when none is given */
+#define ROUTE_HOP_LIMIT 64 /* RoCE/global default when none is given */
 
 struct route {
 	struct tp *tp;
 	const struct config *cfg;
-	struct rdma_event_channel *ch;	/* route = sa only */
+	struct rdma_event_channel *ch; /* route = sa only */
 	int is_roce;
 	uint8_t port;
 	int gid_tbl_len;
@@ -217,8 +217,8 @@ static int route_wait_events(struct route_wait *w)
 		while (!w->done && !rdma_get_cm_event(w->r->ch, &ev)) {
 			route_handler h = NULL;
 
-			if ((unsigned)ev->event < sizeof(route_handlers) /
-							  sizeof(route_handlers[0]))
+			if ((unsigned)ev->event <
+			    sizeof(route_handlers) / sizeof(route_handlers[0]))
 				h = route_handlers[ev->event];
 			if (ev->id == w->id && h)
 				h(w, ev);
@@ -272,7 +272,7 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 {
 	const struct config_node *me = &r->cfg->nodes[r->cfg->local];
 	const struct tp_info *ti = tp_info(r->tp);
-	struct route_wait w = { .r = r };
+	struct route_wait w = {.r = r};
 	struct ibv_sa_path_rec *path;
 	char sg[INET6_ADDRSTRLEN], dg[INET6_ADDRSTRLEN];
 	int rc, idx;
@@ -345,10 +345,10 @@ int route_resolve(struct route *r, const struct config_node *node,
 	int rc;
 
 	if (remote->link_layer != ti->link_layer) {
-		log_warnx("%s: %s is on %s, we are on %s", __func__,
-			  node->name,
-			  remote->link_layer == IBV_LINK_LAYER_ETHERNET ?
-				  "RoCE" : "InfiniBand",
+		log_warnx("%s: %s is on %s, we are on %s", __func__, node->name,
+			  remote->link_layer == IBV_LINK_LAYER_ETHERNET
+				  ? "RoCE"
+				  : "InfiniBand",
 			  r->is_roce ? "RoCE" : "InfiniBand");
 		return -EPROTO;
 	}

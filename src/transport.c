@@ -40,23 +40,23 @@
 #include "transport.h"
 #include "wire.h"
 
-#define TP_POLL_BATCH 32	/* completions per ibv_poll_cq */
-#define TP_SEND_BATCH 64	/* WRs per ibv_post_send chain */
-#define TP_INLINE_WANT 256	/* inline data asked of the QP */
-#define TP_SEND_WAIT_MS 5000	/* pool exhausted this long: -EIO */
-#define TP_LOG_EVERY_MS 1000	/* rate limit of completion error lines */
+#define TP_POLL_BATCH	32   /* completions per ibv_poll_cq */
+#define TP_SEND_BATCH	64   /* WRs per ibv_post_send chain */
+#define TP_INLINE_WANT	256  /* inline data asked of the QP */
+#define TP_SEND_WAIT_MS 5000 /* pool exhausted this long: -EIO */
+#define TP_LOG_EVERY_MS 1000 /* rate limit of completion error lines */
 
 /* An AH replaced or dropped while sends that use it may be in flight. */
 struct tp_retired {
 	struct ibv_ah *ah;
-	uint64_t seq;		/* free once this many sends completed */
+	uint64_t seq; /* free once this many sends completed */
 	struct tp_retired *next;
 };
 
 /* Who may send to us: what a peer announced (qpn, GID, LID). */
 struct tp_src {
 	int valid;
-	uint64_t linger_until;	/* ms; after a down, until then still ours */
+	uint64_t linger_until; /* ms; after a down, until then still ours */
 	uint32_t qpn;
 	uint16_t lid;
 	union ibv_gid gid;
@@ -75,7 +75,7 @@ struct tp {
 	struct tp_ops ops;
 	void *arg;
 	struct tp_info info;
-	uint32_t self_id;	/* wire id of the local node */
+	uint32_t self_id; /* wire id of the local node */
 
 	struct ibv_context *ctx;
 	struct ibv_device_attr dattr;
@@ -85,36 +85,36 @@ struct tp {
 	struct ibv_qp *qp;
 	uint8_t *sbuf, *rbuf;
 	struct ibv_mr *smr, *rmr;
-	size_t rslot;		/* receive slot: GRH + mtu_bytes */
+	size_t rslot; /* receive slot: GRH + mtu_bytes */
 	uint32_t max_inline;
 	uint32_t sig_every;
 
 	/* Send side, under slock. */
 	pthread_mutex_t slock;
-	uint64_t s_posted;	/* WRs posted so far */
-	uint64_t s_done;	/* WRs known complete (wr_id = seq) */
-	uint64_t s_last_sig;	/* seq of the last signalled WR */
-	int sig_next;		/* signal the next WR (an AH waits) */
+	uint64_t s_posted;   /* WRs posted so far */
+	uint64_t s_done;     /* WRs known complete (wr_id = seq) */
+	uint64_t s_last_sig; /* seq of the last signalled WR */
+	int sig_next;	     /* signal the next WR (an AH waits) */
 	struct tp_retired *retired;
 	struct ibv_send_wr swr[TP_SEND_BATCH];
 	struct ibv_sge ssge[TP_SEND_BATCH];
 	uint64_t last_serr_ms;
 	unsigned long serr_suppressed;
-	int sq_error;		/* a send failed: the QP may sit in SQE */
+	int sq_error; /* a send failed: the QP may sit in SQE */
 
 	/* Receive side: only the progress thread touches these. */
 	struct ibv_recv_wr *rwr;
 	struct ibv_sge *rsge;
-	uint32_t *rfree;	/* slots waiting to be reposted */
+	uint32_t *rfree; /* slots waiting to be reposted */
 	uint32_t nrfree;
 	uint64_t last_rerr_ms;
 	unsigned long rerr_suppressed;
 
 	pthread_rwlock_t srclock;
-	struct tp_src *src;	/* npeers entries */
+	struct tp_src *src; /* npeers entries */
 	pthread_mutex_t rlock;
 	struct wire_reasm *reasm;
-	atomic_uint *msg_ids;	/* next msg_id per peer */
+	atomic_uint *msg_ids; /* next msg_id per peer */
 
 	pthread_t thr;
 	int thr_started;
@@ -142,9 +142,9 @@ static void tp_add(atomic_uint_fast64_t *c, uint64_t v)
 
 /* Names for ibv_port_state in error messages. */
 static const char *const tp_port_states[] = {
-	[IBV_PORT_NOP] = "NOP",		  [IBV_PORT_DOWN] = "DOWN",
-	[IBV_PORT_INIT] = "INIT",	  [IBV_PORT_ARMED] = "ARMED",
-	[IBV_PORT_ACTIVE] = "ACTIVE",	  [IBV_PORT_ACTIVE_DEFER] = "ACTIVE_DEFER",
+	[IBV_PORT_NOP] = "NOP",	      [IBV_PORT_DOWN] = "DOWN",
+	[IBV_PORT_INIT] = "INIT",     [IBV_PORT_ARMED] = "ARMED",
+	[IBV_PORT_ACTIVE] = "ACTIVE", [IBV_PORT_ACTIVE_DEFER] = "ACTIVE_DEFER",
 };
 
 /* The port state as a word, for "port 1 of rxe0 is DOWN". */
@@ -159,8 +159,8 @@ static const char *tp_port_state_str(enum ibv_port_state s)
 /* Whether gid is IPv4-mapped (::ffff:a.b.c.d), as RoCE v2 IPv4 GIDs are. */
 static int tp_gid_is_v4mapped(const union ibv_gid *gid)
 {
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0,
-					 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t pfx[12] = {0, 0, 0, 0, 0,	  0,
+					0, 0, 0, 0, 0xff, 0xff};
 
 	return !memcmp(gid->raw, pfx, sizeof(pfx));
 }
@@ -415,7 +415,7 @@ static int tp_alloc_mr(struct tp *tp, size_t len, uint8_t **buf,
 /* The UD QP, with as much inline data as the device grants (maybe none). */
 static int tp_create_qp(struct tp *tp)
 {
-	static const uint32_t inl[] = { TP_INLINE_WANT, 64, 0 };
+	static const uint32_t inl[] = {TP_INLINE_WANT, 64, 0};
 	struct ibv_qp_init_attr ia;
 	size_t i;
 
@@ -488,8 +488,8 @@ static int tp_post_recvs(struct tp *tp)
 		return 0;
 	for (i = 0; i < tp->nrfree; i++) {
 		slot = tp->rfree[i];
-		tp->rsge[i].addr = (uintptr_t)(tp->rbuf + (size_t)slot *
-							     tp->rslot);
+		tp->rsge[i].addr =
+			(uintptr_t)(tp->rbuf + (size_t)slot * tp->rslot);
 		tp->rsge[i].length = tp->rslot;
 		tp->rsge[i].lkey = tp->rmr->lkey;
 		tp->rwr[i].wr_id = slot;
@@ -720,8 +720,7 @@ static int tp_post_frags(struct tp *tp, const struct tp_dest *d,
 		/* Signal every Nth, under pool pressure, and when asked. */
 		freeafter = depth - (uint32_t)(seq - tp->s_done);
 		if (seq - tp->s_last_sig >= tp->sig_every ||
-		    freeafter < tp->sig_every ||
-		    (tp->sig_next && k == n - 1)) {
+		    freeafter < tp->sig_every || (tp->sig_next && k == n - 1)) {
 			tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
 			tp->s_last_sig = seq;
 			tp->sig_next = 0;
@@ -810,8 +809,8 @@ static void tp_grh_sgid(const void *grhbuf, union ibv_gid *sgid)
 	struct iphdr ip4;
 	uint32_t vtf = be32toh(grh->version_tclass_flow);
 
-	memcpy(&ip4, (const uint8_t *)grhbuf + sizeof(struct ibv_grh) -
-			     sizeof(ip4),
+	memcpy(&ip4,
+	       (const uint8_t *)grhbuf + sizeof(struct ibv_grh) - sizeof(ip4),
 	       sizeof(ip4));
 	if (((vtf >> 28) & 0xf) != 6 && ip4.version == 4) {
 		memset(sgid, 0, sizeof(*sgid));
@@ -869,7 +868,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 	int rc;
 
 	if (wc->wr_id >= tp->cfg->recv_depth)
-		return 0;	/* not ours: nothing to repost */
+		return 0; /* not ours: nothing to repost */
 	tp->rfree[tp->nrfree++] = (uint32_t)wc->wr_id;
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR) {
@@ -885,8 +884,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		peer_count_drop(NULL, &tp->totals, DROP_UNKNOWN_SRC);
 		return 0;
 	}
-	if (wc->byte_len < grhlen + WIRE_HDR_LEN ||
-	    wc->byte_len > tp->rslot) {
+	if (wc->byte_len < grhlen + WIRE_HDR_LEN || wc->byte_len > tp->rslot) {
 		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
 		return 0;
 	}
@@ -901,8 +899,8 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		done->p = p;
 		return 1;
 	}
-	if (rc < 0 && -rc < (int)(sizeof(tp_wire_drops) /
-				  sizeof(tp_wire_drops[0])))
+	if (rc < 0 &&
+	    -rc < (int)(sizeof(tp_wire_drops) / sizeof(tp_wire_drops[0])))
 		peer_count_drop(p, &tp->totals, tp_wire_drops[-rc]);
 	return 0;
 }
@@ -1019,7 +1017,7 @@ static void tp_busy_loop(struct tp *tp)
 		}
 		now = tp_now_ms();
 		if (now >= next_expire) {
-			tp->timer_armed = 1;	/* no timerfd in this mode */
+			tp->timer_armed = 1; /* no timerfd in this mode */
 			tp_expire(tp);
 			next_expire = now + 50;
 		}
@@ -1434,8 +1432,7 @@ static void tp_src_set(struct tp *tp, struct peer *p,
 }
 
 /* Accept p's datagrams before it is up (handshake, first half). */
-void tp_peer_expect(struct tp *tp, struct peer *p,
-		    const struct peer_addr *addr)
+void tp_peer_expect(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 {
 	tp_src_set(tp, p, addr);
 }

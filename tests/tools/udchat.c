@@ -34,7 +34,7 @@
 #include "wire.h"
 
 #define UC_MAX_SPECS 32
-#define UC_HDR 12
+#define UC_HDR	     12
 
 /* One -s PEER:CHAN:SIZE:COUNT batch. */
 struct uc_spec {
@@ -42,8 +42,8 @@ struct uc_spec {
 	char chan[CONFIG_NAME_MAX];
 	size_t size;
 	unsigned count;
-	int idx;		/* peer index */
-	uint64_t epoch_sent;	/* epoch the batch went out at; 0 = never */
+	int idx;	     /* peer index */
+	uint64_t epoch_sent; /* epoch the batch went out at; 0 = never */
 };
 
 struct uc {
@@ -135,8 +135,8 @@ static int uc_deliver(void *arg, struct peer *p, const char *chan, void *data,
 			  p->conf->name, chan, why);
 	} else {
 		atomic_fetch_add(&uc->rx_ok, 1);
-		log_debug("udchat: %zu bytes from %s on %s", len,
-			  p->conf->name, chan);
+		log_debug("udchat: %zu bytes from %s on %s", len, p->conf->name,
+			  chan);
 	}
 	free(data);
 	return 0;
@@ -203,7 +203,7 @@ static int uc_send_batch(struct uc *uc, struct tp *tp, struct peer *peers,
 			rc = tp_send(tp, p, s->chan, buf, s->size);
 			if (rc != -ENOTCONN)
 				break;
-			usleep(50000);	/* the peer is between sessions */
+			usleep(50000); /* the peer is between sessions */
 		}
 		if (rc) {
 			uc->tx_fail++;
@@ -228,8 +228,8 @@ static void uc_print_counters(const struct config *cfg, struct peer *peers,
 	int i, d;
 
 	for (i = 0; i <= cfg->nnodes; i++) {
-		struct peer_counters *c = i < cfg->nnodes ? &peers[i].cnt
-							  : tp_totals(tp);
+		struct peer_counters *c =
+			i < cfg->nnodes ? &peers[i].cnt : tp_totals(tp);
 		char drops[512];
 		size_t off = 0;
 
@@ -239,9 +239,10 @@ static void uc_print_counters(const struct config *cfg, struct peer *peers,
 					" drop_%s=%" PRIuFAST64,
 					peer_drop_names[d],
 					atomic_load(&c->drops[d]));
-		printf("counters %s: msgs_tx=%" PRIuFAST64 " bytes_tx=%" PRIuFAST64
-		       " msgs_rx=%" PRIuFAST64 " bytes_rx=%" PRIuFAST64
-		       " ah_resolutions=%" PRIuFAST64 "%s\n",
+		printf("counters %s: msgs_tx=%" PRIuFAST64
+		       " bytes_tx=%" PRIuFAST64 " msgs_rx=%" PRIuFAST64
+		       " bytes_rx=%" PRIuFAST64 " ah_resolutions=%" PRIuFAST64
+		       "%s\n",
 		       i < cfg->nnodes ? cfg->nodes[i].name : "total",
 		       atomic_load(&c->msgs_tx), atomic_load(&c->bytes_tx),
 		       atomic_load(&c->msgs_rx), atomic_load(&c->bytes_rx),
@@ -271,7 +272,7 @@ static void uc_usage(void)
 int main(int argc, char *argv[])
 {
 	static struct uc_spec specs[UC_MAX_SPECS];
-	struct tp_ops ops = { .deliver = uc_deliver };
+	struct tp_ops ops = {.deliver = uc_deliver};
 	const char *conf = NULL, *name = NULL;
 	struct config cfg;
 	struct peer *peers = NULL;
@@ -386,7 +387,8 @@ int main(int argc, char *argv[])
 			s->epoch_sent = ep;
 			uc_send_batch(&uc, tp, peers, cfg.local, s, pace_us);
 		}
-		if (atomic_load(&uc.rx_ok) + atomic_load(&uc.rx_bad) >= expect &&
+		if (atomic_load(&uc.rx_ok) + atomic_load(&uc.rx_bad) >=
+			    expect &&
 		    !resend)
 			break;
 		if (resend && atomic_load(&uc.rx_ok) >= expect)

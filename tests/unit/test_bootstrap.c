@@ -51,7 +51,7 @@ static void test_roundtrip(void **state)
 /* The layout is fixed and big-endian, whatever the host. */
 static void test_layout(void **state)
 {
-	uint8_t buf[HELLO_WIRE_LEN], want_qpn[4] = { 0, 0, 0, 0x11 };
+	uint8_t buf[HELLO_WIRE_LEN], want_qpn[4] = {0, 0, 0, 0x11};
 	struct hello h;
 	char name[CONFIG_NAME_MAX];
 	int i;
@@ -142,7 +142,7 @@ static void test_unterminated_name(void **state)
 /* Names that config would refuse are refused on the wire too. */
 static void test_bad_names(void **state)
 {
-	static const char *const bad[] = { "", "a/b", ".hidden" };
+	static const char *const bad[] = {"", "a/b", ".hidden"};
 	uint8_t buf[HELLO_WIRE_LEN];
 	struct hello d;
 	size_t i;

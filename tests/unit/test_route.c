@@ -9,8 +9,7 @@
 #include "route.h"
 
 /* ::ffff:10.0.2.15, the bed's RoCE v2 GID. */
-static void gid_v4(union ibv_gid *g, uint8_t a, uint8_t b, uint8_t c,
-		   uint8_t d)
+static void gid_v4(union ibv_gid *g, uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
 	memset(g, 0, sizeof(*g));
 	g->raw[10] = g->raw[11] = 0xff;

@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# t_13 with route = gid: the new QPN is taken from the new hello.
+# timeout: 240
+ROUTE=gid exec bash "$(dirname "$0")/t_13_transport_restart.sh"
