@@ -1320,7 +1320,12 @@ int fs_loop(struct fs *fs)
 		.max_idle_threads = 10,
 	};
 
-	return fuse_session_loop_mt(fs->se, &lc) ? -EIO : 0;
+	int rc = fuse_session_loop_mt(fs->se, &lc);
+
+	/* A positive value is the signal that ended the loop: a clean stop. */
+	if (rc > 0)
+		log_info("signal %d: shutting down", rc);
+	return rc < 0 ? -EIO : 0;
 }
 
 /* Stop the reaper and answer every parked reader: the daemon is going. */

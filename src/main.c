@@ -245,6 +245,9 @@ int main(int argc, char *argv[])
 	ready = -1;
 	rc = fs_loop(fs);
 	status = rc ? 1 : 0;
+	if (rc)
+		log_warnx("serving %s failed: %s", fo.mountpoint, strerror(-rc));
+	rc = 0;
 	log_info("unmounting %s", fo.mountpoint);
 	fs_unmount(fs);
 out_bootstrap:

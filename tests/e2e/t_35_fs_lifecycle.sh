@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Lifecycle: read_timeout turns a wait into EOF; SIGTERM gives waiting
+# readers an error and the daemon exits 0; so does umount; --help and
+# --version need no device; a bad config exits 2 before mounting.
+# timeout: 150
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fslib.sh"
+need_bin
+
+"$IBFS_BIN" --help | grep -q -- '-c, --config' || fail "--help"
+"$IBFS_BIN" --version | grep -q '^ibfs ' || fail "--version"
+printf '[global]\nbogus = 1\n[node alpha]\naddr = 10.0.2.15\n' >"$WORK/bad.conf"
+mkdir -p "$WORK/badmnt"
+rc=0
+out=$("$IBFS_BIN" -c "$WORK/bad.conf" -n alpha -f "$WORK/badmnt" 2>&1) || rc=$?
+assert_eq 2 "$rc" "exit status for a bad config"
+assert_match 'bad.conf:2' "$out" "error names file and line"
+! grep -q " $WORK/badmnt " /proc/mounts || fail "mounted despite a bad config"
+
+IBFS_CONF_EXTRA="read_timeout = 1500ms"
+ibfs_start_nodes alpha beta
+A=$(ibfs_mnt alpha)
+B=$(ibfs_mnt beta)
+
+touch "$B/alpha/t"
+start=$(date +%s%N)
+out=$(timeout 20 cat "$B/alpha/t") || fail "cat with read_timeout failed"
+took=$((($(date +%s%N) - start) / 1000000))
+assert_eq "" "$out" "nothing read"
+((took >= 1400 && took < 8000)) || fail "read_timeout wait took ${took} ms"
+log "read_timeout: EOF after ${took} ms"
+
+# SIGTERM with a reader waiting: the reader gets an error, the daemon 0.
+IBFS_CONF_EXTRA=""
+ibfs_write_conf alpha beta
+ibfs_stop beta
+ibfs_start beta
+touch "$B/alpha/w"
+timeout 30 cat "$B/alpha/w" >/dev/null 2>"$WORK/reader.err" &
+reader=$!
+sleep 1
+kill -0 "$reader" 2>/dev/null || fail "reader did not wait"
+pid=${IBFS_PID[beta]}
+kill -TERM "$pid"
+rc=0
+wait "$reader" || rc=$?
+((rc != 0 && rc != 124)) || fail "waiting reader: status $rc, want an error"
+rc=0
+wait "$pid" || rc=$?
+assert_eq 0 "$rc" "daemon exit status after SIGTERM"
+unset "IBFS_PID[beta]"
+! grep -q " $B " /proc/mounts || fail "beta still mounted after SIGTERM"
+log "SIGTERM: reader got '$(head -c 80 "$WORK/reader.err")', daemon exit 0"
+
+# umount: the daemon notices and exits 0.
+pid=${IBFS_PID[alpha]}
+fusermount3 -u "$A" || fail "fusermount3 -u"
+rc=0
+wait "$pid" || rc=$?
+assert_eq 0 "$rc" "daemon exit status after umount"
+unset "IBFS_PID[alpha]"
