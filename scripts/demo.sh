@@ -27,7 +27,7 @@ if [[ ${2:-} != --ns && $(id -u) == 0 ]] && command -v unshare >/dev/null &&
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ibfs-demo.XXXXXX")
-# shellcheck source=../tests/e2e/lib.sh
+# shellcheck source=tests/e2e/lib.sh
 source "$ROOT/tests/e2e/lib.sh"
 
 DEMO_MNT=$WORK/mnt
