@@ -7,6 +7,10 @@
 #   make unit       unit tests only (no root, no VM)
 #   make e2e        end-to-end tests only, in the test bed
 #   make SANITIZE=address,undefined check
+#   make demo       three nodes in the test bed and a conversation among them
+#   make bench      ibfs beside ibv_ud_pingpong, ib_send_bw and a null FUSE fs
+#   make fuzz       libFuzzer on the datagram decoder and the config loader
+#   make install    PREFIX=/usr/local DESTDIR=; make uninstall undoes it
 
 PKGS     := fuse3 libibverbs librdmacm inih
 CC       ?= cc
@@ -123,3 +127,19 @@ demo:
 .PHONY: bench
 bench: all
 	scripts/bench.sh $(BENCH_FLAGS)
+
+# libFuzzer targets (clang): the datagram decoder with reassembly, and the
+# config loader, FUZZ_TIME seconds each.  Crashes land in build/fuzz/;
+# each one found becomes a unit test.
+FUZZ_TIME ?= 60
+FUZZ_CC   ?= clang
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude
+.PHONY: fuzz
+fuzz: deps
+	@mkdir -p $(B)/fuzz/wire $(B)/fuzz/config
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz/fuzz_wire tests/fuzz/fuzz_wire.c src/wire.c src/log.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz/fuzz_config tests/fuzz/fuzz_config.c src/config.c src/log.c -linih
+	cd $(B)/fuzz && ./fuzz_wire -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+		wire $(CURDIR)/tests/fuzz/corpus/wire
+	cd $(B)/fuzz && ./fuzz_config -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+		config $(CURDIR)/tests/fuzz/corpus/config

@@ -7,6 +7,8 @@ set -euo pipefail
 PKGS=(
 	# build
 	build-essential pkg-config git clang-format
+	# make fuzz (libFuzzer)
+	clang libclang-rt-14-dev
 	libfuse3-dev libibverbs-dev librdmacm-dev libinih-dev libssl-dev
 	# unit tests
 	libcmocka-dev
