@@ -117,14 +117,15 @@ bed_stream_output() {
 	tail -c +1 -f --pid="$pid" "$dir/output"
 }
 
-# Take the bed lock (fd 9) so VMs in this checkout run one at a time: on
-# 2 cores, parallel TCG VMs starve each other into spurious test timeouts.
-# Gives up waiting after BED_LOCK_WAIT s and runs anyway; BED_LOCK=0 skips.
+# Take the machine-wide bed lock (fd 9) so bed VMs, from any checkout, run
+# one at a time: on 2 cores, parallel TCG VMs starve each other into
+# spurious test timeouts (and skew benchmarks). Gives up waiting after
+# BED_LOCK_WAIT s and runs anyway; BED_LOCK=0 skips it.
 bed_lock() {
 	[[ ${BED_LOCK:-1} == 1 ]] || return 0
-	exec 9>"$BED_CACHE/.lock"
+	exec 9>>"${BED_LOCK_FILE:-/tmp/ibfs-bed.lock}"
 	flock -n 9 && return 0
-	echo "bed: waiting for another bed run in this checkout (BED_LOCK=0 to not wait)" >&2
+	echo "bed: waiting for another bed VM on this machine (BED_LOCK=0 to not wait)" >&2
 	flock -w "${BED_LOCK_WAIT:-1800}" 9 || echo "bed: lock wait timed out; running anyway" >&2
 }
 
