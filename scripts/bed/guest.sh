@@ -40,6 +40,9 @@ main() {
 		return 1
 	fi
 	export IBFS_DEV=rxe0 IBFS_IP=$BED_IP BED_MODE=vm BED_OUT=$IO/out
+	if [[ -d /run/bed-share ]]; then
+		export BED_SHARE=/run/bed-share BED_MODE=pair
+	fi
 	mkdir -p "$BED_OUT"
 	touch "$IO/up"
 	log "up: rxe0 on eth0 $BED_IP; running: ${BED_ARGV[*]}"

@@ -52,6 +52,7 @@ bed_write_env() {
 		printf 'BED_ARGV=('
 		printf ' %q' "$@"
 		printf ' )\n'
+		[[ -z ${BED_EXTRA_ENV:-} ]] || echo "$BED_EXTRA_ENV"
 		for name in $(compgen -e | grep -E "$BED_FORWARD_RE" || true); do
 			printf 'export %s=%q\n' "$name" "${!name}"
 		done
@@ -109,12 +110,17 @@ bed_vm_stop_all() {
 	done
 }
 
-# Copy $1/output to stdout as it grows until QEMU pid $2 exits.
+# Copy $1/output to stdout as it grows until QEMU pid $2 exits, each line
+# prefixed with $3 when given.
 bed_stream_output() {
-	local dir=$1 pid=$2
+	local dir=$1 pid=$2 prefix=${3:-}
 	while [[ ! -e $dir/output ]] && kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
 	[[ -e $dir/output ]] || return 0
-	tail -c +1 -f --pid="$pid" "$dir/output"
+	if [[ -z $prefix ]]; then
+		tail -c +1 -f --pid="$pid" "$dir/output"
+	else
+		tail -c +1 -f --pid="$pid" "$dir/output" | sed -u "s/^/$prefix/"
+	fi
 }
 
 # Take the machine-wide bed lock (fd 9) so bed VMs, from any checkout, run
@@ -129,13 +135,44 @@ bed_lock() {
 	flock -w "${BED_LOCK_WAIT:-1800}" 9 || echo "bed: lock wait timed out; running anyway" >&2
 }
 
-# Boot one VM (user-mode network, no outside reach), run argv in it.
-bed_vm_run() {
-	local dir pid qrc=0 t0
+# Install the traps that stop our VMs if we are interrupted.
+bed_vm_traps() {
+	trap bed_vm_stop_all EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	trap 'exit 129' HUP
+}
+
+# Print the exit code for node dir $1 whose QEMU exited $2 (see top).
+bed_vm_result() {
+	local dir=$1 qrc=$2
+	if [[ ! -e $dir/up ]]; then
+		echo "bed: the VM test bed did not come up (qemu exit $qrc)" >&2
+		bed_vm_dump "$dir"
+		echo 125
+	elif [[ ! -e $dir/rc ]]; then
+		echo "bed: command did not finish (qemu exit $qrc, hard timeout ${BED_TIMEOUT}s)" >&2
+		bed_vm_dump "$dir"
+		echo 124
+	else
+		cat "$dir/rc"
+	fi
+}
+
+# Lock, prepare boot files, make a run dir: sets BED_RUNDIR. (Not in a
+# $(...) subshell: the lock and BED_KVER etc. must stay with us.)
+bed_vm_prepare() {
 	mkdir -p "$BED_CACHE"
 	bed_lock
 	bed_kernel_prepare
-	dir=$(bed_new_rundir)
+	BED_RUNDIR=$(bed_new_rundir)
+}
+
+# Boot one VM (user-mode network, no outside reach), run argv in it.
+bed_vm_run() {
+	local dir pid qrc=0 t0
+	bed_vm_prepare
+	dir=$BED_RUNDIR
 	bed_write_env "$dir" bed 10.0.2.15 "$@"
 	t0=$SECONDS
 	echo "bed: booting VM ($BED_KVER, tcg, -smp $BED_SMP, $BED_MEM), run dir $dir" >&2
@@ -143,10 +180,7 @@ bed_vm_run() {
 		-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0
 	pid=$BED_VM_PID
 	BED_LIVE_PIDS=("$pid")
-	trap bed_vm_stop_all EXIT
-	trap 'exit 143' TERM
-	trap 'exit 130' INT
-	trap 'exit 129' HUP
+	bed_vm_traps
 	# In the background so that a signal to us is handled at once.
 	bed_stream_output "$dir" "$pid" &
 	BED_LIVE_PIDS+=($!)
@@ -154,15 +188,73 @@ bed_vm_run() {
 	wait "$pid" || qrc=$?
 	touch "$dir/done"
 	echo "bed: VM done after $((SECONDS - t0)) s" >&2
-	if [[ ! -e $dir/up ]]; then
-		echo "bed: the VM test bed did not come up (qemu exit $qrc)" >&2
-		bed_vm_dump "$dir"
-		return 125
-	fi
-	if [[ ! -e $dir/rc ]]; then
-		echo "bed: command did not finish (qemu exit $qrc, hard timeout ${BED_TIMEOUT}s)" >&2
-		bed_vm_dump "$dir"
-		return 124
-	fi
-	return "$(cat "$dir/rc")"
+	return "$(bed_vm_result "$dir" "$qrc")"
+}
+
+# Print a free TCP port on 127.0.0.1.
+bed_free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+	done
+}
+
+# Boot two VMs, node1 (192.0.2.1) and node2 (192.0.2.2), joined by a QEMU
+# socket link (distinct GIDs, so real inter-node RoCE v2), each with -smp 1,
+# and run argv on both. In the guests: BED_NODE_INDEX (1|2), BED_NODES=2,
+# BED_PEER_IPS, BED_SHARE (a dir both see, for barriers). Output lines are
+# prefixed "[nodeN] "; returns the first non-zero node result.
+bed_vm_run_pair() {
+	local dir i port pids=() rcs=() qrc t0 rc=0 r
+	bed_vm_prepare
+	dir=$BED_RUNDIR
+	mkdir -p "$dir/share" && chmod 777 "$dir/share"
+	port=$(bed_free_port)
+	t0=$SECONDS
+	echo "bed: booting 2 VMs ($BED_KVER, tcg, -smp 1 each), run dir $dir" >&2
+	bed_vm_traps
+	for i in 1 2; do
+		mkdir -p "$dir/node$i" && chmod 777 "$dir/node$i"
+		BED_EXTRA_ENV="export BED_NODE_INDEX=$i BED_NODES=2 BED_PEER_IPS='192.0.2.1 192.0.2.2'" \
+			bed_write_env "$dir/node$i" "node$i" "192.0.2.$i" "$@"
+		local net=listen
+		((i == 1)) || net=connect
+		BED_SMP=1 BED_MEM=${BED_PAIR_MEM:-1536M} bed_vm_launch "$dir/node$i" \
+			-netdev "socket,id=n0,$net=127.0.0.1:$port" \
+			-device "virtio-net-pci,netdev=n0,mac=52:54:00:12:35:0$i" \
+			-fsdev "local,id=fsshare,path=$dir/share,security_model=none" \
+			-device virtio-9p-pci,fsdev=fsshare,mount_tag=bedshare
+		pids+=("$BED_VM_PID")
+		BED_LIVE_PIDS+=("$BED_VM_PID")
+		# node2 connects: wait until node1's QEMU listens.
+		((i == 2)) || wait_listen "$port" "$BED_VM_PID"
+	done
+	for i in 1 2; do
+		bed_stream_output "$dir/node$i" "${pids[i - 1]}" "[node$i] " &
+		BED_LIVE_PIDS+=($!)
+	done
+	for i in 1 2; do
+		qrc=0
+		wait "${pids[i - 1]}" || qrc=$?
+		rcs+=("$qrc")
+	done
+	wait
+	touch "$dir/done"
+	echo "bed: VMs done after $((SECONDS - t0)) s" >&2
+	for i in 1 2; do
+		r=$(bed_vm_result "$dir/node$i" "${rcs[i - 1]}")
+		((rc != 0)) || rc=$r
+	done
+	return "$rc"
+}
+
+# Wait (max 10 s) until 127.0.0.1:$1 listens or pid $2 exits.
+wait_listen() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+		kill -0 "$2" 2>/dev/null || return 0
+		sleep 0.1
+	done
 }
