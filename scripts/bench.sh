@@ -25,6 +25,8 @@ BENCH_ROUNDS=${BENCH_ROUNDS:-3}      # turns of every comparison
 BENCH_RTT_N=${BENCH_RTT_N:-900}      # timed round trips over all rounds
 BENCH_SECS=${BENCH_SECS:-3}          # seconds each ibfs/null stream runs
 BENCH_PERF_SECS=${BENCH_PERF_SECS:-4} # ib_send_bw -D (first/last s not timed)
+BENCH_PERF_N=${BENCH_PERF_N:-5000}   # ib_send_bw -e iterations
+BENCH_BLOCK=${BENCH_BLOCK:-50}       # round trips per turn
 BENCH_UDPP_N=${BENCH_UDPP_N:-1000}   # ibv_ud_pingpong iterations per run
 BENCH_SHELL_N=${BENCH_SHELL_N:-300}  # echo > file, over all rounds
 BENCH_IDLE_S=${BENCH_IDLE_S:-10}     # idle CPU window
@@ -38,7 +40,7 @@ host_main() {
 	[[ -x $BENCH_ROOT/build/ibfs ]] || { echo "bench: build/ibfs not built (make)" >&2; return 1; }
 	log=$(mktemp)
 	# The bed forwards only IBFS_* variables (see vm.sh): sizes go in one.
-	export IBFS_BENCH_ENV="ROUNDS=$BENCH_ROUNDS RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS PERF_SECS=$BENCH_PERF_SECS UDPP_N=$BENCH_UDPP_N SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S"
+	export IBFS_BENCH_ENV="ROUNDS=$BENCH_ROUNDS RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS PERF_SECS=$BENCH_PERF_SECS PERF_N=$BENCH_PERF_N BLOCK=$BENCH_BLOCK UDPP_N=$BENCH_UDPP_N SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S"
 	BED_TIMEOUT=${BED_TIMEOUT:-900} \
 		"$BENCH_ROOT/scripts/bed/run.sh" scripts/bench.sh --in-bed "${prof[@]}" |
 		tee "$log" || rc=${PIPESTATUS[0]}
@@ -142,7 +144,7 @@ ref_ud_pingpong() {
 	local args=(-d "$IBFS_DEV" -i 1 -g "$GID" -p "$port" -s 64 -n "$UDPP_N" "$@")
 	timeout 60 ibv_ud_pingpong "${args[@]}" >"$LOGS/$tag-server.log" 2>&1 &
 	srv=$!
-	wait_listen "$port" || { log "ud_pingpong server $* never listened"; kill "$srv"; return 0; }
+	wait_listen "$port" || { log "ud_pingpong server $* never listened (see $tag-server.log)"; return 0; }
 	timeout 60 ibv_ud_pingpong "${args[@]}" "$IBFS_IP" >"$LOGS/$tag-client.log" 2>&1 ||
 		log "ud_pingpong client $* failed (see $tag-client.log)"
 	wait "$srv" 2>/dev/null || true
@@ -151,19 +153,25 @@ ref_ud_pingpong() {
 
 # ib_send_bw -c UD of SIZE bytes ($2) on port $1, extra args after; print
 # "MBps msgs_per_s" as the server (the receiving side) reports them.
-# Duration mode (-D, the first and last second not counted): with a count,
-# one lost datagram would leave the server waiting for ever.
+# Polling runs in duration mode (-D, the first and last second not
+# counted): with a count, one lost datagram leaves the server waiting for
+# ever.  perftest refuses -D with -e, so events run PERF_N iterations under
+# a shorter timeout (a lost datagram then costs that run).
 ref_send_bw() {
-	local port=$1 size=$2 srv tag
+	local port=$1 size=$2 srv tag to=60 mode=(-D "$PERF_SECS" -f 1)
 	shift 2
 	tag="sendbw-$size${*// /}-$port"
-	local args=(-d "$IBFS_DEV" -i 1 -x "$GID" -c UD -s "$size" -D "$PERF_SECS" -f 1 -p "$port" -F "$@")
-	timeout 60 ib_send_bw "${args[@]}" >"$LOGS/$tag-server.log" 2>&1 &
+	if [[ " $* " == *" -e "* ]]; then
+		mode=(-n "$PERF_N")
+		to=30
+	fi
+	local args=(-d "$IBFS_DEV" -i 1 -x "$GID" -c UD -s "$size" "${mode[@]}" -p "$port" -F "$@")
+	timeout "$to" ib_send_bw "${args[@]}" >"$LOGS/$tag-server.log" 2>&1 &
 	srv=$!
-	wait_listen "$port" || { log "ib_send_bw server never listened"; kill "$srv"; return 0; }
-	timeout 60 ib_send_bw "${args[@]}" "$IBFS_IP" >"$LOGS/$tag-client.log" 2>&1 ||
-		log "ib_send_bw client failed (see $tag-client.log)"
-	wait "$srv" 2>/dev/null || log "ib_send_bw server failed (see $tag-server.log)"
+	wait_listen "$port" || { log "ib_send_bw server $* never listened (see $tag-server.log)"; return 0; }
+	timeout "$to" ib_send_bw "${args[@]}" "$IBFS_IP" >"$LOGS/$tag-client.log" 2>&1 ||
+		log "ib_send_bw client $* failed (see $tag-client.log)"
+	wait "$srv" 2>/dev/null || log "ib_send_bw server $* failed (see $tag-server.log)"
 	awk '/#bytes/ { h = 1; next } h && NF >= 5 && $1 ~ /^[0-9]+$/ { printf "%s %.0f\n", $4, $5 * 1e6; exit }' \
 		"$LOGS/$tag-server.log"
 }
@@ -179,32 +187,39 @@ mount_nullfs() {
 	wait_for "grep -q ' $NULLMNT fuse' /proc/mounts" 10 || fail "bench_nullfs did not mount"
 }
 
-# Run bench_rtt "${@:2}" (samples go to its -o FILE), log its line and
-# count its lost round trips under $1.lost.
+# Run bench_rtt "${@:2}" (samples go to its -o FILE), keep its line in
+# the log and count its lost round trips under $1.lost.
 rtt_run() {
 	local key=$1 line
 	shift
 	line=$("$IBFS_TOOLS/bench_rtt" "$@" || true)
-	log "$line"
+	echo "$line" >>"$LOGS/rtt-$key.log"
 	acc "$key.lost" "$(kv lost "$line")"
 }
 
-# One latency round: ud_pingpong both ways, the FUSE floor, ibfs both ways.
+# One latency round: ud_pingpong both ways, then the FUSE floor and ibfs
+# (poll, reopen) in blocks of BLOCK round trips, in turns, so that both
+# see the same host load.
 round_latency() {
-	local r=$1 n=$((BENCH_RTT_N / ROUNDS))
-	log "latency round $r/$ROUNDS: ud_pingpong, ud_pingpong -e, FUSE floor, ibfs poll, ibfs reopen"
+	local r=$1 n=$((BENCH_RTT_N / ROUNDS)) done=0 b
+	log "latency round $r/$ROUNDS: ud_pingpong, ud_pingpong -e, then FUSE floor / ibfs poll / ibfs reopen in turns"
 	acc udpp_poll "$(ref_ud_pingpong $((18600 + r)))"
 	acc udpp_event "$(ref_ud_pingpong $((18610 + r)) -e)"
-	rtt_run floor -m floor -n "$n" -w 50 -o "$WORK/floor.us" "$NULLMNT/null" "$NULLMNT/null"
-	rtt_run rtt -n "$n" -w 50 -o "$WORK/rtt.us" "$A/beta/ping" "$A/beta/pong"
-	rtt_run reopen -m reopen -n $((n / 2)) -w 20 -o "$WORK/reopen.us" "$A/beta/ping" "$A/beta/pong"
+	while ((done < n)); do
+		b=$((n - done < BLOCK ? n - done : BLOCK))
+		rtt_run floor -m floor -n "$b" -w 5 -o "$WORK/floor.us" "$NULLMNT/null" "$NULLMNT/null"
+		rtt_run rtt -n "$b" -w 5 -o "$WORK/rtt.us" "$A/beta/ping" "$A/beta/pong"
+		rtt_run reopen -m reopen -n $(((b + 1) / 2)) -w 2 -o "$WORK/reopen.us" "$A/beta/ping" "$A/beta/pong"
+		done=$((done + b))
+	done
+	log "after round $r: floor median $(quantile "$WORK/floor.us" 0.5) us, ibfs $(quantile "$WORK/rtt.us" 0.5) us, reopen $(quantile "$WORK/reopen.us" 0.5) us (pooled so far)"
 }
 
 # Stream SIZE-byte ($1) messages alpha -> beta on channel $2 for
 # STREAM_SECS; sets STREAM_SEND and STREAM_RECV to the tools' lines.
 stream() {
 	local size=$1 chan=$2 rpid
-	"$IBFS_TOOLS/bench_bw" recv -s "$size" -i 2000 -T 60 "$B/alpha/$chan" >"$WORK/recv-$chan.log" 2>&1 &
+	"$IBFS_TOOLS/bench_bw" recv -s "$size" -i 1500 -T 60 "$B/alpha/$chan" >"$WORK/recv-$chan.log" 2>&1 &
 	rpid=$!
 	sleep 0.5
 	STREAM_SEND=$("$IBFS_TOOLS/bench_bw" send -s "$size" -d "$STREAM_SECS" "$A/beta/$chan" || true)
@@ -231,10 +246,10 @@ acc_send_bw() {
 # FUSE 64 B write stream, ibfs 64 B, ib_send_bw 64 B both ways.
 round_streams() {
 	local r=$1 line
-	log "stream round $r/$ROUNDS: ib_send_bw -s $MTU (poll, -e), ibfs 1 MiB, null FUSE 64 B, ibfs 64 B, ib_send_bw -s 64 (poll, -e)"
+	log "stream round $r/$ROUNDS: ib_send_bw -s $MTU, ibfs 1 MiB, ib_send_bw -s $MTU -e, null FUSE 64 B, ibfs 64 B, ib_send_bw -s 64 (poll, -e)"
 	acc_send_bw sbw_mtu "$(ref_send_bw $((18620 + r)) "$MTU")"
-	acc_send_bw sbw_mtu_e "$(ref_send_bw $((18630 + r)) "$MTU" -e)"
 	stream 1048576 bw
+	acc_send_bw sbw_mtu_e "$(ref_send_bw $((18630 + r)) "$MTU" -e)"
 	line=$("$IBFS_TOOLS/bench_bw" send -s 64 -d "$STREAM_SECS" "$NULLMNT/null" || true)
 	log "null FUSE $line"
 	acc nullw "$(kv n "$line")" "$(kv secs "$line")"
@@ -467,7 +482,8 @@ bed_main() {
 	GID=$(ibfs_gid_index)
 	[[ $GID != none ]] || fail "no GID for $IBFS_IP on $IBFS_DEV"
 	MTU=$(ibv_devinfo -d "$IBFS_DEV" -i 1 | awk '/active_mtu/ { print $2; exit }')
-	ROUNDS=$BENCH_ROUNDS UDPP_N=$BENCH_UDPP_N PERF_SECS=$BENCH_PERF_SECS STREAM_SECS=$BENCH_SECS
+	ROUNDS=$BENCH_ROUNDS UDPP_N=$BENCH_UDPP_N PERF_SECS=$BENCH_PERF_SECS PERF_N=$BENCH_PERF_N
+	BLOCK=$BENCH_BLOCK STREAM_SECS=$BENCH_SECS
 	LOGS=$BED_OUT/logs
 	mkdir -p "$LOGS"
 	log "bench in the $BED_MODE bed: $IBFS_DEV gid $GID mtu $MTU, $(nproc) CPUs, $ROUNDS rounds"

@@ -7,12 +7,15 @@
 #   strace-LOAD-NODE.txt       the full syscall log of a short load
 #   perf-stat-LOAD-NODE.txt    software counters (perf stat) over a load
 #   perf-LOAD.txt              system-wide perf record -g, by symbol
+#   threads-LOAD-NODE.txt      CPU ticks per daemon thread over a load, by
+#                              what the thread waits in (epoll_wait: the
+#                              progress thread, read: a FUSE worker, ...)
 #   wakeup.txt                 the null FUSE write rate alone and beside a
 #                              busy loop: is the bed's FUSE cost CPU or
 #                              waking idle vCPUs?
 #   summary.txt                per-message counts drawn from the above
 # Loads: rtt (64 B round trips, poll client + echo), rate (64 B stream),
-# bw (1 MiB stream).  The counts are exact; times under strace are not.
+# bw (1 MiB stream), shell (echo x > file, strace log only).  The counts are exact; times under strace are not.
 # shellcheck shell=bash
 
 PROF_RTT_N=${PROF_RTT_N:-200}
@@ -27,6 +30,13 @@ prof_load() {
 		"$IBFS_TOOLS/bench_echo" -n "$n" -t 60 "$B/alpha/pping" "$B/alpha/ppong" >/dev/null &
 		pid=$!
 		"$IBFS_TOOLS/bench_rtt" -n "$n" -w 0 -t 5000 "$A/beta/pping" "$A/beta/ppong" || true
+		;;
+	shell)
+		local i
+		for ((i = 0; i < n; i++)); do
+			echo x >"$A/beta/pshell"
+		done
+		return 0
 		;;
 	rate | bw)
 		local size=64
@@ -51,7 +61,7 @@ prof_attach() {
 		for a in "$@"; do
 			argv+=("${a//PID/${IBFS_PID[$node]}}")
 		done
-		"${argv[@]}" -o "$prefix-$node.txt" &
+		"${argv[@]}" -o "$prefix-$node.txt" 2>>"$P/tracers.log" &
 		PROF_TRACERS+=($!)
 	done
 	sleep 2 # attaching to every thread takes a while under TCG
@@ -72,6 +82,8 @@ prof_detach() {
 prof_fuse_ops() {
 	awk -v fd="$2" '
 	function hex(h) { return index("0123456789abcdef", substr(h, 1, 1)) * 16 + index("0123456789abcdef", substr(h, 2, 1)) - 17 }
+	# strace -tt puts the time after the pid: drop it.
+	$2 ~ /^[0-9][0-9]:[0-9][0-9]:/ { $2 = ""; $0 = $0 }
 	BEGIN {
 		split("LOOKUP FORGET GETATTR SETATTR READLINK SYMLINK - MKNOD MKDIR UNLINK RMDIR RENAME LINK OPEN READ WRITE STATFS RELEASE - FSYNC SETXATTR GETXATTR LISTXATTR REMOVEXATTR FLUSH INIT OPENDIR READDIR RELEASEDIR FSYNCDIR GETLK SETLK SETLKW ACCESS CREATE INTERRUPT BMAP DESTROY IOCTL POLL NOTIFY_REPLY BATCH_FORGET", name, " ")
 	}
@@ -127,6 +139,42 @@ prof_wakeup() {
 	echo "beside a hog: $line"
 }
 
+# "tid syscall ticks" for every thread of pid $1: the syscall it sits in
+# (first field of /proc/TID/syscall) and its utime+stime.
+prof_thread_ticks() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		echo "${t##*/} $(cut -d' ' -f1 "$t/syscall" 2>/dev/null) $(sed 's/^.*) //' "$t/stat" | awk '{ print $12 + $13 }')"
+	done
+}
+
+# Per-thread CPU of both daemons over load $1 x $2, by role.
+prof_threads() {
+	local load=$1 n=$2 node
+	declare -A T0=()
+	for node in alpha beta; do
+		T0[$node]=$(prof_thread_ticks "${IBFS_PID[$node]}")
+	done
+	prof_load "$load" "$n" >/dev/null
+	for node in alpha beta; do
+		prof_thread_ticks "${IBFS_PID[$node]}" |
+			awk -v before="${T0[$node]}" -v n="$n" -v hz="$(getconf CLK_TCK)" '
+			BEGIN {
+				split(before, l, "\n")
+				for (i in l) { split(l[i], f, " "); t0[f[1]] = f[3]; sc[f[1]] = f[2] }
+				role[232] = "progress (epoll_wait)"; role[281] = "progress (epoll_pwait)"
+				role[0] = "fuse worker (read)"; role[202] = "futex (reaper, main)"
+				role[7] = "bootstrap (poll)"; role[271] = "bootstrap (ppoll)"
+			}
+			{ d = $3 - t0[$1]; r = ($1 in sc) ? sc[$1] : $2; name = (r in role) ? role[r] : "syscall " r
+			  by[name] += d; tot += d }
+			END {
+				for (k in by) printf "  %-24s %6d ticks  %8.3f ms/msg\n", k, by[k], 1000 * by[k] / hz / n
+				printf "  %-24s %6d ticks  %8.3f ms/msg\n", "all threads", tot, 1000 * tot / hz / n
+			}' >"$P/threads-$load-$node.txt"
+	done
+}
+
 # Everything: fds, strace counts, strace logs, perf stat, perf record.
 profile_main() {
 	local P=$BED_OUT/profile node load n fd
@@ -146,7 +194,12 @@ profile_main() {
 		prof_load "$load" "$n"
 		prof_detach
 	done
-	for load in rtt rate; do
+	for load in rtt rate bw; do
+		n=${N[$load]}
+		log "profile: per-thread CPU over $load x $n"
+		prof_threads "$load" "$n"
+	done
+	for load in rtt rate shell; do
 		log "profile: strace log of $load x 20"
 		prof_attach "$P/strace-$load" strace -f -tt -xx -s 8 -p PID
 		prof_load "$load" 20
@@ -179,8 +232,15 @@ profile_main() {
 				echo "  $load $node: $(prof_per_msg "$P/strace-c-$load-$node.txt" "${N[$load]}")"
 			done
 		done
+		echo "daemon CPU per message by thread role (no tracer attached):"
+		for load in rtt rate bw; do
+			for node in alpha beta; do
+				echo " $load $node:"
+				cat "$P/threads-$load-$node.txt"
+			done
+		done
 		echo "FUSE requests in the 20-message strace logs (divide by 20):"
-		for load in rtt rate; do
+		for load in rtt rate shell; do
 			for node in alpha beta; do
 				fd=$(prof_fuse_fd "${IBFS_PID[$node]}")
 				echo "  $load $node (fuse fd $fd):"
