@@ -39,11 +39,14 @@ host_main() {
 	[[ ${1:-} == --profile ]] && prof=(--profile)
 	[[ -x $BENCH_ROOT/build/ibfs ]] || { echo "bench: build/ibfs not built (make)" >&2; return 1; }
 	log=$(mktemp)
+	# The bed's figures move with the host's load: say what it was.
+	echo "bench: host before: loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $(pgrep -c qemu-system || true) VM(s) running"
 	# The bed forwards only IBFS_* variables (see vm.sh): sizes go in one.
 	export IBFS_BENCH_ENV="ROUNDS=$BENCH_ROUNDS RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS PERF_SECS=$BENCH_PERF_SECS PERF_N=$BENCH_PERF_N BLOCK=$BENCH_BLOCK UDPP_N=$BENCH_UDPP_N SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S"
 	BED_TIMEOUT=${BED_TIMEOUT:-900} \
 		"$BENCH_ROOT/scripts/bed/run.sh" scripts/bench.sh --in-bed "${prof[@]}" |
 		tee "$log" || rc=${PIPESTATUS[0]}
+	echo "bench: host after: loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(pgrep -c qemu-system || true) VM(s) running"
 	out=$(sed -n 's/^bench-out: //p' "$log" | tail -n 1)
 	rm -f "$log"
 	if [[ -n $out && -f $out/bench.json ]]; then
