@@ -46,7 +46,7 @@ struct config {
 	int port;			/* 1 */
 	int gid_index;			/* -1 = auto */
 	enum config_route route;	/* ROUTE_SA */
-	uint32_t recv_depth;		/* 1024; at least 16 */
+	uint32_t recv_depth;		/* 4096; at least 16 */
 	uint32_t send_depth;		/* 256 */
 	uint64_t max_message;		/* 1 MiB */
 	uint64_t queue_limit;		/* bytes queued per channel: 64 MiB */

@@ -798,7 +798,7 @@ static void set_defaults(struct config *cfg)
 	cfg->port = 1;
 	cfg->gid_index = -1;
 	cfg->route = ROUTE_SA;
-	cfg->recv_depth = 1024;
+	cfg->recv_depth = 4096;
 	cfg->send_depth = 256;
 	cfg->max_message = 1 * MiB;
 	cfg->queue_limit = 64 * MiB;

@@ -87,7 +87,7 @@ static void t_defaults(void **state)
 	assert_int_equal(cfg.port, 1);
 	assert_int_equal(cfg.gid_index, -1);
 	assert_int_equal(cfg.route, ROUTE_SA);
-	assert_int_equal(cfg.recv_depth, 1024);
+	assert_int_equal(cfg.recv_depth, 4096);
 	assert_int_equal(cfg.send_depth, 256);
 	assert_int_equal(cfg.max_message, 1 << 20);
 	assert_int_equal(cfg.queue_limit, 64 << 20);
