@@ -5,6 +5,10 @@
  * session to a peer is its liveness: while it stands the peer is up; when
  * it drops the peer is marked down, and when a new hello arrives (a restart,
  * a new QPN) its address is resolved again.
+ *
+ * With a shared secret ([global] secret / secret_file) every session is
+ * authenticated by challenge and response (HMAC-SHA256, OpenSSL) before
+ * either side accepts the other's QPN; see the top of bootstrap.c.
  */
 #ifndef IBFS_BOOTSTRAP_H
 #define IBFS_BOOTSTRAP_H
@@ -17,23 +21,52 @@
 #include "route.h"
 #include "transport.h"
 
-#define HELLO_VERSION 1
-#define HELLO_MAGIC 0x49424848u /* "IBHH" */
+#define HELLO_VERSION 2		  /* 2: flags and nonce (authentication) */
+#define HELLO_MAGIC   0x49424848u /* "IBHH" */
+
+#define HELLO_F_AUTH	0x1u /* the sender has a secret and will prove it */
+#define HELLO_NONCE_LEN 16
+#define BS_PROOF_LEN	32 /* HMAC-SHA256 */
+
+/* Who proves: the dialer (D -> L) or the listener (L -> D). */
+enum bs_role {
+	BS_ROLE_DIALER,
+	BS_ROLE_LISTENER,
+};
 
 /* The versioned binary hello, fixed layout, big-endian on the wire. */
 struct hello {
 	uint16_t version;
 	char name[CONFIG_NAME_MAX];
-	uint8_t delivery;	/* enum config_delivery */
+	uint8_t delivery; /* enum config_delivery */
 	struct peer_addr addr;
+	uint32_t flags; /* HELLO_F_* */
+	/* With HELLO_F_AUTH: fresh per session, the other side's challenge */
+	uint8_t nonce[HELLO_NONCE_LEN];
 };
 
-#define HELLO_WIRE_LEN 112 /* encoded size; see bootstrap.c */
+#define HELLO_WIRE_LEN 128 /* encoded size; see bootstrap.c */
 
 /* Encode h into buf (HELLO_WIRE_LEN bytes); returns bytes written. */
 size_t hello_encode(const struct hello *h, void *buf);
 /* Decode and check magic, version and name; -EBADMSG / -EPROTO. */
 int hello_decode(struct hello *h, const void *buf, size_t len);
+
+/*
+ * The proof that `who` knows the secret: HMAC-SHA256(secret, label(who) ||
+ * nonce || hello_d || hello_l): nonce is the verifier's challenge (from
+ * its hello), the hellos are as sent, the dialer's first.  0, -EINVAL
+ * (no secret) or -EIO (libcrypto failed).
+ */
+int bootstrap_proof(const void *secret, size_t secret_len, enum bs_role who,
+		    const uint8_t *nonce, const uint8_t *hello_d,
+		    const uint8_t *hello_l, uint8_t proof[BS_PROOF_LEN]);
+
+/* Check a received proof in constant time: 0, or -EACCES when wrong. */
+int bootstrap_proof_check(const void *secret, size_t secret_len,
+			  enum bs_role who, const uint8_t *nonce,
+			  const uint8_t *hello_d, const uint8_t *hello_l,
+			  const uint8_t proof[BS_PROOF_LEN]);
 
 struct bootstrap;
 

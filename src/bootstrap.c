@@ -17,12 +17,38 @@
  * datagram after "up" is never dropped as from an unknown source.  A peer
  * is up while at least one of its sessions (either direction) is; a hello
  * with a new QPN (the peer restarted) is resolved again and installed.
- * Session bytes after the handshake are ignored (room for keepalives and
- * the authenticator that hardening adds after the hello).
+ * Session bytes after the handshake are ignored (room for keepalives).
+ *
+ * With a shared secret K both hellos carry HELLO_F_AUTH and a fresh random
+ * 16-byte nonce (nD, nL), and the handshake grows to five steps:
+ *
+ *   D -> L  hello(D, nD)
+ *   L -> D  hello(L, nL)   nothing accepted yet: D is a stranger so far
+ *   D -> L  proofD = HMAC-SHA256(K, "ibfs bootstrap v2 D->L" || nL ||
+ *                                hello(D) || hello(L))
+ *                          L checks proofD; only then tp_peer_expect(D)
+ *   L -> D  proofL = HMAC-SHA256(K, "ibfs bootstrap v2 L->D" || nD ||
+ *                                hello(D) || hello(L))
+ *                          D checks proofL, resolves L, marks L up
+ *   D -> L  READY          L resolves D and marks D up.
+ *
+ * The hellos are MACed exactly as sent, so nobody can change a QPN, qkey or
+ * GID in flight; each proof covers the other side's fresh nonce, so a
+ * recorded session does not replay; the labels differ by direction, so a
+ * proof reflected back (or borrowed from a session where the roles are
+ * swapped) fails.  L proves only after D did, so an unauthenticated client
+ * gets no proof to study.  The order keeps the rule above: L expects D's
+ * datagrams before D can see L up, and L marks D up only after D has L up.
+ * A node with a secret refuses one without, and the other way round, and a
+ * wrong proof closes the session; both are logged as "peer NAME:
+ * authentication failed: why" (once per reason).  Only an authenticated
+ * session ever reaches tp_peer_expect or tp_peer_up, so the transport's
+ * source filter admits nobody else.
  */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -36,6 +62,10 @@
 #include <netinet/tcp.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include "bootstrap.h"
 #include "log.h"
@@ -60,10 +90,17 @@ enum {
 	HO_MTU = HO_LID + 2,		    /* 82: u8 enum ibv_mtu */
 	HO_PAD = HO_MTU + 1,		    /* 83: u8, zero */
 	HO_GID = HO_PAD + 1,		    /* 84: 16 bytes */
-	HO_FLAGS = HO_GID + 16,	    /* 100: u32, zero (authentication bits) */
-	HO_RESERVED = HO_FLAGS + 4, /* 104: 8 bytes, zero */
-	HO_END = HO_RESERVED + 8,   /* 112 */
+	HO_FLAGS = HO_GID + 16,	    /* 100: u32 HELLO_F_*, others zero */
+	HO_RESERVED = HO_FLAGS + 4, /* 104: 8 bytes, zero (ignored) */
+	HO_NONCE = HO_RESERVED + 8, /* 112: 16 bytes, zero without AUTH */
+	HO_END = HO_NONCE + HELLO_NONCE_LEN, /* 128 */
 };
+
+/* Direction labels of the proofs; equal length, so the input is unambiguous. */
+static const char bs_label_d[] = "ibfs bootstrap v2 D->L";
+static const char bs_label_l[] = "ibfs bootstrap v2 L->D";
+#define BS_LABEL_LEN (sizeof(bs_label_d) - 1)
+_Static_assert(sizeof(bs_label_d) == sizeof(bs_label_l), "label lengths");
 
 _Static_assert(HO_END == HELLO_WIRE_LEN, "hello layout and length differ");
 
@@ -71,6 +108,7 @@ enum bs_state {
 	BS_IDLE,       /* outgoing: waiting for the next attempt */
 	BS_CONNECTING, /* outgoing: connect in progress */
 	BS_READ_HELLO, /* either: our hello queued, theirs awaited */
+	BS_READ_PROOF, /* either, with a secret: the other's proof awaited */
 	BS_READ_READY, /* incoming: our hello queued, READY awaited */
 	BS_UP,	       /* handshake done; EOF ends the session */
 };
@@ -87,7 +125,10 @@ struct bs_conn {
 	size_t txlen, txoff;
 	uint8_t rx[HELLO_WIRE_LEN];
 	size_t rxlen, rxwant;
-	struct hello h; /* what the other side announced */
+	struct hello h;			/* what the other side announced */
+	uint8_t mine[HELLO_WIRE_LEN];	/* our hello, as sent */
+	uint8_t theirs[HELLO_WIRE_LEN]; /* theirs, as received */
+	uint8_t nonce[HELLO_NONCE_LEN]; /* our challenge in this session */
 };
 
 /* Bootstrap's view of one node. */
@@ -107,7 +148,8 @@ struct bootstrap {
 	struct tp *tp;
 	struct route *rt;
 	struct hello me;
-	uint8_t me_wire[HELLO_WIRE_LEN];
+	const char *secret; /* "" = no authentication */
+	size_t secret_len;
 	int lfd, efd;
 	int timeout_ms;
 	struct bs_peer *bp;
@@ -174,6 +216,9 @@ size_t hello_encode(const struct hello *h, void *buf)
 	bs_put16(b + HO_LID, h->addr.lid);
 	b[HO_MTU] = h->addr.mtu;
 	memcpy(b + HO_GID, h->addr.gid.raw, 16);
+	bs_put32(b + HO_FLAGS, h->flags);
+	if (h->flags & HELLO_F_AUTH)
+		memcpy(b + HO_NONCE, h->nonce, HELLO_NONCE_LEN);
 	return HELLO_WIRE_LEN;
 }
 
@@ -209,29 +254,96 @@ int hello_decode(struct hello *h, const void *buf, size_t len)
 	if (t.addr.mtu < IBV_MTU_256 || t.addr.mtu > IBV_MTU_4096)
 		return -EBADMSG;
 	memcpy(t.addr.gid.raw, b + HO_GID, 16);
+	t.flags = bs_get32(b + HO_FLAGS);
+	if (t.flags & ~HELLO_F_AUTH)
+		return -EBADMSG;
+	if (t.flags & HELLO_F_AUTH)
+		memcpy(t.nonce, b + HO_NONCE, HELLO_NONCE_LEN);
 	*h = t;
 	return 0;
 }
 
+/* One HMAC over label || nonce || both hellos, through libcrypto only. */
+int bootstrap_proof(const void *secret, size_t secret_len, enum bs_role who,
+		    const uint8_t *nonce, const uint8_t *hello_d,
+		    const uint8_t *hello_l, uint8_t proof[BS_PROOF_LEN])
+{
+	uint8_t msg[BS_LABEL_LEN + HELLO_NONCE_LEN + 2 * HELLO_WIRE_LEN];
+	unsigned int len = 0;
+	uint8_t *m = msg;
+
+	if (!secret || !secret_len || secret_len > INT_MAX || !nonce ||
+	    !hello_d || !hello_l || !proof)
+		return -EINVAL;
+	memcpy(m, who == BS_ROLE_DIALER ? bs_label_d : bs_label_l,
+	       BS_LABEL_LEN);
+	m += BS_LABEL_LEN;
+	memcpy(m, nonce, HELLO_NONCE_LEN);
+	m += HELLO_NONCE_LEN;
+	memcpy(m, hello_d, HELLO_WIRE_LEN);
+	m += HELLO_WIRE_LEN;
+	memcpy(m, hello_l, HELLO_WIRE_LEN);
+	if (!HMAC(EVP_sha256(), secret, (int)secret_len, msg, sizeof(msg),
+		  proof, &len) ||
+	    len != BS_PROOF_LEN)
+		return -EIO;
+	return 0;
+}
+
+/* Recompute and compare in constant time, so timing leaks nothing. */
+int bootstrap_proof_check(const void *secret, size_t secret_len,
+			  enum bs_role who, const uint8_t *nonce,
+			  const uint8_t *hello_d, const uint8_t *hello_l,
+			  const uint8_t proof[BS_PROOF_LEN])
+{
+	uint8_t want[BS_PROOF_LEN];
+	int rc;
+
+	rc = bootstrap_proof(secret, secret_len, who, nonce, hello_d, hello_l,
+			     want);
+	if (!rc && CRYPTO_memcmp(want, proof, BS_PROOF_LEN))
+		rc = -EACCES;
+	OPENSSL_cleanse(want, sizeof(want));
+	return rc;
+}
+
 /* Record why a peer failed; log only when the reason changes. */
+static void bs_note(struct bootstrap *b, int pi, const char *prefix,
+		    const char *msg)
+{
+	struct bs_peer *bp = &b->bp[pi];
+	const char *name = b->cfg->nodes[pi].name;
+
+	if (strcmp(msg, bp->last_err)) {
+		log_warnx("%s %s: %s", prefix, name, msg);
+		snprintf(bp->last_err, sizeof(bp->last_err), "%s", msg);
+	} else {
+		log_debug("%s %s: %s", prefix, name, msg);
+	}
+}
+
+/* A bootstrap failure of peer pi ("bootstrap: NAME: why"). */
 static void bs_fail(struct bootstrap *b, int pi, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void bs_fail(struct bootstrap *b, int pi, const char *fmt, ...)
 {
-	struct bs_peer *bp = &b->bp[pi];
-	char msg[sizeof(bp->last_err)];
+	char msg[sizeof(b->bp[pi].last_err)];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (strcmp(msg, bp->last_err)) {
-		log_warnx("bootstrap: %s: %s", b->cfg->nodes[pi].name, msg);
-		snprintf(bp->last_err, sizeof(bp->last_err), "%s", msg);
-	} else {
-		log_debug("bootstrap: %s: %s", b->cfg->nodes[pi].name, msg);
-	}
+	bs_note(b, pi, "bootstrap:", msg);
+}
+
+/* Authentication refused: "peer NAME: authentication failed: why". */
+static void bs_auth_fail(struct bootstrap *b, int pi, const char *why)
+{
+	char msg[sizeof(b->bp[pi].last_err)];
+
+	snprintf(msg, sizeof(msg), "authentication failed: %s", why);
+	bs_note(b, pi, "peer", msg);
 }
 
 /* Keepalive and user timeout tied to peer_timeout; no Nagle. */
@@ -412,10 +524,37 @@ static void bs_out_start(struct bootstrap *b, int pi)
 	}
 }
 
+/* Our hello for one session: with a secret, flagged and a fresh nonce. */
+static int bs_my_hello(struct bootstrap *b, struct bs_conn *c)
+{
+	struct hello h = b->me;
+
+	if (b->secret_len) {
+		h.flags |= HELLO_F_AUTH;
+		if (RAND_bytes(h.nonce, HELLO_NONCE_LEN) != 1) {
+			log_warnx("bootstrap: RAND_bytes failed; no nonce");
+			return -EIO;
+		}
+	}
+	memcpy(c->nonce, h.nonce, HELLO_NONCE_LEN);
+	hello_encode(&h, c->mine);
+	return 0;
+}
+
+/* Wait for len more bytes in state st, within the handshake deadline. */
+static void bs_await(struct bootstrap *b, struct bs_conn *c, enum bs_state st,
+		     size_t len)
+{
+	c->st = st;
+	c->rxlen = 0;
+	c->rxwant = len;
+	c->deadline = bs_now_ms() + b->timeout_ms;
+}
+
 /* Outgoing connect finished: send our hello, await theirs. */
 static int bs_out_connected(struct bootstrap *b, struct bs_conn *c)
 {
-	int err = 0;
+	int err = 0, rc;
 	socklen_t len = sizeof(err);
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len))
@@ -425,11 +564,11 @@ static int bs_out_connected(struct bootstrap *b, struct bs_conn *c)
 			  b->cfg->nodes[c->peer].name, strerror(err));
 		return -err;
 	}
-	c->st = BS_READ_HELLO;
-	c->rxlen = 0;
-	c->rxwant = HELLO_WIRE_LEN;
-	c->deadline = bs_now_ms() + b->timeout_ms;
-	return bs_queue(c, b->me_wire, HELLO_WIRE_LEN);
+	rc = bs_my_hello(b, c);
+	if (rc)
+		return rc;
+	bs_await(b, c, BS_READ_HELLO, HELLO_WIRE_LEN);
+	return bs_queue(c, c->mine, HELLO_WIRE_LEN);
 }
 
 /* Decode a hello and check it against what the config says of node pi. */
@@ -470,7 +609,59 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 	if (c->h.addr.qkey != b->cfg->qkey)
 		log_debug("bootstrap: %s uses qkey 0x%x, we 0x%x", n->name,
 			  c->h.addr.qkey, b->cfg->qkey);
+	if (!(c->h.flags & HELLO_F_AUTH) != !b->secret_len) {
+		bs_auth_fail(b, pi,
+			     b->secret_len ? "it has no secret, we have one"
+					   : "it has a secret, we have none");
+		return -EACCES;
+	}
+	memcpy(c->theirs, c->rx, HELLO_WIRE_LEN);
 	return 0;
+}
+
+/* Dialer: the listener is accepted; mark it up and tell it READY. */
+static int bs_dialer_done(struct bootstrap *b, struct bs_conn *c)
+{
+	uint8_t ready[BS_READY_LEN];
+	int rc;
+
+	rc = bs_session_up(b, c);
+	if (rc)
+		return rc;
+	bs_put32(ready, BS_READY_MAGIC);
+	return bs_queue(c, ready, BS_READY_LEN);
+}
+
+/* Check the other side's proof; a wrong one is logged and refused. */
+static int bs_check_proof(struct bootstrap *b, struct bs_conn *c)
+{
+	const uint8_t *hd = c->outgoing ? c->mine : c->theirs;
+	const uint8_t *hl = c->outgoing ? c->theirs : c->mine;
+	int rc;
+
+	rc = bootstrap_proof_check(b->secret, b->secret_len,
+				   c->outgoing ? BS_ROLE_LISTENER
+					       : BS_ROLE_DIALER,
+				   c->nonce, hd, hl, c->rx);
+	if (rc == -EACCES)
+		bs_auth_fail(b, c->peer, "wrong proof (a different secret?)");
+	return rc;
+}
+
+/* Our proof, answering the nonce in the other side's hello. */
+static int bs_send_proof(struct bootstrap *b, struct bs_conn *c)
+{
+	const uint8_t *hd = c->outgoing ? c->mine : c->theirs;
+	const uint8_t *hl = c->outgoing ? c->theirs : c->mine;
+	uint8_t proof[BS_PROOF_LEN];
+	int rc;
+
+	rc = bootstrap_proof(b->secret, b->secret_len,
+			     c->outgoing ? BS_ROLE_DIALER : BS_ROLE_LISTENER,
+			     c->h.nonce, hd, hl, proof);
+	if (rc)
+		return rc;
+	return bs_queue(c, proof, BS_PROOF_LEN);
 }
 
 /* Bytes arrived on a session: advance its handshake. */
@@ -497,23 +688,42 @@ static int bs_readable(struct bootstrap *b, struct bs_conn *c)
 		rc = bs_check_hello(b, c, c->peer);
 		if (rc)
 			return rc;
-		rc = bs_session_up(b, c);
+		if (!b->secret_len)
+			return bs_dialer_done(b, c);
+		bs_await(b, c, BS_READ_PROOF, BS_PROOF_LEN);
+		return bs_send_proof(b, c);
+	}
+	if (c->st == BS_READ_PROOF && c->outgoing) {
+		rc = bs_check_proof(b, c);
 		if (rc)
 			return rc;
-		bs_put32(c->rx, BS_READY_MAGIC);
-		return bs_queue(c, c->rx, BS_READY_LEN);
+		return bs_dialer_done(b, c);
 	}
 	if (c->st == BS_READ_HELLO) {
 		rc = bs_check_hello(b, c, -1);
 		if (rc)
 			return rc;
+		rc = bs_my_hello(b, c);
+		if (rc)
+			return rc;
+		if (b->secret_len) {
+			/* A stranger until its proof checks out. */
+			bs_await(b, c, BS_READ_PROOF, BS_PROOF_LEN);
+			return bs_queue(c, c->mine, HELLO_WIRE_LEN);
+		}
 		/* Accept its datagrams before it can see us up. */
 		tp_peer_expect(b->tp, &b->peers[c->peer], &c->h.addr);
-		c->st = BS_READ_READY;
-		c->rxlen = 0;
-		c->rxwant = BS_READY_LEN;
-		c->deadline = bs_now_ms() + b->timeout_ms;
-		return bs_queue(c, b->me_wire, HELLO_WIRE_LEN);
+		bs_await(b, c, BS_READ_READY, BS_READY_LEN);
+		return bs_queue(c, c->mine, HELLO_WIRE_LEN);
+	}
+	if (c->st == BS_READ_PROOF) {
+		rc = bs_check_proof(b, c);
+		if (rc)
+			return rc;
+		/* Authenticated: accept its datagrams before it sees us up. */
+		tp_peer_expect(b->tp, &b->peers[c->peer], &c->h.addr);
+		bs_await(b, c, BS_READ_READY, BS_READY_LEN);
+		return bs_send_proof(b, c);
 	}
 	if (c->st == BS_READ_READY) {
 		if (bs_get32(c->rx) != BS_READY_MAGIC) {
@@ -547,13 +757,19 @@ static void bs_conn_event(struct bootstrap *b, struct bs_conn *c, short re,
 				b->timeout_ms);
 		else
 			log_warnx("bootstrap: a client sent no %s within %d ms",
-				  c->st == BS_READ_READY ? "READY" : "hello",
+				  c->st == BS_READ_READY   ? "READY"
+				  : c->st == BS_READ_PROOF ? "proof"
+							   : "hello",
 				  b->timeout_ms);
 		rc = -ETIMEDOUT;
 	}
 	if (!rc)
 		return;
 	if (c->outgoing) {
+		if (rc == -EPIPE && !was_up && c->st != BS_CONNECTING)
+			bs_fail(b, c->peer,
+				"closed the session in the handshake "
+				"(refused us? see its log)");
 		if (rc != -EPIPE && was_up)
 			log_debug("bootstrap: session to %s: %s",
 				  b->cfg->nodes[c->peer].name, strerror(-rc));
@@ -696,7 +912,6 @@ static void bs_make_hello(struct bootstrap *b)
 	b->me.addr.mtu = ti->mtu;
 	b->me.addr.link_layer = ti->link_layer;
 	b->me.addr.gid = ti->gid;
-	hello_encode(&b->me, b->me_wire);
 }
 
 /* Listen on the local node's bootstrap address. */
@@ -786,6 +1001,11 @@ int bootstrap_open(struct bootstrap **out, const struct config *cfg,
 	b->rt = rt;
 	b->lfd = b->efd = -1;
 	b->timeout_ms = cfg->peer_timeout_ms;
+	b->secret = cfg->secret;
+	b->secret_len = strlen(cfg->secret);
+	if (b->secret_len)
+		log_info("bootstrap: sessions are authenticated with the "
+			 "shared secret");
 	if (b->timeout_ms < BS_HELLO_TIMEOUT_MS)
 		b->timeout_ms = BS_HELLO_TIMEOUT_MS;
 	b->max_in = 4 * cfg->nnodes + 16;
