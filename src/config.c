@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <infiniband/ib.h>
@@ -864,6 +865,88 @@ int config_load_string(const char *text, const char *name, struct config *cfg,
 	return parse_text(text, name, cfg, err, errlen);
 }
 
+/* "config: secret_file F: why" into err (paths may be long: cut them). */
+static int secret_err(const struct config *cfg, char *err, size_t errlen,
+		      int rc, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int secret_err(const struct config *cfg, char *err, size_t errlen,
+		      int rc, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(err, errlen, "%.200s: secret_file %.200s: ", cfg->path,
+		     cfg->secret_file);
+	if (n < 0 || (size_t)n >= errlen)
+		return rc;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - n, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/*
+ * Read secret_file into cfg->secret at start-up, so a bad file stops us
+ * before mounting: it must be a regular file nobody but its owner can read,
+ * 1..255 bytes once one trailing newline is stripped, with no NUL byte.
+ * The content is never echoed.
+ */
+static int load_secret_file(struct config *cfg, char *err, size_t errlen)
+{
+	char buf[sizeof(cfg->secret) + 1];
+	struct stat st;
+	size_t len = 0;
+	ssize_t n;
+	int fd, rc = 0;
+
+	fd = open(cfg->secret_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		return secret_err(cfg, err, errlen, -errno, "%s",
+				  strerror(errno));
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = secret_err(cfg, err, errlen, -EINVAL,
+				"not a regular file");
+		goto out;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		rc = secret_err(cfg, err, errlen, -EACCES,
+				"mode %04o: group or others may read it; "
+				"refusing it (chmod 600 it)",
+				(unsigned int)(st.st_mode & 07777));
+		goto out;
+	}
+	while (len < sizeof(buf)) {
+		n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = secret_err(cfg, err, errlen, -errno, "%s",
+					strerror(errno));
+			goto out;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	if (len && buf[len - 1] == '\n' && len <= sizeof(cfg->secret))
+		len--;
+	if (!len || len >= sizeof(cfg->secret) || memchr(buf, '\0', len)) {
+		rc = secret_err(cfg, err, errlen, -EINVAL,
+				"the secret must be 1..%zu bytes without NUL "
+				"(one trailing newline is stripped)",
+				sizeof(cfg->secret) - 1);
+		goto out;
+	}
+	memcpy(cfg->secret, buf, len);
+	cfg->secret[len] = '\0';
+out:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return rc;
+}
+
 /* Read the whole file, then parse it as a string: one code path. */
 int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 {
@@ -925,6 +1008,16 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 		goto out;
 	}
 	rc = config_load_string(buf, path, cfg, err, errlen);
+	if (!rc && cfg->secret_file[0]) {
+		char e[CONFIG_ERR_MAX];
+
+		rc = load_secret_file(cfg, e, sizeof(e));
+		if (rc) {
+			if (err && errlen)
+				snprintf(err, errlen, "%s", e);
+			config_free(cfg);
+		}
+	}
 out:
 	if (fd >= 0)
 		close(fd);
