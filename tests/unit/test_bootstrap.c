@@ -1,6 +1,8 @@
 /*
  * The bootstrap hello: a fixed big-endian layout that round-trips, and a
- * decoder that refuses bad magic, version, length, name and fields.
+ * decoder that refuses bad magic, version, length, name and fields; and the
+ * authentication proof: a known answer (from `openssl dgst -sha256 -hmac`),
+ * and refusals for a wrong secret, a swapped label, another nonce or hello.
  */
 #include <endian.h>
 #include <errno.h>
@@ -178,6 +180,160 @@ static void test_bad_fields(void **state)
 	assert_int_equal(hello_decode(&d, buf, sizeof(buf)), -EBADMSG);
 }
 
+/* The flags word and nonce at 100 and 112; no nonce on the wire without AUTH.
+ */
+static void test_auth_fields(void **state)
+{
+	uint8_t buf[HELLO_WIRE_LEN], want_flags[4] = {0, 0, 0, 1};
+	struct hello h, d;
+	int i;
+
+	hello_alpha(&h);
+	h.flags = HELLO_F_AUTH;
+	for (i = 0; i < HELLO_NONCE_LEN; i++)
+		h.nonce[i] = 0xa0 + i;
+	assert_int_equal(hello_encode(&h, buf), HELLO_WIRE_LEN);
+	assert_memory_equal(buf + 100, want_flags, 4);
+	for (i = 104; i < 112; i++)
+		assert_int_equal(buf[i], 0); /* reserved */
+	assert_memory_equal(buf + 112, h.nonce, HELLO_NONCE_LEN);
+	assert_int_equal(hello_decode(&d, buf, sizeof(buf)), 0);
+	assert_int_equal(d.flags, HELLO_F_AUTH);
+	assert_memory_equal(d.nonce, h.nonce, HELLO_NONCE_LEN);
+
+	/* Without the flag, a stale nonce is neither sent nor read. */
+	h.flags = 0;
+	hello_encode(&h, buf);
+	for (i = 112; i < HELLO_WIRE_LEN; i++)
+		assert_int_equal(buf[i], 0);
+	memset(buf + 112, 0x5a, HELLO_NONCE_LEN);
+	assert_int_equal(hello_decode(&d, buf, sizeof(buf)), 0);
+	assert_int_equal(d.flags, 0);
+	for (i = 0; i < HELLO_NONCE_LEN; i++)
+		assert_int_equal(d.nonce[i], 0);
+
+	/* Unknown flag bits are refused. */
+	buf[100] = 0x80;
+	assert_int_equal(hello_decode(&d, buf, sizeof(buf)), -EBADMSG);
+}
+
+/* Fixed inputs of the known-answer tests. */
+static const char kat_secret[] = "hunter2";
+static uint8_t kat_nonce[HELLO_NONCE_LEN], kat_hd[HELLO_WIRE_LEN],
+	kat_hl[HELLO_WIRE_LEN];
+
+/* nonce a0..af, hello_d 00..7f, hello_l ff..80. */
+static void kat_init(void)
+{
+	int i;
+
+	for (i = 0; i < HELLO_NONCE_LEN; i++)
+		kat_nonce[i] = 0xa0 + i;
+	for (i = 0; i < HELLO_WIRE_LEN; i++) {
+		kat_hd[i] = i;
+		kat_hl[i] = 0xff - i;
+	}
+}
+
+/*
+ * HMAC-SHA256("hunter2", label || nonce || hello_d || hello_l), as
+ * `openssl dgst -sha256 -hmac hunter2` prints it for those bytes.
+ */
+static const uint8_t kat_d[BS_PROOF_LEN] = {
+	0x68, 0xfc, 0x5e, 0x4f, 0x5c, 0x16, 0x90, 0x3a, 0xb8, 0x51, 0xa1,
+	0x1b, 0x2f, 0xb2, 0xd4, 0xfd, 0x69, 0x07, 0x91, 0x3e, 0x91, 0x1f,
+	0xed, 0x65, 0xec, 0x57, 0x28, 0xe4, 0xd6, 0xf0, 0xaa, 0x86,
+};
+static const uint8_t kat_l[BS_PROOF_LEN] = {
+	0x88, 0xe4, 0x57, 0xb5, 0x4c, 0xfb, 0x9f, 0xb7, 0x04, 0xaf, 0x51,
+	0x63, 0xa4, 0xfe, 0x0a, 0xbf, 0x1b, 0x3b, 0xec, 0x93, 0x86, 0xe7,
+	0x76, 0xdf, 0xee, 0x4b, 0xd6, 0x32, 0x61, 0x04, 0x3f, 0xe1,
+};
+
+/* Both directions match the precomputed answers and verify. */
+static void test_proof_known_answer(void **state)
+{
+	uint8_t p[BS_PROOF_LEN];
+
+	kat_init();
+	assert_int_equal(bootstrap_proof(kat_secret, strlen(kat_secret),
+					 BS_ROLE_DIALER, kat_nonce, kat_hd,
+					 kat_hl, p),
+			 0);
+	assert_memory_equal(p, kat_d, BS_PROOF_LEN);
+	assert_int_equal(bootstrap_proof(kat_secret, strlen(kat_secret),
+					 BS_ROLE_LISTENER, kat_nonce, kat_hd,
+					 kat_hl, p),
+			 0);
+	assert_memory_equal(p, kat_l, BS_PROOF_LEN);
+	assert_int_equal(bootstrap_proof_check(kat_secret, strlen(kat_secret),
+					       BS_ROLE_DIALER, kat_nonce,
+					       kat_hd, kat_hl, kat_d),
+			 0);
+	assert_int_equal(bootstrap_proof_check(kat_secret, strlen(kat_secret),
+					       BS_ROLE_LISTENER, kat_nonce,
+					       kat_hd, kat_hl, kat_l),
+			 0);
+}
+
+/* A different secret (even one byte longer or shorter) fails. */
+static void test_proof_wrong_secret(void **state)
+{
+	static const char *const wrong[] = {"hunter3", "hunter", "hunter22"};
+	size_t i;
+
+	kat_init();
+	for (i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++)
+		assert_int_equal(
+			bootstrap_proof_check(wrong[i], strlen(wrong[i]),
+					      BS_ROLE_DIALER, kat_nonce, kat_hd,
+					      kat_hl, kat_d),
+			-EACCES);
+}
+
+/* A reflected proof (the other direction's label) fails both ways. */
+static void test_proof_swapped_label(void **state)
+{
+	kat_init();
+	assert_int_equal(bootstrap_proof_check(kat_secret, strlen(kat_secret),
+					       BS_ROLE_LISTENER, kat_nonce,
+					       kat_hd, kat_hl, kat_d),
+			 -EACCES);
+	assert_int_equal(bootstrap_proof_check(kat_secret, strlen(kat_secret),
+					       BS_ROLE_DIALER, kat_nonce,
+					       kat_hd, kat_hl, kat_l),
+			 -EACCES);
+}
+
+/* A replay against a fresh nonce, swapped or altered hellos: all fail. */
+static void test_proof_replay(void **state)
+{
+	uint8_t n2[HELLO_NONCE_LEN], h2[HELLO_WIRE_LEN];
+	uint8_t p[BS_PROOF_LEN];
+
+	kat_init();
+	memcpy(n2, kat_nonce, sizeof(n2));
+	n2[0] ^= 1;
+	assert_int_equal(bootstrap_proof_check(kat_secret, strlen(kat_secret),
+					       BS_ROLE_DIALER, n2, kat_hd,
+					       kat_hl, kat_d),
+			 -EACCES);
+	assert_int_equal(bootstrap_proof_check(kat_secret, strlen(kat_secret),
+					       BS_ROLE_DIALER, kat_nonce,
+					       kat_hl, kat_hd, kat_d),
+			 -EACCES);
+	memcpy(h2, kat_hd, sizeof(h2));
+	h2[72 + 3] ^= 1; /* another QPN */
+	assert_int_equal(bootstrap_proof_check(kat_secret, strlen(kat_secret),
+					       BS_ROLE_DIALER, kat_nonce, h2,
+					       kat_hl, kat_d),
+			 -EACCES);
+	/* No secret, no proof. */
+	assert_int_equal(bootstrap_proof("", 0, BS_ROLE_DIALER, kat_nonce,
+					 kat_hd, kat_hl, p),
+			 -EINVAL);
+}
+
 /* A longer buffer is fine: the hello is its first HELLO_WIRE_LEN bytes. */
 static void test_longer_buffer(void **state)
 {
@@ -203,6 +359,11 @@ int main(void)
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_bad_fields),
 		cmocka_unit_test(test_longer_buffer),
+		cmocka_unit_test(test_auth_fields),
+		cmocka_unit_test(test_proof_known_answer),
+		cmocka_unit_test(test_proof_wrong_secret),
+		cmocka_unit_test(test_proof_swapped_label),
+		cmocka_unit_test(test_proof_replay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
