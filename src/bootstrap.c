@@ -766,10 +766,12 @@ static void bs_conn_event(struct bootstrap *b, struct bs_conn *c, short re,
 	if (!rc)
 		return;
 	if (c->outgoing) {
+		/* Refusals are logged by the refusing side (and by ours
+		 * when it dials us); only a debug line here. */
 		if (rc == -EPIPE && !was_up && c->st != BS_CONNECTING)
-			bs_fail(b, c->peer,
-				"closed the session in the handshake "
-				"(refused us? see its log)");
+			log_debug("bootstrap: %s closed the session in the "
+				  "handshake (refused us?)",
+				  b->cfg->nodes[c->peer].name);
 		if (rc != -EPIPE && was_up)
 			log_debug("bootstrap: session to %s: %s",
 				  b->cfg->nodes[c->peer].name, strerror(-rc));
