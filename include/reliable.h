@@ -1,0 +1,144 @@
+/*
+ * Reliable delivery over UD: the per-peer state machines, pure logic (no
+ * verbs, no threads, no clock of its own; callers pass now in ms and hold
+ * whatever lock guards the state).  Modelled on UCX's UD transport: every
+ * datagram of a reliable stream carries a packet sequence number (psn);
+ * the receiver takes datagrams only in psn order (go-back-N: anything out
+ * of order is dropped and answered with a NAK), acks cumulatively
+ * (ack = the next psn it expects) and advertises credit (datagrams it is
+ * willing to take now; 0 while a whole message waits for queue space).
+ * The sender keeps a window of datagrams in flight, retransmits from the
+ * oldest unacked one on a NAK or when its timer fires (exponential
+ * backoff), and fails its messages with ETIMEDOUT when the peer stays
+ * silent for peer_timeout.
+ *
+ * A stream is named by the sender's session number: a sender starts a new
+ * session (psn 0) after every reset (peer down, restart, timeout); the
+ * receiver joins a newer session only at psn 0.  psn comparisons use
+ * serial-number arithmetic, so wrapping is harmless.
+ */
+#ifndef IBFS_RELIABLE_H
+#define IBFS_RELIABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REL_WINDOW_DEFAULT 64	/* datagrams in flight per peer */
+#define REL_RTO_MIN_MS 20	/* first retransmission timeout */
+#define REL_RTO_MAX_MS 1000	/* backoff ceiling */
+
+/* One message a writer waits for; freed by whoever calls done. */
+struct rel_msg {
+	struct rel_msg *next;
+	uint32_t first_psn;	/* psn of fragment 0 */
+	uint32_t nfrag;
+	uint32_t msg_id;	/* wire msg_id, fixed across retransmissions */
+	uint32_t mtu;		/* datagram size it was cut for */
+	int status;		/* 0 acked, -ETIMEDOUT, -ENOTCONN */
+	char chan[64];
+	void *data;		/* the sender's own copy */
+	size_t len;
+	void (*done)(void *arg, int status, size_t len);
+	void *arg;
+};
+
+struct rel_tx {
+	uint32_t sess;		/* this stream's session number */
+	uint32_t una;		/* oldest unacked psn */
+	uint32_t nxt;		/* next psn to (re)send */
+	uint32_t top;		/* one past the highest psn ever sent */
+	uint32_t end;		/* one past the last queued psn */
+	uint32_t window;	/* our limit on datagrams in flight */
+	uint32_t credit;	/* the receiver's limit (last ack) */
+	uint32_t rto_ms;	/* current timeout (backs off) */
+	uint64_t rto_at;	/* when to go back to una; 0 = not armed */
+	uint64_t heard_at;	/* last ack of this session, or queue start */
+	uint32_t peer_timeout_ms;
+	struct rel_msg *head, *tail;	/* queued, in psn order */
+	struct rel_msg *done;		/* finished, for rel_tx_take_done */
+	struct rel_msg **done_tail;
+	uint64_t retrans, timeouts;	/* counters */
+};
+
+/* Fresh sender state for session sess. */
+void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
+		 uint32_t peer_timeout_ms);
+
+/* Append m (nfrag set); assigns its psns.  Starts the liveness clock. */
+void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now);
+
+/*
+ * The next datagram to put on the wire now, if the window and credit let
+ * one go: returns 1 with *m, *frag and *psn set (and counts a
+ * retransmission when psn was sent before), 0 when nothing may go.
+ */
+int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
+		uint32_t *frag, uint32_t *psn);
+
+/*
+ * An ack from the peer for session sess: ack is the next psn it expects,
+ * credit what it takes now, nak that it saw a gap at ack.  Messages wholly
+ * acked move to the done list with status 0.  Returns 1 when sess is ours.
+ */
+int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
+	       uint32_t credit, int nak, uint64_t now);
+
+/*
+ * Timers: the retransmission timeout (go back to una, back off) and the
+ * peer timeout (every queued message fails -ETIMEDOUT and a new session
+ * new_sess starts).  Returns ms until the next timer, or -1 for none.
+ */
+int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess);
+
+/* Fail every queued message with err and start session new_sess. */
+void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess);
+
+/* Detach the finished messages (oldest first); the caller calls done. */
+struct rel_msg *rel_tx_take_done(struct rel_tx *tx);
+
+/* Datagrams in flight (sent, not acked). */
+uint32_t rel_tx_inflight(const struct rel_tx *tx);
+
+/* Whether messages are waiting for acks. */
+int rel_tx_busy(const struct rel_tx *tx);
+
+enum rel_verdict {
+	REL_ACCEPT = 1,	/* in order: process it, then rel_rx_advance */
+	REL_DUP,	/* seen before: drop, ack again */
+	REL_OOO,	/* beyond a gap or an unjoined session: drop */
+};
+
+struct rel_rx {
+	int joined;		/* sess is valid */
+	uint32_t sess;		/* the sender's session we follow */
+	uint32_t nxt;		/* next psn expected */
+	uint32_t window;	/* credit advertised while not blocked */
+	int blocked;		/* a whole message waits for queue space */
+	int ack_due;		/* an ack should go out */
+	int nak_due;		/* ... saying there is a gap at nxt */
+	int nak_sent;		/* a NAK for this nxt went already */
+	uint64_t dups;		/* counter */
+};
+
+void rel_rx_init(struct rel_rx *rx, uint32_t window);
+
+/* Forget the session (the sender restarted with a new address). */
+void rel_rx_forget(struct rel_rx *rx);
+
+/*
+ * Classify a datagram (sess, psn).  A newer session is joined at psn 0
+ * (*joined set: the caller drops what it held of the old one).
+ */
+enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
+			      int *joined);
+
+/* The datagram at nxt was taken (or its message queued): move on. */
+void rel_rx_advance(struct rel_rx *rx);
+
+/* What to put in an ack now: credit for the sender. */
+uint32_t rel_rx_credit(const struct rel_rx *rx);
+
+/* An ack (piggy-backed or standalone) went out. */
+void rel_rx_acked(struct rel_rx *rx);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * Reliable delivery state machines (see include/reliable.h).  Go-back-N
+ * with cumulative acks, NAK on the first gap, credit, and a retransmission
+ * timer with exponential backoff.  Pure logic.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "reliable.h"
+
+/* a - b as a signed distance in psn space. */
+static int32_t rel_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
+		 uint32_t peer_timeout_ms)
+{
+	memset(tx, 0, sizeof(*tx));
+	tx->sess = sess;
+	tx->window = window ? window : REL_WINDOW_DEFAULT;
+	tx->credit = tx->window;
+	tx->rto_ms = REL_RTO_MIN_MS;
+	tx->peer_timeout_ms = peer_timeout_ms;
+	tx->done_tail = &tx->done;
+}
+
+/* Move m to the done list with status st. */
+static void rel_tx_finish(struct rel_tx *tx, struct rel_msg *m, int st)
+{
+	m->status = st;
+	m->next = NULL;
+	*tx->done_tail = m;
+	tx->done_tail = &m->next;
+}
+
+void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
+{
+	if (!m->nfrag)
+		m->nfrag = 1;
+	m->first_psn = tx->end;
+	tx->end += m->nfrag;
+	m->next = NULL;
+	if (!tx->head) {
+		tx->head = m;
+		/* Silence is measured from when we started waiting. */
+		tx->heard_at = now;
+	} else {
+		tx->tail->next = m;
+	}
+	tx->tail = m;
+}
+
+uint32_t rel_tx_inflight(const struct rel_tx *tx)
+{
+	return tx->nxt - tx->una;
+}
+
+int rel_tx_busy(const struct rel_tx *tx)
+{
+	return tx->head != NULL;
+}
+
+int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
+		uint32_t *frag, uint32_t *psn)
+{
+	uint32_t limit = tx->window < tx->credit ? tx->window : tx->credit;
+	struct rel_msg *x;
+
+	/* With no credit, one datagram still goes: the probe at una. */
+	if (!limit)
+		limit = 1;
+	if (tx->nxt == tx->end || tx->nxt - tx->una >= limit)
+		return 0;
+	for (x = tx->head; x; x = x->next)
+		if (tx->nxt - x->first_psn < x->nfrag)
+			break;
+	if (!x)
+		return 0; /* cannot happen: psns between una and end are queued */
+	*m = x;
+	*frag = tx->nxt - x->first_psn;
+	*psn = tx->nxt;
+	if (rel_diff(tx->nxt, tx->top) < 0)
+		tx->retrans++;
+	tx->nxt++;
+	if (rel_diff(tx->nxt, tx->top) > 0)
+		tx->top = tx->nxt;
+	if (!tx->rto_at)
+		tx->rto_at = now + tx->rto_ms;
+	return 1;
+}
+
+int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
+	       uint32_t credit, int nak, uint64_t now)
+{
+	struct rel_msg *m;
+
+	if (sess != tx->sess)
+		return 0;
+	tx->heard_at = now;
+	tx->credit = credit;
+	/* Only an ack within what was sent counts. */
+	if (rel_diff(ack, tx->una) > 0 && rel_diff(ack, tx->top) <= 0) {
+		tx->una = ack;
+		if (rel_diff(tx->nxt, tx->una) < 0)
+			tx->nxt = tx->una;
+		tx->rto_ms = REL_RTO_MIN_MS;
+		tx->rto_at = tx->nxt != tx->una ? now + tx->rto_ms : 0;
+		while ((m = tx->head) &&
+		       rel_diff(tx->una, m->first_psn + m->nfrag) >= 0) {
+			tx->head = m->next;
+			if (!tx->head)
+				tx->tail = NULL;
+			rel_tx_finish(tx, m, 0);
+		}
+	}
+	/* A gap right at una: go back now instead of waiting for the timer. */
+	if (nak && ack == tx->una && tx->nxt != tx->una) {
+		tx->nxt = tx->una;
+		tx->rto_at = now + tx->rto_ms;
+	}
+	return 1;
+}
+
+void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
+{
+	struct rel_msg *m, *done = tx->done;
+	struct rel_msg **done_tail = tx->done_tail;
+	uint32_t window = tx->window, pt = tx->peer_timeout_ms;
+	uint64_t retrans = tx->retrans, timeouts = tx->timeouts;
+
+	if (!done)
+		done_tail = NULL;
+	m = tx->head;
+	tx->head = NULL;
+	rel_tx_init(tx, new_sess, window, pt);
+	tx->retrans = retrans;
+	tx->timeouts = timeouts;
+	if (done) {
+		tx->done = done;
+		tx->done_tail = done_tail;
+	}
+	while (m) {
+		struct rel_msg *next = m->next;
+
+		rel_tx_finish(tx, m, err);
+		m = next;
+	}
+}
+
+int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
+{
+	uint64_t due;
+	int64_t left;
+
+	if (!tx->head)
+		return -1;
+	due = tx->heard_at + tx->peer_timeout_ms;
+	if (now >= due) {
+		tx->timeouts++;
+		rel_tx_reset(tx, -ETIMEDOUT, new_sess);
+		return -1;
+	}
+	if (tx->rto_at && now >= tx->rto_at) {
+		tx->nxt = tx->una;
+		tx->rto_ms *= 2;
+		if (tx->rto_ms > REL_RTO_MAX_MS)
+			tx->rto_ms = REL_RTO_MAX_MS;
+		tx->rto_at = now + tx->rto_ms;
+	}
+	if (tx->rto_at && tx->rto_at < due)
+		due = tx->rto_at;
+	left = (int64_t)(due - now);
+	return left > 0 ? (int)left : 0;
+}
+
+struct rel_msg *rel_tx_take_done(struct rel_tx *tx)
+{
+	struct rel_msg *m = tx->done;
+
+	tx->done = NULL;
+	tx->done_tail = &tx->done;
+	return m;
+}
+
+void rel_rx_init(struct rel_rx *rx, uint32_t window)
+{
+	memset(rx, 0, sizeof(*rx));
+	rx->window = window ? window : REL_WINDOW_DEFAULT;
+}
+
+void rel_rx_forget(struct rel_rx *rx)
+{
+	rx->joined = 0;
+	rx->blocked = 0;
+	rx->ack_due = rx->nak_due = rx->nak_sent = 0;
+}
+
+enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
+			      int *joined)
+{
+	*joined = 0;
+	if (!rx->joined || sess != rx->sess) {
+		/* Only the start of a newer session is joined; stale
+		 * datagrams of an older one are never taken. */
+		if (psn != 0 ||
+		    (rx->joined && rel_diff(sess, rx->sess) < 0))
+			return REL_OOO;
+		rx->joined = 1;
+		rx->sess = sess;
+		rx->nxt = 0;
+		rx->blocked = 0;
+		rx->nak_sent = 0;
+		*joined = 1;
+	}
+	if (psn == rx->nxt)
+		return REL_ACCEPT;
+	rx->ack_due = 1;
+	if (rel_diff(psn, rx->nxt) < 0) {
+		rx->dups++;
+		return REL_DUP;
+	}
+	if (!rx->nak_sent) {
+		rx->nak_due = 1;
+		rx->nak_sent = 1;
+	}
+	return REL_OOO;
+}
+
+void rel_rx_advance(struct rel_rx *rx)
+{
+	rx->nxt++;
+	rx->ack_due = 1;
+	rx->nak_sent = 0;
+	rx->nak_due = 0;
+}
+
+uint32_t rel_rx_credit(const struct rel_rx *rx)
+{
+	return rx->blocked ? 0 : rx->window;
+}
+
+void rel_rx_acked(struct rel_rx *rx)
+{
+	rx->ack_due = 0;
+	rx->nak_due = 0;
+}

@@ -1,0 +1,435 @@
+/*
+ * Unit tests for reliable.c: a sender and a receiver joined by a simulated
+ * link that loses, duplicates and reorders datagrams and acks, driven by a
+ * millisecond clock.  Checks exactly-once in-order delivery of whole
+ * messages, the window and credit limits, backoff, the peer timeout and
+ * the restart of a session.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+#include "reliable.h"
+
+#define MAXQ 100000
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* A datagram or an ack on the simulated link. */
+struct pkt {
+	uint64_t at;	/* arrival time */
+	int is_ack;
+	uint32_t sess, psn, frag, nfrag, msg_id;
+	uint32_t ack, credit;
+	int nak;
+};
+
+struct link {
+	struct pkt q[MAXQ];
+	int n;
+	int loss_pct, dup_pct, max_delay;
+};
+
+struct sim {
+	struct rel_tx tx;
+	struct rel_rx rx;
+	struct link fwd, back;
+	uint64_t now;
+	/* receiver side */
+	uint32_t got[MAXQ];	/* msg_ids completed, in order */
+	int ngot;
+	uint32_t cur_msg, cur_frag; /* fragment expected next */
+	int capacity;		/* messages the receiver queue takes; <0 = inf */
+	int queued;
+	int held;		/* a whole message waits for space */
+	/* sender side */
+	int ndone, nfail;
+	int last_status;
+	uint32_t max_inflight;
+	int sent;
+};
+
+static void on_done(void *arg, int status, size_t len)
+{
+	struct sim *s = arg;
+
+	if (status)
+		s->nfail++;
+	else
+		s->ndone++;
+	s->last_status = status;
+}
+
+static void link_put(struct link *l, uint64_t now, const struct pkt *p)
+{
+	int copies = 1, i;
+
+	if ((int)(rnd() % 100) < l->loss_pct)
+		return;
+	if ((int)(rnd() % 100) < l->dup_pct)
+		copies = 2;
+	for (i = 0; i < copies && l->n < MAXQ; i++) {
+		l->q[l->n] = *p;
+		l->q[l->n].at = now + 1 + (l->max_delay ? rnd() % l->max_delay : 0);
+		l->n++;
+	}
+}
+
+/* Take one packet due at now (any order among due ones: reordering). */
+static int link_get(struct link *l, uint64_t now, struct pkt *out)
+{
+	int i, best = -1;
+
+	/* the earliest due first; equal times keep their order */
+	for (i = 0; i < l->n; i++)
+		if (l->q[i].at <= now && (best < 0 || l->q[i].at < l->q[best].at))
+			best = i;
+	if (best < 0)
+		return 0;
+	*out = l->q[best];
+	memmove(&l->q[best], &l->q[best + 1],
+		(size_t)(l->n - best - 1) * sizeof(l->q[0]));
+	l->n--;
+	return 1;
+}
+
+static struct rel_msg *mk_msg(struct sim *s, uint32_t id, uint32_t nfrag)
+{
+	struct rel_msg *m = calloc(1, sizeof(*m));
+
+	assert_non_null(m);
+	m->msg_id = id;
+	m->nfrag = nfrag;
+	m->done = on_done;
+	m->arg = s;
+	m->len = nfrag;
+	return m;
+}
+
+static void sim_init(struct sim *s, uint32_t window, uint32_t pt)
+{
+	memset(s, 0, sizeof(*s));
+	rel_tx_init(&s->tx, 7, window, pt);
+	rel_rx_init(&s->rx, window);
+	s->capacity = -1;
+	s->now = 1000;
+}
+
+static void drain_done(struct sim *s)
+{
+	struct rel_msg *m = rel_tx_take_done(&s->tx), *n;
+
+	for (; m; m = n) {
+		n = m->next;
+		m->done(m->arg, m->status, m->len);
+		free(m);
+	}
+}
+
+/* Deliver a completed message to the "queue" if there is room. */
+static int rx_deliver(struct sim *s, uint32_t msg_id)
+{
+	if (s->capacity >= 0 && s->queued >= s->capacity)
+		return -ENOSPC;
+	s->queued++;
+	s->got[s->ngot++] = msg_id;
+	return 0;
+}
+
+static void rx_one(struct sim *s, const struct pkt *p)
+{
+	int joined;
+	enum rel_verdict v = rel_rx_check(&s->rx, p->sess, p->psn, &joined);
+
+	if (joined) {
+		s->held = 0;
+		s->cur_frag = 0;
+	}
+	if (v != REL_ACCEPT)
+		return;
+	if (s->held) {
+		/* the retransmitted last fragment: try the held one again */
+		if (!rx_deliver(s, p->msg_id)) {
+			s->held = 0;
+			s->rx.blocked = 0;
+			s->cur_frag = 0;
+			rel_rx_advance(&s->rx);
+		} else {
+			s->rx.ack_due = 1; /* still alive, still blocked */
+		}
+		return;
+	}
+	/* in psn order, fragments of a message come in order */
+	assert_int_equal(p->frag, s->cur_frag);
+	if (p->frag + 1 < p->nfrag) {
+		s->cur_frag++;
+		rel_rx_advance(&s->rx);
+		return;
+	}
+	if (rx_deliver(s, p->msg_id)) {
+		s->held = 1;
+		s->rx.blocked = 1;
+		s->rx.ack_due = 1;
+		return;
+	}
+	s->cur_frag = 0;
+	rel_rx_advance(&s->rx);
+}
+
+/* One millisecond of the world. */
+static void sim_step(struct sim *s)
+{
+	struct rel_msg *m;
+	uint32_t frag, psn;
+	struct pkt p;
+
+	while (rel_tx_next(&s->tx, s->now, &m, &frag, &psn)) {
+		memset(&p, 0, sizeof(p));
+		p.sess = s->tx.sess;
+		p.psn = psn;
+		p.frag = frag;
+		p.nfrag = m->nfrag;
+		p.msg_id = m->msg_id;
+		s->sent++;
+		if (rel_tx_inflight(&s->tx) > s->max_inflight)
+			s->max_inflight = rel_tx_inflight(&s->tx);
+		link_put(&s->fwd, s->now, &p);
+	}
+	while (link_get(&s->fwd, s->now, &p))
+		rx_one(s, &p);
+	if (s->rx.ack_due && s->rx.joined) {
+		memset(&p, 0, sizeof(p));
+		p.is_ack = 1;
+		p.sess = s->rx.sess;
+		p.ack = s->rx.nxt;
+		p.credit = rel_rx_credit(&s->rx);
+		p.nak = s->rx.nak_due;
+		rel_rx_acked(&s->rx);
+		link_put(&s->back, s->now, &p);
+	}
+	while (link_get(&s->back, s->now, &p))
+		rel_tx_ack(&s->tx, p.sess, p.ack, p.credit, p.nak, s->now);
+	rel_tx_tick(&s->tx, s->now, s->tx.sess + 1);
+	drain_done(s);
+	s->now++;
+}
+
+static void run_msgs(struct sim *s, int nmsg, int maxfrag, uint64_t limit_ms)
+{
+	uint64_t end = s->now + limit_ms;
+	int i;
+
+	for (i = 0; i < nmsg; i++)
+		rel_tx_queue(&s->tx, mk_msg(s, (uint32_t)i,
+					    1 + (uint32_t)(rnd() % maxfrag)),
+			     s->now);
+	while (s->ndone + s->nfail < nmsg && s->now < end)
+		sim_step(s);
+}
+
+static void check_exactly_once(struct sim *s, int nmsg)
+{
+	int i;
+
+	assert_int_equal(s->nfail, 0);
+	assert_int_equal(s->ndone, nmsg);
+	assert_int_equal(s->ngot, nmsg);
+	for (i = 0; i < nmsg; i++)
+		assert_int_equal(s->got[i], (uint32_t)i);
+}
+
+static void test_clean(void **state)
+{
+	static struct sim s;
+
+	rnd_state = 1;
+	sim_init(&s, 16, 10000);
+	run_msgs(&s, 200, 5, 60000);
+	check_exactly_once(&s, 200);
+	assert_int_equal(s.tx.retrans, 0);
+	assert_true(s.max_inflight <= 16);
+}
+
+static void test_loss_dup_reorder(void **state)
+{
+	static struct sim s;
+	int pct[] = {5, 20, 40}, i;
+
+	for (i = 0; i < 3; i++) {
+		rnd_state = 42 + i;
+		sim_init(&s, 32, 100000);
+		s.fwd.loss_pct = s.back.loss_pct = pct[i];
+		s.fwd.dup_pct = s.back.dup_pct = 10;
+		s.fwd.max_delay = s.back.max_delay = 4;
+		run_msgs(&s, 300, 8, 10000000);
+		check_exactly_once(&s, 300);
+		assert_true(s.tx.retrans > 0);
+		assert_true(s.max_inflight <= 32);
+	}
+	assert_true(s.rx.dups > 0);
+}
+
+static void test_backpressure(void **state)
+{
+	static struct sim s;
+	int i;
+
+	rnd_state = 9;
+	sim_init(&s, 16, 5000);
+	s.capacity = 3;
+	for (i = 0; i < 10; i++)
+		rel_tx_queue(&s.tx, mk_msg(&s, (uint32_t)i, 2), s.now);
+	for (i = 0; i < 20000; i++)
+		sim_step(&s);
+	/* a reader that does not read: writers wait, nothing dropped or
+	 * failed, and the receiver keeps the sender alive past the timeout */
+	assert_int_equal(s.ngot, 3);
+	assert_int_equal(s.ndone, 3);
+	assert_int_equal(s.nfail, 0);
+	assert_true(s.max_inflight <= 16);
+	assert_int_equal(rel_tx_inflight(&s.tx) <= 1, 1);
+	/* the reader drains: the rest follows, in order, once */
+	s.capacity = -1;
+	for (i = 0; i < 5000 && s.ndone < 10; i++)
+		sim_step(&s);
+	check_exactly_once(&s, 10);
+}
+
+static void test_backoff(void **state)
+{
+	static struct sim s;
+	struct rel_msg *m;
+	uint32_t frag, psn;
+	uint64_t t;
+	uint32_t expect = REL_RTO_MIN_MS;
+
+	sim_init(&s, 8, 100000);
+	rel_tx_queue(&s.tx, mk_msg(&s, 0, 1), s.now);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 1);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 0);
+	t = s.now;
+	for (int k = 0; k < 8; k++) {
+		/* nothing before the timeout ... */
+		rel_tx_tick(&s.tx, t + expect - 1, 99);
+		assert_int_equal(rel_tx_next(&s.tx, t + expect - 1, &m, &frag,
+					     &psn), 0);
+		/* ... a retransmission at it */
+		t += expect;
+		rel_tx_tick(&s.tx, t, 99);
+		assert_int_equal(rel_tx_next(&s.tx, t, &m, &frag, &psn), 1);
+		assert_int_equal(psn, 0);
+		expect = expect * 2 > REL_RTO_MAX_MS ? REL_RTO_MAX_MS
+						     : expect * 2;
+	}
+	assert_int_equal(s.tx.retrans, 8);
+	assert_int_equal(s.tx.rto_ms, REL_RTO_MAX_MS);
+	/* an ack resets the backoff */
+	rel_tx_ack(&s.tx, 7, 1, 8, 0, t);
+	assert_int_equal(s.tx.rto_ms, REL_RTO_MIN_MS);
+	drain_done(&s);
+	assert_int_equal(s.ndone, 1);
+}
+
+static void test_timeout(void **state)
+{
+	static struct sim s;
+
+	rnd_state = 3;
+	sim_init(&s, 8, 2000);
+	s.fwd.loss_pct = 100;
+	run_msgs(&s, 5, 3, 10000);
+	assert_int_equal(s.nfail, 5);
+	assert_int_equal(s.last_status, -ETIMEDOUT);
+	assert_int_equal(s.tx.timeouts, 1);
+	assert_int_equal(s.tx.sess, 8);
+	assert_int_equal(s.ngot, 0);
+	assert_true(s.now - 1000 >= 2000 && s.now - 1000 < 2100);
+}
+
+static void test_restart(void **state)
+{
+	static struct sim s;
+	struct pkt p;
+	int joined;
+
+	rnd_state = 5;
+	sim_init(&s, 8, 10000);
+	run_msgs(&s, 4, 3, 1000);
+	check_exactly_once(&s, 4);
+	/* queue more, send some, then the peer goes down mid-message */
+	rel_tx_queue(&s.tx, mk_msg(&s, 100, 5), s.now);
+	s.fwd.loss_pct = 100;
+	sim_step(&s);
+	rel_tx_reset(&s.tx, -ENOTCONN, s.tx.sess + 1);
+	drain_done(&s);
+	assert_int_equal(s.nfail, 1);
+	assert_int_equal(s.last_status, -ENOTCONN);
+	/* a stale datagram of the old session never gets in */
+	assert_int_equal(rel_rx_check(&s.rx, 7, 0, &joined), REL_DUP);
+	assert_int_equal(rel_rx_check(&s.rx, 6, 0, &joined), REL_OOO);
+	/* the new session starts at psn 0 and is joined */
+	s.fwd.loss_pct = 0;
+	s.ndone = 0;
+	s.ngot = 0;
+	s.nfail = 0;
+	run_msgs(&s, 6, 4, 5000);
+	check_exactly_once(&s, 6);
+	assert_int_equal(s.rx.sess, 8);
+	/* a receiver that restarted (forgot) joins only at psn 0 */
+	rel_rx_forget(&s.rx);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(rel_rx_check(&s.rx, 8, 3, &joined), REL_OOO);
+	assert_int_equal(rel_rx_check(&s.rx, 9, 0, &joined), REL_ACCEPT);
+	assert_int_equal(joined, 1);
+}
+
+static void test_ack_bounds(void **state)
+{
+	static struct sim s;
+	struct rel_msg *m;
+	uint32_t frag, psn;
+
+	sim_init(&s, 4, 10000);
+	rel_tx_queue(&s.tx, mk_msg(&s, 0, 10), s.now);
+	while (rel_tx_next(&s.tx, s.now, &m, &frag, &psn))
+		;
+	assert_int_equal(rel_tx_inflight(&s.tx), 4);
+	/* an ack beyond what was sent, or of another session, is ignored */
+	rel_tx_ack(&s.tx, 7, 9, 4, 0, s.now);
+	assert_int_equal(s.tx.una, 0);
+	assert_int_equal(rel_tx_ack(&s.tx, 3, 2, 4, 0, s.now), 0);
+	assert_int_equal(s.tx.una, 0);
+	/* credit 0 stops all but the probe */
+	rel_tx_ack(&s.tx, 7, 4, 0, 0, s.now);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 1);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 0);
+	/* a NAK at una goes back at once */
+	rel_tx_ack(&s.tx, 7, 4, 4, 1, s.now);
+	assert_int_equal(s.tx.nxt, 4);
+	rel_tx_reset(&s.tx, -ENOTCONN, 8);
+	drain_done(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_loss_dup_reorder),
+		cmocka_unit_test(test_backpressure),
+		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_ack_bounds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
