@@ -912,9 +912,12 @@ static int load_secret_file(struct config *cfg, char *err, size_t errlen)
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		rc = secret_err(cfg, err, errlen, -EACCES,
-				"mode %04o: group or others may read it; "
+				"mode %04o: group or others may %s it; "
 				"refusing it (chmod 600 it)",
-				(unsigned int)(st.st_mode & 07777));
+				(unsigned int)(st.st_mode & 07777),
+				st.st_mode & (S_IRGRP | S_IROTH)
+					? "read"
+					: "write or run");
 		goto out;
 	}
 	while (len < sizeof(buf)) {
