@@ -118,4 +118,42 @@ unsigned wire_reasm_pending(const struct wire_reasm *r);
 /* Milliseconds until the next expiry is due, or -1 if nothing is pending. */
 int wire_reasm_next_timeout(const struct wire_reasm *r, uint64_t now_ms);
 
+/*
+ * Reliable delivery (delivery = reliable) marks its datagrams with
+ * WIRE_FLAG_REL in flags and appends a fixed trailer of WIRE_REL_LEN
+ * bytes, so that what precedes it is a plain datagram reassembly takes
+ * as is (fragments are cut for mtu - WIRE_REL_LEN):
+ *   -24 u32 sess      sender's session of this stream (DATA)
+ *   -20 u32 psn       sequence number of this datagram (DATA)
+ *   -16 u32 ack_sess  the session of the reverse stream acked here
+ *   -12 u32 ack       next psn expected on it (cumulative)
+ *    -8 u32 credit    datagrams the sender of this one will take now
+ *    -4 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK
+ * A standalone ACK is type WIRE_ACK, chan_len 0, frag 0 of 1, total_len 0,
+ * then the trailer.
+ */
+#define WIRE_FLAG_REL 0x01
+#define WIRE_REL_LEN 24
+#define WIRE_REL_ACK 0x1
+#define WIRE_REL_NAK 0x2
+
+struct wire_rel {
+	uint32_t sess, psn;
+	uint32_t ack_sess, ack, credit;
+	uint32_t rflags;
+};
+
+/* Mark dgram[0..len) reliable and append r; returns the new length. */
+size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r);
+
+/*
+ * Read the trailer of a reliable datagram: the length without it, or
+ * -EBADMSG when the flag is missing or the datagram too short.
+ */
+long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r);
+
+/* A standalone reliable ACK from src into buf (>= WIRE_HDR_LEN +
+ * WIRE_REL_LEN bytes); returns its length. */
+size_t wire_ack_build(void *buf, uint32_t src, const struct wire_rel *r);
+
 #endif

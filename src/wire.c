@@ -775,3 +775,50 @@ int wire_reasm_next_timeout(const struct wire_reasm *r, uint64_t now_ms)
 		return INT_MAX;
 	return due - now_ms > INT_MAX ? INT_MAX : (int)(due - now_ms);
 }
+
+/* Append the reliable trailer and set the flag (see wire.h). */
+size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
+{
+	uint8_t *b = dgram;
+
+	b[OFF_FLAGS] |= WIRE_FLAG_REL;
+	b += len;
+	put32(b, r->sess);
+	put32(b + 4, r->psn);
+	put32(b + 8, r->ack_sess);
+	put32(b + 12, r->ack);
+	put32(b + 16, r->credit);
+	put32(b + 20, r->rflags);
+	return len + WIRE_REL_LEN;
+}
+
+/* Parse the reliable trailer; the header must be decodable already. */
+long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
+{
+	const uint8_t *b = dgram;
+
+	if (len < WIRE_HDR_LEN + WIRE_REL_LEN || !(b[OFF_FLAGS] & WIRE_FLAG_REL))
+		return -EBADMSG;
+	len -= WIRE_REL_LEN;
+	b += len;
+	r->sess = get32(b);
+	r->psn = get32(b + 4);
+	r->ack_sess = get32(b + 8);
+	r->ack = get32(b + 12);
+	r->credit = get32(b + 16);
+	r->rflags = get32(b + 20);
+	return (long)len;
+}
+
+/* A bare ACK: header with no channel, then the trailer. */
+size_t wire_ack_build(void *buf, uint32_t src, const struct wire_rel *r)
+{
+	struct wire_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = WIRE_ACK;
+	h.src = src;
+	h.frag_cnt = 1;
+	wire_hdr_encode(&h, buf);
+	return wire_rel_put(buf, WIRE_HDR_LEN, r);
+}
