@@ -99,19 +99,20 @@ static void main_usage(const char *prog)
 	       prog);
 }
 
-/* Load the config and apply command-line overrides; exit 2 on error. */
-static void main_config(struct opts *o, struct config *cfg)
+/* Load the config and apply command-line overrides; -EINVAL when bad. */
+static int main_config(struct opts *o, struct config *cfg)
 {
 	char err[CONFIG_ERR_MAX];
 
 	if (!o->config) {
 		fprintf(stderr, "ibfs: no config given (-c FILE); see --help\n");
-		exit(EXIT_USAGE);
+		return -EINVAL;
 	}
 	if (config_load(o->config, cfg, err, sizeof(err)) ||
 	    config_select_local(cfg, o->node, err, sizeof(err))) {
 		fprintf(stderr, "ibfs: %s\n", err);
-		exit(EXIT_USAGE);
+		config_free(cfg);
+		return -EINVAL;
 	}
 	if (o->device)
 		snprintf(cfg->device, sizeof(cfg->device), "%s", o->device);
@@ -119,6 +120,7 @@ static void main_config(struct opts *o, struct config *cfg)
 		cfg->port = o->port;
 	if (o->gid_index >= 0)
 		cfg->gid_index = o->gid_index;
+	return 0;
 }
 
 /*
@@ -186,28 +188,34 @@ int main(int argc, char *argv[])
 	struct route *rt = NULL;
 	struct bootstrap *bs = NULL;
 	char fsname[128];
-	int ready = -1, rc, status = 1;
+	int ready = -1, rc, status;
 
 	log_init("ibfs", 1, 0);
+	memset(&fo, 0, sizeof(fo));
+	memset(&cfg, 0, sizeof(cfg));
+	status = EXIT_USAGE;
 	if (fuse_opt_parse(&args, &o, main_opt_spec, main_opt_proc))
-		return EXIT_USAGE;
+		goto out_args;
+	status = 0;
 	if (o.help) {
 		main_usage(argv[0]);
-		return 0;
+		goto out_args;
 	}
 	if (o.version) {
 		printf("ibfs %s (libfuse %s)\n", IBFS_VERSION,
 		       fuse_pkgversion());
-		return 0;
+		goto out_args;
 	}
+	status = EXIT_USAGE;
 	if (fuse_parse_cmdline(&args, &fo))
-		return EXIT_USAGE;
+		goto out_args;
 	if (!fo.mountpoint) {
 		fprintf(stderr, "ibfs: no mount point given; see --help\n");
-		return EXIT_USAGE;
+		goto out_args;
 	}
-	memset(&cfg, 0, sizeof(cfg));
-	main_config(&o, &cfg);
+	if (main_config(&o, &cfg))
+		goto out_args;
+	status = 1;
 	log_setverbose(fo.debug);
 	snprintf(fsname, sizeof(fsname),
 		 "-odefault_permissions,fsname=ibfs:%s,subtype=ibfs",
@@ -265,6 +273,7 @@ out_config:
 		log_warnx("start-up failed: %s", strerror(-rc));
 	main_ready(ready, status);
 	config_free(&cfg);
+out_args:
 	free(fo.mountpoint);
 	fuse_opt_free_args(&args);
 	free(o.config);
