@@ -95,6 +95,7 @@ struct fs_node {
 
 /* Per open file: a channel reader, or a snapshot of a .status or dir. */
 struct fs_fh {
+	LIST_ENTRY(fs_fh) link; /* in fs->fhs: freed at unmount if still open */
 	struct fs_chan *chan;
 	int got;      /* a read on this open returned data: empty means EOF */
 	int nonblock;
@@ -116,6 +117,7 @@ struct fs {
 	fuse_ino_t chan_base;
 	fuse_ino_t next_ino;
 	struct fs_waitq waiters;
+	LIST_HEAD(, fs_fh) fhs; /* open files, which a stop never releases */
 
 	pthread_t reaper;
 	pthread_cond_t reaper_cond;
@@ -677,6 +679,8 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 						   chan->ino, S_IFREG);
 	}
 out:
+	if (!rc)
+		LIST_INSERT_HEAD(&fs->fhs, fh, link);
 	pthread_mutex_unlock(&fs->lock);
 	if (rc) {
 		free(fh->buf);
@@ -701,21 +705,26 @@ static void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			     struct fuse_file_info *fi)
 {
+	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
 
+	pthread_mutex_lock(&fs->lock);
+	LIST_REMOVE(fh, link);
+	pthread_mutex_unlock(&fs->lock);
 	free(fh->buf);
 	free(fh);
 	fuse_reply_err(req, 0);
 }
 
 /* Attach an open file to chan; caller holds lock. */
-static struct fs_fh *fs_chan_open(struct fs_chan *chan,
+static struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
 				  struct fuse_file_info *fi)
 {
 	struct fs_fh *fh = calloc(1, sizeof(*fh));
 
 	if (!fh)
 		return NULL;
+	LIST_INSERT_HEAD(&fs->fhs, fh, link);
 	fh->chan = chan;
 	fh->nonblock = !!(fi->flags & O_NONBLOCK);
 	chan->nopen++;
@@ -741,7 +750,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 	k = fs_ino_kind(fs, ino, &node, &chan);
 	switch (k) {
 	case FS_CHAN:
-		fh = fs_chan_open(chan, fi);
+		fh = fs_chan_open(fs, chan, fi);
 		rc = fh ? 0 : -ENOMEM;
 		break;
 	case FS_ROOT_STATUS:
@@ -752,6 +761,8 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		}
 		fh = calloc(1, sizeof(*fh));
 		rc = fh ? fs_render(fs, k, node, fh) : -ENOMEM;
+		if (!rc)
+			LIST_INSERT_HEAD(&fs->fhs, fh, link);
 		fi->fh = (uintptr_t)fh;
 		fi->direct_io = 1;
 		break;
@@ -807,7 +818,7 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rc = fs_entry(fs, chan->ino, &e);
 	if (rc)
 		goto out;
-	fh = fs_chan_open(chan, fi);
+	fh = fs_chan_open(fs, chan, fi);
 	if (!fh) {
 		chan->nlookup--;
 		rc = -ENOMEM;
@@ -941,12 +952,13 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino,
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
 
+	pthread_mutex_lock(&fs->lock);
+	LIST_REMOVE(fh, link);
 	if (fh->chan) {
-		pthread_mutex_lock(&fs->lock);
 		fh->chan->nopen--;
 		fs_chan_maybe_free(fs, fh->chan);
-		pthread_mutex_unlock(&fs->lock);
 	}
+	pthread_mutex_unlock(&fs->lock);
 	free(fh->buf);
 	free(fh);
 	fuse_reply_err(req, 0);
@@ -1238,6 +1250,7 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	}
 	fs->chan_base = fs->next_ino = 3 + 2 * cfg->nnodes;
 	TAILQ_INIT(&fs->waiters);
+	LIST_INIT(&fs->fhs);
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1393,11 +1406,17 @@ void fs_unmount(struct fs *fs)
 /* Free the tree; the transport that delivers into it is closed already. */
 void fs_close(struct fs *fs)
 {
+	struct fs_fh *fh;
 	size_t i;
 
 	if (!fs)
 		return;
 	fs_unmount(fs);
+	while ((fh = LIST_FIRST(&fs->fhs))) {
+		LIST_REMOVE(fh, link);
+		free(fh->buf);
+		free(fh);
+	}
 	for (i = 0; i < fs->nslots; i++) {
 		struct fs_chan *c = fs->chans[i];
 
