@@ -109,6 +109,10 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 /* Drop partial messages older than the timeout; returns how many. */
 unsigned wire_reasm_expire(struct wire_reasm *r, uint64_t now_ms);
 
+/* The same, calling fn(arg, peer) for each message dropped (per-peer counts). */
+unsigned wire_reasm_expire_each(struct wire_reasm *r, uint64_t now_ms,
+				void (*fn)(void *arg, int peer), void *arg);
+
 /* Drop every partial message from peer (it restarted or went down). */
 unsigned wire_reasm_forget_peer(struct wire_reasm *r, int peer);
 

@@ -956,20 +956,26 @@ static int tp_drain_recvs(struct tp *tp)
 	return total;
 }
 
+/* Count one message that never completed against the peer that sent it. */
+static void tp_count_expired(void *arg, int peer)
+{
+	struct tp *tp = arg;
+
+	peer_count_drop(peer >= 0 && peer < tp->npeers ? &tp->peers[peer] : NULL,
+			&tp->totals, DROP_REASM_TIMEOUT);
+}
+
 /* Drop partial messages past their time and arm the timer for the next. */
 static void tp_expire(struct tp *tp)
 {
 	struct itimerspec its;
 	uint64_t now = tp_now_ms();
-	unsigned n;
 	int next;
 
 	pthread_mutex_lock(&tp->rlock);
-	n = wire_reasm_expire(tp->reasm, now);
+	wire_reasm_expire_each(tp->reasm, now, tp_count_expired, tp);
 	next = wire_reasm_next_timeout(tp->reasm, now);
 	pthread_mutex_unlock(&tp->rlock);
-	if (n)
-		tp_add(&tp->totals.drops[DROP_REASM_TIMEOUT], n);
 	if (next < 0 || tp->timer_armed || tp->tfd < 0)
 		return;
 	/* A little slack so one expiry pass covers several messages. */

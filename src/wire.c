@@ -728,9 +728,18 @@ static bool part_due(const struct wire_reasm *r, const struct partial *p,
 /* Free memory held by messages that lost a fragment; oldest go first. */
 unsigned wire_reasm_expire(struct wire_reasm *r, uint64_t now_ms)
 {
+	return wire_reasm_expire_each(r, now_ms, NULL, NULL);
+}
+
+/* Expire, telling fn which peer each dropped message came from. */
+unsigned wire_reasm_expire_each(struct wire_reasm *r, uint64_t now_ms,
+				void (*fn)(void *arg, int peer), void *arg)
+{
 	unsigned n = 0;
 
 	while (r->oldest && part_due(r, r->oldest, now_ms)) {
+		if (fn)
+			fn(arg, r->oldest->peer);
 		part_destroy(r, r->oldest);
 		n++;
 	}

@@ -514,6 +514,35 @@ static void test_shuffled(void **state __attribute__((unused)))
 	wire_reasm_free(r);
 }
 
+/* Count expiries per peer, as the transport does for .status. */
+static void count_peer(void *arg, int peer)
+{
+	((unsigned *)arg)[peer]++;
+}
+
+/* Expiry names the peer of every dropped message. */
+static void test_expire_each_peer(void **state __attribute__((unused)))
+{
+	struct wire_reasm *r = wire_reasm_new(MIB, 4 * MIB, 100);
+	uint8_t *msg = msg_make(5000, 9);
+	struct frags f = frags_make(msg, 5000, 1024, 3, 1, "x");
+	struct frags g = frags_make(msg, 5000, 1024, 4, 2, "x");
+	unsigned counts[4] = { 0 };
+	struct wire_msg m;
+
+	assert_int_equal(wire_reasm_feed(r, 1, f.d[0].b, f.d[0].len, 0, &m), 0);
+	assert_int_equal(wire_reasm_feed(r, 3, g.d[0].b, g.d[0].len, 0, &m), 0);
+	assert_int_equal(wire_reasm_feed(r, 3, g.d[1].b, g.d[1].len, 50, &m), 0);
+	assert_int_equal(wire_reasm_expire_each(r, 100, count_peer, counts), 2);
+	assert_int_equal(counts[1], 1);
+	assert_int_equal(counts[3], 1);
+	assert_int_equal(counts[0] + counts[2], 0);
+	frags_free(&f);
+	frags_free(&g);
+	free(msg);
+	wire_reasm_free(r);
+}
+
 /* A lost fragment: never completes, expires at the timeout exactly. */
 static void test_loss_expire(void **state __attribute__((unused)))
 {
@@ -1189,6 +1218,7 @@ int main(void)
 		cmocka_unit_test(test_memory_limit),
 		cmocka_unit_test(test_forget_peer),
 		cmocka_unit_test(test_next_timeout),
+		cmocka_unit_test(test_expire_each_peer),
 		cmocka_unit_test(test_many_partials),
 	};
 
