@@ -34,6 +34,12 @@ struct peer_counters {
 	atomic_uint_fast64_t msgs_rx, bytes_rx;
 	atomic_uint_fast64_t ah_resolutions;
 	atomic_uint_fast64_t drops[DROP_MAX];
+	/* delivery = reliable (zero otherwise) */
+	atomic_uint_fast64_t rel_window;	/* datagrams allowed in flight */
+	atomic_uint_fast64_t rel_inflight;	/* sent, not yet acked */
+	atomic_uint_fast64_t rel_retrans;	/* datagrams sent again */
+	atomic_uint_fast64_t rel_dups;		/* duplicates dropped */
+	atomic_uint_fast64_t rel_timeouts;	/* peer silent: writes failed */
 };
 
 /* What a node announces about itself in its bootstrap hello. */

@@ -71,6 +71,26 @@ int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	    size_t len);
 
 /*
+ * Send with a completion: done(arg, status, len) is called exactly once
+ * when 0 is returned — status 0 once the whole message is acknowledged
+ * by the peer's daemon (delivery = reliable: it sits in its channel
+ * queue), -ETIMEDOUT when p stayed silent for peer_timeout, -ENOTCONN
+ * when p went down or restarted first.  The message is copied, so buf may
+ * be reused at once.  In datagram mode it is tp_send and done is called
+ * before returning.  A negative return means done is never called:
+ * tp_send's errors, or -EAGAIN with TP_SEND_NONBLOCK while p's receiver
+ * grants no credit.  done runs on the progress thread or the caller's,
+ * with no tp lock held; it must not block.
+ */
+#define TP_SEND_NONBLOCK 0x1
+int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
+		  const void *buf, size_t len, int flags,
+		  void (*done)(void *arg, int status, size_t len), void *arg);
+
+/* Whether messages to p go with delivery = reliable. */
+int tp_peer_reliable(const struct tp *tp, const struct peer *p);
+
+/*
  * p is reachable at addr through ah (made on tp_pd): install it.  An old
  * AH is destroyed only after sends that use it have completed.
  */

@@ -388,6 +388,11 @@ static void fs_print_counters(FILE *f, struct peer_counters *c)
 	for (i = 0; i < DROP_MAX; i++)
 		fprintf(f, "drop_%s=%lu\n", peer_drop_names[i],
 			(unsigned long)c->drops[i]);
+	fprintf(f, "rel_window=%lu\nrel_inflight=%lu\nrel_retrans=%lu\n"
+		   "rel_dups=%lu\nrel_timeouts=%lu\n",
+		(unsigned long)c->rel_window, (unsigned long)c->rel_inflight,
+		(unsigned long)c->rel_retrans, (unsigned long)c->rel_dups,
+		(unsigned long)c->rel_timeouts);
 }
 
 /* MOUNT/.status: this node's identity and totals. */
@@ -923,6 +928,33 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fs_reply_slice(req, fh->buf, fh->len, off, size);
 }
 
+/* A reliable write in flight: whom to answer once the peer acked. */
+struct fs_wreq {
+	struct fs *fs;
+	fuse_req_t req;
+};
+
+/*
+ * tp_send_async's completion (delivery = reliable): answer the write.
+ * After unmount the session is gone and the kernel aborted the request:
+ * nothing to answer then.
+ */
+static void fs_write_done(void *arg, int status, size_t len)
+{
+	struct fs_wreq *w = arg;
+	struct fs *fs = w->fs;
+
+	pthread_mutex_lock(&fs->lock);
+	if (!fs->stopping) {
+		if (status)
+			fuse_reply_err(w->req, -status);
+		else
+			fuse_reply_write(w->req, len);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	free(w);
+}
+
 /* write(2): one call is one message to the node on this channel. */
 static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 			size_t size, off_t off, struct fuse_file_info *fi)
@@ -934,6 +966,29 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 	if (!c) {
 		fuse_reply_err(req, EBADF);
+		return;
+	}
+	/*
+	 * delivery = reliable: the write is answered when the peer's daemon
+	 * has queued the message, from the completion; the worker thread
+	 * never waits (a writer to itself would starve its own reader).
+	 */
+	if (fs->tp && tp_peer_reliable(fs->tp, c->node->peer)) {
+		struct fs_wreq *w = malloc(sizeof(*w));
+
+		if (!w) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		w->fs = fs;
+		w->req = req;
+		rc = tp_send_async(fs->tp, c->node->peer, c->name, buf, size,
+				   fh->nonblock ? TP_SEND_NONBLOCK : 0,
+				   fs_write_done, w);
+		if (rc) {
+			free(w);
+			fuse_reply_err(req, -rc);
+		}
 		return;
 	}
 	/* name and node are fixed for the channel's life: no lock needed. */

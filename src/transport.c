@@ -37,6 +37,7 @@
 #include <sys/timerfd.h>
 
 #include "log.h"
+#include "reliable.h"
 #include "transport.h"
 #include "wire.h"
 
@@ -60,6 +61,17 @@ struct tp_src {
 	uint32_t qpn;
 	uint16_t lid;
 	union ibv_gid gid;
+};
+
+/* delivery = reliable: a peer's two streams and the message held back
+ * while its channel queue is full (under rel_lock). */
+struct tp_rel {
+	int on;
+	struct rel_tx tx;
+	struct rel_rx rx;
+	int held;
+	struct wire_msg hmsg;
+	uint64_t pub_retrans, pub_dups, pub_timeouts; /* published so far */
 };
 
 /* A message completed during a poll batch, delivered after unlocking. */
@@ -123,6 +135,14 @@ struct tp {
 	atomic_int stop;
 
 	struct peer_counters totals;
+
+	/* Reliable delivery; lock order: srclock -> rlock -> rel_lock ->
+	 * slock -> peer lock. */
+	pthread_mutex_t rel_lock;
+	struct tp_rel *rel; /* npeers entries */
+	int any_rel;
+	uint32_t drop_permille; /* TEST HOOK: IBFS_TEST_DROP_PERMILLE */
+	uint64_t drop_rng;
 };
 
 /* Milliseconds of CLOCK_MONOTONIC, the clock of reassembly and timers. */
@@ -856,6 +876,396 @@ static const enum peer_drop tp_wire_drops[] = {
 	[WIRE_DROP_NO_MEMORY] = DROP_QUEUE_FULL,
 };
 
+/* ---- delivery = reliable ------------------------------------------- */
+
+int tp_peer_reliable(const struct tp *tp, const struct peer *p)
+{
+	return tp->rel[p->idx].on;
+}
+
+/* Fill WR k of the send batch with slot sb (under slock). */
+static void tp_fill_wr(struct tp *tp, const struct tp_dest *d, uint32_t k,
+		       uint8_t *sb, size_t dlen)
+{
+	uint32_t depth = tp->cfg->send_depth, freeafter;
+	uint64_t seq = tp->s_posted + k + 1;
+
+	tp->ssge[k].addr = (uintptr_t)sb;
+	tp->ssge[k].length = dlen;
+	tp->ssge[k].lkey = tp->smr->lkey;
+	memset(&tp->swr[k], 0, sizeof(tp->swr[k]));
+	tp->swr[k].wr_id = seq;
+	tp->swr[k].sg_list = &tp->ssge[k];
+	tp->swr[k].num_sge = 1;
+	tp->swr[k].opcode = IBV_WR_SEND;
+	tp->swr[k].wr.ud.ah = d->ah;
+	tp->swr[k].wr.ud.remote_qpn = d->qpn;
+	tp->swr[k].wr.ud.remote_qkey = d->qkey;
+	if (dlen <= tp->max_inline)
+		tp->swr[k].send_flags |= IBV_SEND_INLINE;
+	freeafter = depth - (uint32_t)(seq - tp->s_done);
+	if (seq - tp->s_last_sig >= tp->sig_every ||
+	    freeafter < tp->sig_every || tp->sig_next) {
+		tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
+		tp->s_last_sig = seq;
+		tp->sig_next = 0;
+	}
+	tp->swr[k].next = NULL;
+	if (k)
+		tp->swr[k - 1].next = &tp->swr[k];
+}
+
+/* Post the n WRs filled so far (under slock). */
+static int tp_post_wrs(struct tp *tp, uint32_t n)
+{
+	struct ibv_send_wr *bad = NULL;
+	uint32_t k;
+	int rc;
+
+	if (!n)
+		return 0;
+	rc = ibv_post_send(tp->qp, tp->swr, &bad);
+	if (rc) {
+		k = bad ? (uint32_t)(bad - tp->swr) : 0;
+		tp->s_posted += k;
+		tp->sig_next = 1;
+		log_warnx("%s: ibv_post_send: %s", __func__, strerror(rc));
+		return -EIO;
+	}
+	tp->s_posted += n;
+	return 0;
+}
+
+/* The ack half of a trailer: what we have taken of p's stream. */
+static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w)
+{
+	if (r->rx.joined) {
+		w->ack_sess = r->rx.sess;
+		w->ack = r->rx.nxt;
+		w->rflags |= WIRE_REL_ACK;
+		if (r->rx.nak_due)
+			w->rflags |= WIRE_REL_NAK;
+		rel_rx_acked(&r->rx);
+	}
+	w->credit = rel_rx_credit(&r->rx);
+}
+
+/*
+ * Put on the wire what p's window allows, each datagram carrying our ack
+ * of p's stream, then a standalone ACK if one is still due (under
+ * rel_lock).  Nothing goes while p is down.
+ */
+static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now)
+{
+	struct tp_rel *r = &tp->rel[p->idx];
+	uint32_t depth = tp->cfg->send_depth, n = 0, frag, psn;
+	struct rel_msg *m;
+	struct wire_rel w;
+	struct tp_dest d;
+	uint8_t *sb;
+	size_t dlen;
+
+	pthread_mutex_lock(&tp->slock);
+	if (tp_dest_get(tp, p, &d))
+		goto out;
+	if (tp_free_slots(tp) < depth / 2)
+		tp_reap_sends(tp);
+	for (;;) {
+		if (n == TP_SEND_BATCH || tp_free_slots(tp) <= n) {
+			if (tp_post_wrs(tp, n))
+				goto out;
+			n = 0;
+			if (!tp_free_slots(tp) && tp_wait_slot(tp))
+				goto out;
+		}
+		if (!rel_tx_next(&r->tx, now, &m, &frag, &psn))
+			break;
+		sb = tp->sbuf +
+		     (size_t)((tp->s_posted + n) % depth) * tp->info.mtu_bytes;
+		dlen = wire_frag_build(sb, m->mtu - WIRE_REL_LEN, tp->self_id,
+				       m->msg_id, m->chan, m->data, m->len,
+				       frag);
+		if (!dlen)
+			continue; /* cannot happen: checked when queued */
+		memset(&w, 0, sizeof(w));
+		w.sess = r->tx.sess;
+		w.psn = psn;
+		tp_rel_ack_fields(r, &w);
+		dlen = wire_rel_put(sb, dlen, &w);
+		tp_fill_wr(tp, &d, n++, sb, dlen);
+	}
+	if (r->rx.ack_due && r->rx.joined) {
+		sb = tp->sbuf +
+		     (size_t)((tp->s_posted + n) % depth) * tp->info.mtu_bytes;
+		memset(&w, 0, sizeof(w));
+		tp_rel_ack_fields(r, &w);
+		dlen = wire_ack_build(sb, tp->self_id, &w);
+		tp_fill_wr(tp, &d, n++, sb, dlen);
+	}
+	tp_post_wrs(tp, n);
+out:
+	pthread_mutex_unlock(&tp->slock);
+}
+
+/* Counters for .status (under rel_lock). */
+static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
+{
+	atomic_store(&p->cnt.rel_window, r->tx.window < r->tx.credit
+						 ? r->tx.window
+						 : r->tx.credit);
+	atomic_store(&p->cnt.rel_inflight, rel_tx_inflight(&r->tx));
+	tp_add(&p->cnt.rel_retrans, r->tx.retrans - r->pub_retrans);
+	tp_add(&tp->totals.rel_retrans, r->tx.retrans - r->pub_retrans);
+	tp_add(&p->cnt.rel_dups, r->rx.dups - r->pub_dups);
+	tp_add(&tp->totals.rel_dups, r->rx.dups - r->pub_dups);
+	tp_add(&p->cnt.rel_timeouts, r->tx.timeouts - r->pub_timeouts);
+	tp_add(&tp->totals.rel_timeouts, r->tx.timeouts - r->pub_timeouts);
+	r->pub_retrans = r->tx.retrans;
+	r->pub_dups = r->rx.dups;
+	r->pub_timeouts = r->tx.timeouts;
+}
+
+/* Call done for finished messages (no lock held) and free them. */
+static void tp_rel_complete(struct tp *tp, struct peer *p, struct rel_msg *m)
+{
+	struct rel_msg *next;
+
+	for (; m; m = next) {
+		next = m->next;
+		if (!m->status) {
+			tp_add(&p->cnt.msgs_tx, 1);
+			tp_add(&p->cnt.bytes_tx, m->len);
+			tp_add(&tp->totals.msgs_tx, 1);
+			tp_add(&tp->totals.bytes_tx, m->len);
+		}
+		if (m->done)
+			m->done(m->arg, m->status, m->len);
+		free(m->data);
+		free(m);
+	}
+}
+
+/* A whole message was taken into a channel queue. */
+static void tp_count_rx(struct tp *tp, struct peer *p, size_t len)
+{
+	tp_add(&p->cnt.msgs_rx, 1);
+	tp_add(&p->cnt.bytes_rx, len);
+	tp_add(&tp->totals.msgs_rx, 1);
+	tp_add(&tp->totals.bytes_rx, len);
+}
+
+/* Offer the held message again; on success the stream moves on. */
+static void tp_rel_try_held(struct tp *tp, struct peer *p, struct tp_rel *r)
+{
+	size_t len = r->hmsg.len;
+
+	if (!r->held)
+		return;
+	if (tp->ops.deliver && !tp->ops.deliver(tp->arg, p, r->hmsg.chan,
+						r->hmsg.data, len)) {
+		r->held = 0;
+		r->rx.blocked = 0;
+		rel_rx_advance(&r->rx);
+		tp_count_rx(tp, p, len);
+		return;
+	}
+	r->rx.ack_due = 1; /* alive, still blocked: credit 0 */
+}
+
+/* Forget the held message (its stream is gone). */
+static void tp_rel_drop_held(struct tp_rel *r)
+{
+	if (r->held)
+		free(r->hmsg.data);
+	r->held = 0;
+	r->rx.blocked = 0;
+}
+
+/*
+ * A reliable datagram from p (under srclock and rlock): take its ack,
+ * then its data in psn order only.  A completed message is delivered at
+ * once; if the channel queue refuses it, it is held and its last psn not
+ * acknowledged, so the sender keeps it (backpressure, not loss).
+ */
+static void tp_rel_recv(struct tp *tp, struct peer *p,
+			const struct wire_hdr *h, const uint8_t *dg,
+			size_t dlen, uint64_t now)
+{
+	struct tp_rel *r = &tp->rel[p->idx];
+	struct wire_rel w;
+	struct wire_msg msg;
+	long plen = wire_rel_get(dg, dlen, &w);
+	enum rel_verdict v;
+	int joined, rc;
+
+	if (plen < 0) {
+		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
+		return;
+	}
+	pthread_mutex_lock(&tp->rel_lock);
+	if (w.rflags & WIRE_REL_ACK)
+		rel_tx_ack(&r->tx, w.ack_sess, w.ack, w.credit,
+			   !!(w.rflags & WIRE_REL_NAK), now);
+	if (h->type != WIRE_DATA)
+		goto out;
+	v = rel_rx_check(&r->rx, w.sess, w.psn, &joined);
+	if (joined) {
+		tp_rel_drop_held(r);
+		wire_reasm_forget_peer(tp->reasm, p->idx);
+	}
+	if (v != REL_ACCEPT)
+		goto out;
+	if (r->held) {
+		tp_rel_try_held(tp, p, r);
+		goto out;
+	}
+	rc = wire_reasm_feed(tp->reasm, p->idx, dg, (size_t)plen, now, &msg);
+	if (rc == 0) {
+		rel_rx_advance(&r->rx);
+	} else if (rc == 1) {
+		r->held = 1;
+		r->hmsg = msg;
+		tp_rel_try_held(tp, p, r);
+		if (r->held)
+			r->rx.blocked = 1;
+	} else if (rc == -WIRE_DROP_NO_MEMORY) {
+		/* not taken: it comes again */
+		peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
+	} else {
+		/* malformed from a peer we trust: skip it for good */
+		if (-rc < (int)(sizeof(tp_wire_drops) / sizeof(tp_wire_drops[0])))
+			peer_count_drop(p, &tp->totals, tp_wire_drops[-rc]);
+		rel_rx_advance(&r->rx);
+	}
+out:
+	pthread_mutex_unlock(&tp->rel_lock);
+}
+
+/*
+ * Timers, held messages, windows and acks of every reliable peer.
+ * Returns nonzero while anything waits (the progress loop then wakes
+ * every few ms).
+ */
+static int tp_rel_service(struct tp *tp, int tick)
+{
+	uint64_t now = tp_now_ms();
+	struct rel_msg *done;
+	int i, busy = 0;
+
+	for (i = 0; i < tp->npeers; i++) {
+		struct tp_rel *r = &tp->rel[i];
+		struct peer *p = &tp->peers[i];
+
+		if (!r->on)
+			continue;
+		pthread_mutex_lock(&tp->rel_lock);
+		if (tick) {
+			tp_rel_try_held(tp, p, r);
+			rel_tx_tick(&r->tx, now, r->tx.sess + 1);
+		}
+		tp_rel_flush(tp, p, now);
+		tp_rel_publish(tp, p, r);
+		busy |= rel_tx_busy(&r->tx) || r->held || r->rx.ack_due;
+		done = rel_tx_take_done(&r->tx);
+		pthread_mutex_unlock(&tp->rel_lock);
+		tp_rel_complete(tp, p, done);
+	}
+	return busy;
+}
+
+/* Queue a message for p's reliable stream and send what may go. */
+int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
+		  const void *buf, size_t len, int flags,
+		  void (*done_fn)(void *arg, int status, size_t len), void *arg)
+{
+	struct tp_rel *r = &tp->rel[p->idx];
+	struct rel_msg *m, *done;
+	struct tp_dest d;
+	size_t chan_len;
+	uint64_t one = 1;
+	int rc;
+
+	if (!r->on) {
+		rc = tp_send(tp, p, chan, buf, len);
+		if (rc)
+			return rc;
+		done_fn(arg, 0, len);
+		return 0;
+	}
+	chan_len = tp_chan_len(chan);
+	if (!chan_len)
+		return -EINVAL;
+	if (len > tp->cfg->max_message)
+		return -EMSGSIZE;
+	if (len && !buf)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->data = malloc(len ? len : 1);
+	if (!m->data) {
+		free(m);
+		return -ENOMEM;
+	}
+	if (len)
+		memcpy(m->data, buf, len);
+	m->len = len;
+	memcpy(m->chan, chan, chan_len);
+	m->chan[chan_len] = '\0';
+	m->done = done_fn;
+	m->arg = arg;
+
+	pthread_mutex_lock(&tp->rel_lock);
+	rc = tp_dest_get(tp, p, &d);
+	if (!rc && (flags & TP_SEND_NONBLOCK) && rel_tx_busy(&r->tx) &&
+	    !r->tx.credit)
+		rc = -EAGAIN;
+	if (!rc) {
+		m->mtu = (uint32_t)d.mtu;
+		m->nfrag = wire_frag_count(len, d.mtu - WIRE_REL_LEN, chan_len);
+		if (!m->nfrag)
+			rc = -EMSGSIZE;
+	}
+	if (rc) {
+		pthread_mutex_unlock(&tp->rel_lock);
+		free(m->data);
+		free(m);
+		return rc;
+	}
+	m->msg_id = atomic_fetch_add_explicit(&tp->msg_ids[p->idx], 1,
+					      memory_order_relaxed);
+	rel_tx_queue(&r->tx, m, tp_now_ms());
+	tp_rel_flush(tp, p, tp_now_ms());
+	tp_rel_publish(tp, p, r);
+	done = rel_tx_take_done(&r->tx);
+	pthread_mutex_unlock(&tp->rel_lock);
+	tp_rel_complete(tp, p, done);
+	/* Let the progress thread arm its retransmission timer. */
+	if (write(tp->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("%s: eventfd", __func__);
+	return 0;
+}
+
+/* p restarted, went down or is gone: its writers get err (new session). */
+static void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too)
+{
+	struct tp_rel *r = &tp->rel[p->idx];
+	struct rel_msg *done;
+
+	if (!r->on)
+		return;
+	pthread_mutex_lock(&tp->rel_lock);
+	rel_tx_reset(&r->tx, err, r->tx.sess + 1);
+	if (rx_too) {
+		rel_rx_forget(&r->rx);
+		tp_rel_drop_held(r);
+	}
+	tp_rel_publish(tp, p, r);
+	done = rel_tx_take_done(&r->tx);
+	pthread_mutex_unlock(&tp->rel_lock);
+	tp_rel_complete(tp, p, done);
+}
+
 /* One receive completion: check, identify, reassemble (under the locks). */
 static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		       struct tp_done *done)
@@ -891,6 +1301,18 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 	dlen = wc->byte_len - grhlen;
 	if (wire_hdr_decode(&h, slot + grhlen, dlen) || h.src != p->id) {
 		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
+		return 0;
+	}
+	if (tp->rel[p->idx].on) {
+		/* TEST HOOK: lose datagrams on purpose (see tp_open). */
+		if (tp->drop_permille) {
+			tp->drop_rng ^= tp->drop_rng << 13;
+			tp->drop_rng ^= tp->drop_rng >> 7;
+			tp->drop_rng ^= tp->drop_rng << 17;
+			if (tp->drop_rng % 1000 < tp->drop_permille)
+				return 0;
+		}
+		tp_rel_recv(tp, p, &h, slot + grhlen, dlen, now);
 		return 0;
 	}
 	rc = wire_reasm_feed(tp->reasm, p->idx, slot + grhlen, dlen, now,
@@ -951,6 +1373,9 @@ static int tp_drain_recvs(struct tp *tp)
 		tp_post_recvs(tp);
 		for (i = 0; i < nd; i++)
 			tp_deliver(tp, &done[i]);
+		/* acks of this batch in one go, windows reopened */
+		if (tp->any_rel)
+			tp_rel_service(tp, 0);
 		total += n;
 	} while (n == TP_POLL_BATCH);
 	return total;
@@ -1011,6 +1436,8 @@ static void tp_chan_event(struct tp *tp)
 }
 
 /* busy_poll = 1: spin on both CQs instead of sleeping on events. */
+static int tp_rel_service(struct tp *tp, int tick);
+
 static void tp_busy_loop(struct tp *tp)
 {
 	uint64_t next_expire = 0, now;
@@ -1027,6 +1454,8 @@ static void tp_busy_loop(struct tp *tp)
 			tp_expire(tp);
 			next_expire = now + 50;
 		}
+		if (tp->any_rel)
+			tp_rel_service(tp, 1);
 	}
 }
 
@@ -1036,14 +1465,14 @@ static void *tp_progress(void *arg)
 	struct tp *tp = arg;
 	struct epoll_event ev[4];
 	uint64_t v;
-	int n, i;
+	int n, i, wait_ms = -1;
 
 	if (tp->cfg->busy_poll) {
 		tp_busy_loop(tp);
 		return NULL;
 	}
 	while (!atomic_load(&tp->stop)) {
-		n = epoll_wait(tp->epfd, ev, 4, -1);
+		n = epoll_wait(tp->epfd, ev, 4, wait_ms);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1060,9 +1489,16 @@ static void *tp_progress(void *arg)
 				    errno != EAGAIN)
 					log_warn("%s: timerfd", __func__);
 				tp->timer_armed = 0;
+			} else if (fd == tp->efd) {
+				/* a reliable send woke us to arm its timers */
+				if (read(tp->efd, &v, sizeof(v)) < 0 &&
+				    errno != EAGAIN)
+					log_warn("%s: eventfd", __func__);
 			}
 		}
 		tp_expire(tp);
+		if (tp->any_rel)
+			wait_ms = tp_rel_service(tp, 1) ? 5 : -1;
 	}
 	return NULL;
 }
@@ -1113,8 +1549,23 @@ static int tp_alloc_tables(struct tp *tp)
 	tp->rfree = calloc(rd, sizeof(*tp->rfree));
 	tp->src = calloc(tp->npeers, sizeof(*tp->src));
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
-	if (!tp->rwr || !tp->rsge || !tp->rfree || !tp->src || !tp->msg_ids)
+	tp->rel = calloc(tp->npeers, sizeof(*tp->rel));
+	if (!tp->rwr || !tp->rsge || !tp->rfree || !tp->src || !tp->msg_ids ||
+	    !tp->rel)
 		return -ENOMEM;
+	for (i = 0; i < (uint32_t)tp->npeers; i++) {
+		struct tp_rel *r = &tp->rel[i];
+		uint32_t sess;
+
+		if (getrandom(&sess, sizeof(sess), GRND_NONBLOCK) !=
+		    sizeof(sess))
+			sess = (uint32_t)tp_now_ms() * 2654435761u + i;
+		r->on = tp->peers[i].conf->delivery == DELIVERY_RELIABLE;
+		tp->any_rel |= r->on;
+		rel_tx_init(&r->tx, sess, REL_WINDOW_DEFAULT,
+			    (uint32_t)tp->cfg->peer_timeout_ms);
+		rel_rx_init(&r->rx, REL_WINDOW_DEFAULT);
+	}
 	for (i = 0; i < (uint32_t)tp->npeers; i++) {
 		unsigned r;
 
@@ -1134,6 +1585,7 @@ static void tp_free_tables(struct tp *tp)
 	free(tp->rfree);
 	free(tp->src);
 	free((void *)tp->msg_ids);
+	free(tp->rel);
 }
 
 /* Open the engine; on failure undo in reverse order, as ud_pingpong does. */
@@ -1164,7 +1616,25 @@ int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
 		tp->sig_every = 64;
 	pthread_mutex_init(&tp->slock, NULL);
 	pthread_mutex_init(&tp->rlock, NULL);
+	pthread_mutex_init(&tp->rel_lock, NULL);
 	pthread_rwlock_init(&tp->srclock, NULL);
+	{
+		/* TEST HOOK: drop this many per mille of received datagrams
+		 * from reliable peers, to test recovery without a lossy
+		 * wire.  Never set it in production. */
+		const char *e = getenv("IBFS_TEST_DROP_PERMILLE");
+
+		if (e && *e) {
+			tp->drop_permille = (uint32_t)strtoul(e, NULL, 10);
+			if (tp->drop_permille > 1000)
+				tp->drop_permille = 1000;
+			tp->drop_rng = tp_now_ms() | 1;
+			log_warnx("TEST HOOK IBFS_TEST_DROP_PERMILLE=%u: "
+				  "dropping received reliable datagrams on "
+				  "purpose",
+				  tp->drop_permille);
+		}
+	}
 
 	rc = tp_alloc_tables(tp);
 	if (rc)
@@ -1330,6 +1800,9 @@ void tp_close(struct tp *tp)
 			log_warn("%s: eventfd", __func__);
 		pthread_join(tp->thr, NULL);
 	}
+	for (i = 0; i < tp->npeers; i++) {
+		tp_rel_reset(tp, &tp->peers[i], -ENOTCONN, 1);
+	}
 	close(tp->epfd);
 	close(tp->tfd);
 	close(tp->efd);
@@ -1358,6 +1831,7 @@ void tp_close(struct tp *tp)
 	wire_reasm_free(tp->reasm);
 	tp_free_tables(tp);
 	pthread_rwlock_destroy(&tp->srclock);
+	pthread_mutex_destroy(&tp->rel_lock);
 	pthread_mutex_destroy(&tp->rlock);
 	pthread_mutex_destroy(&tp->slock);
 	free(tp);
@@ -1433,6 +1907,10 @@ static void tp_src_set(struct tp *tp, struct peer *p,
 	if (changed) {
 		pthread_mutex_lock(&tp->rlock);
 		wire_reasm_forget_peer(tp->reasm, p->idx);
+		pthread_mutex_lock(&tp->rel_lock);
+		rel_rx_forget(&tp->rel[p->idx].rx);
+		tp_rel_drop_held(&tp->rel[p->idx]);
+		pthread_mutex_unlock(&tp->rel_lock);
 		pthread_mutex_unlock(&tp->rlock);
 	}
 }
@@ -1448,7 +1926,15 @@ void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 		struct ibv_ah *ah, enum config_route route)
 {
 	struct ibv_ah *old;
+	int changed;
 
+	pthread_mutex_lock(&p->lock);
+	changed = p->addr.qpn != addr->qpn ||
+		  memcmp(&p->addr.gid, &addr->gid, sizeof(addr->gid));
+	pthread_mutex_unlock(&p->lock);
+	/* A new incarnation: what was pending for the old one fails. */
+	if (changed)
+		tp_rel_reset(tp, p, -ENOTCONN, 0);
 	tp_src_set(tp, p, addr);
 	pthread_mutex_lock(&tp->slock);
 	pthread_mutex_lock(&p->lock);
@@ -1490,6 +1976,8 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 	if (old)
 		tp_retire_ah(tp, old);
 	pthread_mutex_unlock(&tp->slock);
+
+	tp_rel_reset(tp, p, -ENOTCONN, 0);
 
 	pthread_rwlock_wrlock(&tp->srclock);
 	if (tp->src[p->idx].valid && !tp->src[p->idx].linger_until)

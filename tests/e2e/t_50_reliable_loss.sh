@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# delivery = reliable under loss: with the receive-side test hook dropping
+# 5% and then 20% of datagrams, 1000 messages and a 16 MiB file (16
+# messages of 1 MiB) arrive exactly once, in order, byte-exact, and every
+# write returned only once its message was queued at the peer.
+# timeout: 600
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fslib.sh"
+export IBFS_CONF_EXTRA="delivery = reliable"
+
+round() {
+	local permille=$1 n=$2
+	export IBFS_TEST_DROP_PERMILLE=$permille
+	ibfs_start_nodes alpha beta
+	A=$(ibfs_mnt alpha)
+	B=$(ibfs_mnt beta)
+	grep -q "TEST HOOK IBFS_TEST_DROP_PERMILLE=$permille" "$WORK/alpha.log" ||
+		fail "drop hook not announced"
+
+	seq "$n" | while read -r i; do echo "msg $i"; done >"$A/beta/burst" ||
+		fail "a write failed"
+	want=$(seq "$n" | sed 's/^/msg /')
+	# reliable: every write returned after the peer queued it
+	assert_eq $((${#want} + 1)) "$(stat -c %s "$B/alpha/burst")" \
+		"queued when the writes returned ($permille permille)"
+	assert_eq "$want" "$(cat "$B/alpha/burst")" "$n messages in order"
+	log "$n messages exactly once at $permille permille"
+
+	if ((permille <= 50)); then
+		head -c $((16 << 20)) /dev/urandom >"$WORK/big"
+		dd if="$WORK/big" of="$A/beta/big" bs=1M count=16 \
+			iflag=fullblock status=none || fail "16 MiB write failed"
+		assert_eq $((16 << 20)) "$(stat -c %s "$B/alpha/big")" "16 MiB queued"
+		cat "$B/alpha/big" >"$WORK/got"
+		cmp "$WORK/big" "$WORK/got" || fail "16 MiB differs"
+		log "16 MiB byte-exact at $permille permille"
+	fi
+	retr=$(peer_status "$A" beta rel_retrans)
+	dups=$(peer_status "$B" alpha rel_dups)
+	log "alpha->beta retransmissions $retr, duplicates dropped at beta $dups"
+	((retr > 0)) || fail "no retransmission at $permille permille loss"
+	assert_eq 0 "$(peer_status "$B" alpha drop_queue_full)" "queue drops"
+	assert_eq 0 "$(peer_status "$A" beta rel_timeouts)" "timeouts"
+	ibfs_stop_nodes
+}
+
+round 50 1000
+round 200 1000
