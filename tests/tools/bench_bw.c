@@ -38,11 +38,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BW_MAGIC 0x424e4348u /* "BNCH" */
-#define BW_HDR 24
-#define BW_PAT (1u << 20)    /* pattern period, also the largest size */
-#define BW_STRIDE 4099u      /* pattern offset step per message */
-#define BW_MB 1048576.0
+#define BW_MAGIC  0x424e4348u /* "BNCH" */
+#define BW_HDR	  24
+#define BW_PAT	  (1u << 20) /* pattern period, also the largest size */
+#define BW_STRIDE 4099u	     /* pattern offset step per message */
+#define BW_MB	  1048576.0
 
 struct bw_hdr {
 	uint32_t magic;
@@ -120,7 +120,7 @@ static char *alloc_aligned(size_t len)
 static int bw_send(const char *path, size_t size, unsigned long count,
 		   double secs)
 {
-	struct bw_hdr h = { .magic = BW_MAGIC, .size = (uint32_t)size };
+	struct bw_hdr h = {.magic = BW_MAGIC, .size = (uint32_t)size};
 	uint64_t end, t;
 	unsigned long n = 0;
 	char *buf = alloc_aligned(size);
@@ -139,8 +139,9 @@ static int bw_send(const char *path, size_t size, unsigned long count,
 		memcpy(buf, &h, sizeof(h));
 		memcpy(buf + BW_HDR, pattern_at(h.seq), size - BW_HDR);
 		if (write(fd, buf, size) != (ssize_t)size) {
-			fprintf(stderr, "bench_bw: write %s (message %lu): "
-					"%s\n",
+			fprintf(stderr,
+				"bench_bw: write %s (message %lu): "
+				"%s\n",
 				path, n, strerror(errno));
 			return 1;
 		}
@@ -156,8 +157,7 @@ static int bw_send(const char *path, size_t size, unsigned long count,
 }
 
 /* Whether the got bytes read are an intact message; sets *h. */
-static int bw_check(const char *buf, ssize_t got, size_t size,
-		    struct bw_hdr *h)
+static int bw_check(const char *buf, ssize_t got, size_t size, struct bw_hdr *h)
 {
 	if (got < BW_HDR)
 		return 0;
@@ -224,7 +224,8 @@ static int bw_recv(const char *path, size_t size, unsigned long count,
 			if (h.seq > max_seq)
 				max_seq = h.seq;
 		}
-		/* One precise clock read per batch: the last good one's time. */
+		/* One precise clock read per batch: the last good one's time.
+		 */
 		if (batch)
 			tlast = now_ns();
 		if (!ok && !bad && now_ns() - started > start_s * 1000000000ull)

@@ -53,7 +53,7 @@ static void usage(void)
 /* Parse arguments and echo until told to stop. */
 int main(int argc, char *argv[])
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 	unsigned long count = 0, n = 0, empty = 0;
 	size_t maxsize = 65536;
 	int idle_s = 60, opt, tx, rc = 0;
@@ -109,10 +109,12 @@ int main(int argc, char *argv[])
 			break;
 		}
 		if (!got) {
-			/* Readable yet empty, again and again: the file went. */
+			/* Readable yet empty, again and again: the file went.
+			 */
 			if (++empty > 1000) {
-				fprintf(stderr, "bench_echo: %s keeps "
-						"reading EOF\n",
+				fprintf(stderr,
+					"bench_echo: %s keeps "
+					"reading EOF\n",
 					argv[optind]);
 				rc = 1;
 				break;

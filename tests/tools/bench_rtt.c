@@ -93,7 +93,7 @@ static uint32_t msg_seq(const char *buf)
 /* Read one message in poll mode: 1 got it, 0 timed out, -1 error. */
 static int wait_poll(struct rtt *r, uint32_t seq, uint64_t deadline)
 {
-	struct pollfd pfd = { .fd = r->rx, .events = POLLIN };
+	struct pollfd pfd = {.fd = r->rx, .events = POLLIN};
 	ssize_t n;
 	int left, rc;
 
@@ -124,7 +124,7 @@ static int wait_poll(struct rtt *r, uint32_t seq, uint64_t deadline)
 /* Read one message the way cat does: open, blocking read, close. */
 static int wait_reopen(struct rtt *r, uint32_t seq, uint64_t deadline)
 {
-	struct itimerval it = { 0 };
+	struct itimerval it = {0};
 	ssize_t n;
 	int fd;
 
@@ -230,8 +230,8 @@ static void usage(void)
 /* Parse arguments, run the loop, print the summary line. */
 int main(int argc, char *argv[])
 {
-	struct rtt r = { .mode = MODE_POLL, .size = 64, .timeout_ms = 2000 };
-	struct sigaction sa = { .sa_handler = on_alarm };
+	struct rtt r = {.mode = MODE_POLL, .size = 64, .timeout_ms = 2000};
+	struct sigaction sa = {.sa_handler = on_alarm};
 	unsigned long iters = 1000, warmup = 100, i, lost = 0, n = 0;
 	const char *mode = "poll", *dump = NULL;
 	uint64_t *v, sum = 0;
@@ -284,9 +284,9 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	r.tx = open_or_die(r.tx_path, O_WRONLY);
-	r.rx = r.mode == MODE_REOPEN ? -1
-				     : open_or_die(r.rx_path,
-						   O_RDONLY | O_NONBLOCK);
+	r.rx = r.mode == MODE_REOPEN
+		       ? -1
+		       : open_or_die(r.rx_path, O_RDONLY | O_NONBLOCK);
 	for (i = 0; i < warmup + iters; i++) {
 		int64_t t = round_trip(&r, (uint32_t)i + 1);
 
