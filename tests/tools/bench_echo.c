@@ -109,8 +109,7 @@ int main(int argc, char *argv[])
 			break;
 		}
 		if (!got) {
-			/* Readable yet empty, again and again: the file went.
-			 */
+			/* Readable, yet empty again and again: it is gone. */
 			if (++empty > 1000) {
 				fprintf(stderr,
 					"bench_echo: %s keeps "
