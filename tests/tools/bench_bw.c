@@ -224,8 +224,7 @@ static int bw_recv(const char *path, size_t size, unsigned long count,
 			if (h.seq > max_seq)
 				max_seq = h.seq;
 		}
-		/* One precise clock read per batch: the last good one's time.
-		 */
+		/* One precise clock read per batch: its last one's time. */
 		if (batch)
 			tlast = now_ns();
 		if (!ok && !bad && now_ns() - started > start_s * 1000000000ull)
