@@ -173,7 +173,7 @@ int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts opts;
-	struct fuse_loop_config *cfg;
+	struct fuse_loop_config cfg;
 	struct fuse_session *se;
 	int ret = 1;
 
@@ -200,11 +200,15 @@ int main(int argc, char *argv[])
 	if (opts.singlethread) {
 		ret = fuse_session_loop(se);
 	} else {
-		cfg = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
-		fuse_loop_cfg_set_max_threads(cfg, opts.max_threads);
-		ret = fuse_session_loop_mt(se, cfg);
-		fuse_loop_cfg_destroy(cfg);
+		/*
+		 * The 3.2 struct, as fs.c uses: at FUSE_USE_VERSION 34 a
+		 * fuse_loop_cfg_create() config is misread as clone_fd on and
+		 * no idle threads, a thread per request (bench found it 30x
+		 * slower than a null fs should be).
+		 */
+		cfg.clone_fd = opts.clone_fd;
+		cfg.max_idle_threads = opts.max_idle_threads;
+		ret = fuse_session_loop_mt(se, &cfg);
 	}
 	fuse_session_unmount(se);
 out_signals:
