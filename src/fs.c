@@ -99,6 +99,8 @@ struct fs_fh {
 	struct fs_chan *chan;
 	int got;      /* a read on this open returned data: empty means EOF */
 	int nonblock;
+	int refs;     /* requests and parked reads using it */
+	int released; /* RELEASE came: free at the last drop */
 	char *buf;
 	size_t len;
 };
@@ -251,6 +253,54 @@ static void fs_chan_unlink(struct fs_chan *c)
 	c->node->nremote -= c->remote;
 	c->unlinked = 1;
 	fs_chan_discard(c);
+}
+
+/* Free an open file's state; caller holds lock, nobody uses fh any more. */
+static void fs_fh_destroy(struct fs *fs, struct fs_fh *fh)
+{
+	if (fh->chan) {
+		fh->chan->nopen--;
+		fs_chan_maybe_free(fs, fh->chan);
+	}
+	free(fh->buf);
+	free(fh);
+}
+
+/*
+ * Hold fh across a request.  A reader killed while its READ is in flight
+ * lets the kernel send RELEASE before we answer: the handle must outlive
+ * both.
+ */
+static struct fs_fh *fs_fh_hold(struct fs *fs, struct fuse_file_info *fi)
+{
+	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
+
+	pthread_mutex_lock(&fs->lock);
+	fh->refs++;
+	pthread_mutex_unlock(&fs->lock);
+	return fh;
+}
+
+/* Drop a hold; caller holds lock.  The last drop after RELEASE frees. */
+static void fs_fh_drop_locked(struct fs *fs, struct fs_fh *fh)
+{
+	if (--fh->refs == 0 && fh->released)
+		fs_fh_destroy(fs, fh);
+}
+
+/* Drop a hold without the lock held. */
+static void fs_fh_drop(struct fs *fs, struct fs_fh *fh)
+{
+	pthread_mutex_lock(&fs->lock);
+	fs_fh_drop_locked(fs, fh);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* A finished waiter: drop the hold on its file and free it. */
+static void fs_waiter_free(struct fs *fs, struct fs_waiter *w)
+{
+	fs_fh_drop(fs, w->fh);
+	free(w);
 }
 
 /* Remove w from both wait lists; the caller now owns its reply. */
@@ -701,9 +751,11 @@ out:
 static void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			  off_t off, struct fuse_file_info *fi)
 {
-	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
+	struct fs *fs = fuse_req_userdata(req);
+	struct fs_fh *fh = fs_fh_hold(fs, fi);
 
 	fs_reply_slice(req, fh->buf, fh->len, off, size);
+	fs_fh_drop(fs, fh);
 }
 
 /* releasedir and release of .status files: drop the snapshot. */
@@ -715,9 +767,10 @@ static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 
 	pthread_mutex_lock(&fs->lock);
 	LIST_REMOVE(fh, link);
+	fh->released = 1;
+	if (fh->refs == 0)
+		fs_fh_destroy(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
-	free(fh->buf);
-	free(fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -879,6 +932,7 @@ static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 
 	w = calloc(1, sizeof(*w));
 	if (!w) {
+		fs_fh_drop(fs, fh);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -905,7 +959,7 @@ static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 		if (w->deadline)
 			pthread_cond_signal(&fs->reaper_cond);
 		pthread_mutex_unlock(&fs->lock);
-		return;
+		return; /* the waiter keeps the hold on fh */
 	}
 	pthread_mutex_unlock(&fs->lock);
 	free(w);
@@ -913,6 +967,7 @@ static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 		fuse_reply_err(req, -rc);
 	else
 		fs_reply_data(fs, c, req, buf, len);
+	fs_fh_drop(fs, fh);
 }
 
 /* read(2): one message per call, or a .status snapshot. */
@@ -920,12 +975,14 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct fs *fs = fuse_req_userdata(req);
-	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
+	struct fs_fh *fh = fs_fh_hold(fs, fi);
 
-	if (fh->chan)
-		fs_read_chan(fs, req, fh, size);
-	else
-		fs_reply_slice(req, fh->buf, fh->len, off, size);
+	if (fh->chan) {
+		fs_read_chan(fs, req, fh, size); /* drops the hold */
+		return;
+	}
+	fs_reply_slice(req, fh->buf, fh->len, off, size);
+	fs_fh_drop(fs, fh);
 }
 
 /* A reliable write in flight: whom to answer once the peer acked. */
@@ -955,12 +1012,24 @@ static void fs_write_done(void *arg, int status, size_t len)
 	free(w);
 }
 
+static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
+			  const char *buf, size_t size);
+
 /* write(2): one call is one message to the node on this channel. */
 static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 			size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct fs *fs = fuse_req_userdata(req);
-	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
+	struct fs_fh *fh = fs_fh_hold(fs, fi);
+
+	fs_write_chan(fs, req, fh, buf, size);
+	fs_fh_drop(fs, fh);
+}
+
+/* Send one message from a write request on an open channel. */
+static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
+			  const char *buf, size_t size)
+{
 	struct fs_chan *c = fh->chan;
 	int rc;
 
@@ -1006,16 +1075,30 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino,
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
+	struct fs_waitq gone = TAILQ_HEAD_INITIALIZER(gone);
+	struct fs_waiter *w, *next;
 
 	pthread_mutex_lock(&fs->lock);
 	LIST_REMOVE(fh, link);
+	fh->released = 1;
+	/* Reads its killed owner left parked must not take messages. */
 	if (fh->chan) {
-		fh->chan->nopen--;
-		fs_chan_maybe_free(fs, fh->chan);
+		for (w = TAILQ_FIRST(&fh->chan->waiters); w; w = next) {
+			next = TAILQ_NEXT(w, chan_link);
+			if (w->fh != fh)
+				continue;
+			fs_waiter_unlink(fs, w);
+			TAILQ_INSERT_TAIL(&gone, w, all_link);
+		}
 	}
+	if (fh->refs == 0)
+		fs_fh_destroy(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
-	free(fh->buf);
-	free(fh);
+	while ((w = TAILQ_FIRST(&gone))) {
+		TAILQ_REMOVE(&gone, w, all_link);
+		fuse_reply_err(w->req, EINTR);
+		fs_waiter_free(fs, w);
+	}
 	fuse_reply_err(req, 0);
 }
 
@@ -1046,7 +1129,7 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	while ((w = TAILQ_FIRST(&woken))) {
 		TAILQ_REMOVE(&woken, w, all_link);
 		fuse_reply_buf(w->req, NULL, 0);
-		free(w);
+		fs_waiter_free(fs, w);
 	}
 	fuse_reply_err(req, -rc);
 }
@@ -1056,13 +1139,14 @@ static void fs_op_poll(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
 	struct fs *fs = fuse_req_userdata(req);
-	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
+	struct fs_fh *fh = fs_fh_hold(fs, fi);
 	unsigned revents = POLLOUT | POLLWRNORM;
 
 	if (!fh->chan) {
 		if (ph)
 			fuse_pollhandle_destroy(ph);
 		fuse_reply_poll(req, POLLIN | POLLRDNORM);
+		fs_fh_drop(fs, fh);
 		return;
 	}
 	pthread_mutex_lock(&fs->lock);
@@ -1075,6 +1159,7 @@ static void fs_op_poll(fuse_req_t req, fuse_ino_t ino,
 			fuse_pollhandle_destroy(fh->chan->ph);
 		fh->chan->ph = ph;
 	}
+	fs_fh_drop_locked(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_poll(req, revents);
 }
@@ -1210,7 +1295,7 @@ out:
 			fuse_reply_err(w->req, -rc);
 		else
 			fs_reply_data(fs, c, w->req, buf, blen);
-		free(w);
+		fs_waiter_free(fs, w);
 	}
 	if (ph) {
 		fuse_lowlevel_notify_poll(ph);
@@ -1262,7 +1347,7 @@ static void *fs_reaper(void *arg)
 					fuse_reply_err(w->req, EINTR);
 				else
 					fuse_reply_buf(w->req, NULL, 0);
-				free(w);
+				fs_waiter_free(fs, w);
 			}
 			pthread_mutex_lock(&fs->lock);
 			continue;
@@ -1422,7 +1507,7 @@ static void fs_stop_readers(struct fs *fs)
 		fs_waiter_unlink(fs, w);
 		pthread_mutex_unlock(&fs->lock);
 		fuse_reply_err(w->req, ENOTCONN);
-		free(w);
+		fs_waiter_free(fs, w);
 		pthread_mutex_lock(&fs->lock);
 	}
 	pthread_mutex_unlock(&fs->lock);

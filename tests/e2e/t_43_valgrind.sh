@@ -6,6 +6,8 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
 need_cmd valgrind
 need_bin
+[[ -z ${SANITIZE:-} ]] || skip "valgrind cannot run a SANITIZE=$SANITIZE build"
+
 real=$IBFS_BIN
 # beta runs under valgrind; alpha as usual.
 cat >"$WORK/ibfs-vg" <<EOS
