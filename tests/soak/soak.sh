@@ -85,8 +85,9 @@ for s in alpha beta gamma; do
 done
 ((lost == 0)) || fail "messages lost or reordered"
 for n in alpha beta gamma; do
-	first=$(awk -v n="$n" '$4 == n { print $5; exit }' "$WORK/rss.log")
-	last=$(awk -v n="$n" '$4 == n { v = $5 } END { print v }' "$WORK/rss.log")
+	first=$(awk -v n="$n" '$3 == n { print $4; exit }' "$WORK/rss.log")
+	last=$(awk -v n="$n" '$3 == n { v = $4 } END { print v }' "$WORK/rss.log")
+	[[ -n $first && -n $last ]] || fail "no RSS samples for $n"
 	log "$n RSS ${first} -> ${last} kB"
 	((last - first <= SOAK_RSS_SLACK)) || fail "$n RSS grew by $((last - first)) kB"
 done
