@@ -123,6 +123,31 @@ unsigned wire_reasm_pending(const struct wire_reasm *r);
 int wire_reasm_next_timeout(const struct wire_reasm *r, uint64_t now_ms);
 
 /*
+ * In-order reassembly, for reliable streams: their fragments arrive in
+ * psn order, one message after another, so one partial message per
+ * stream is all there is, and it never times out (the sender retransmits
+ * until it is whole, however long loss makes that).  Zero it to start.
+ */
+struct wire_seq {
+	uint8_t *buf;			/* NULL: between messages */
+	uint32_t msg_id, next, frag_cnt, room, total_len;
+	uint8_t chan_len;
+	char chan[WIRE_CHAN_MAX];
+};
+
+/*
+ * Feed the next datagram of the stream (header onward).  Returns 1 with
+ * *out filled when its message completes, 0 when more fragments are due,
+ * -WIRE_DROP_NO_MEMORY when it could not be taken (offer it again), or
+ * -WIRE_DROP_MALFORMED / -WIRE_DROP_TOO_BIG (the partial is dropped).
+ */
+int wire_seq_feed(struct wire_seq *s, size_t max_message, int peer,
+		  const void *dgram, size_t len, struct wire_msg *out);
+
+/* Drop the partial message, if any (the stream ended). */
+void wire_seq_reset(struct wire_seq *s);
+
+/*
  * Reliable delivery (delivery = reliable) marks its datagrams with
  * WIRE_FLAG_REL in flags and appends a fixed trailer of WIRE_REL_LEN
  * bytes, so that what precedes it is a plain datagram reassembly takes

@@ -71,6 +71,7 @@ struct tp_rel {
 	struct rel_rx rx;
 	int held;
 	struct wire_msg hmsg;
+	struct wire_seq seq; /* the message arriving, in order, no timeout */
 	uint64_t pub_retrans, pub_dups, pub_timeouts; /* published so far */
 };
 
@@ -1072,13 +1073,14 @@ static void tp_rel_try_held(struct tp *tp, struct peer *p, struct tp_rel *r)
 	r->rx.ack_due = 1; /* alive, still blocked: credit 0 */
 }
 
-/* Forget the held message (its stream is gone). */
+/* Forget the held message and the one arriving (their stream is gone). */
 static void tp_rel_drop_held(struct tp_rel *r)
 {
 	if (r->held)
 		free(r->hmsg.data);
 	r->held = 0;
 	r->rx.blocked = 0;
+	wire_seq_reset(&r->seq);
 }
 
 /*
@@ -1109,17 +1111,21 @@ static void tp_rel_recv(struct tp *tp, struct peer *p,
 	if (h->type != WIRE_DATA)
 		goto out;
 	v = rel_rx_check(&r->rx, w.sess, w.psn, &joined);
-	if (joined) {
+	if (joined)
 		tp_rel_drop_held(r);
-		wire_reasm_forget_peer(tp->reasm, p->idx);
-	}
 	if (v != REL_ACCEPT)
 		goto out;
 	if (r->held) {
 		tp_rel_try_held(tp, p, r);
 		goto out;
 	}
-	rc = wire_reasm_feed(tp->reasm, p->idx, dg, (size_t)plen, now, &msg);
+	/*
+	 * Not the shared reassembly table: its timeout would drop a message
+	 * that heavy loss makes slow, and the stream would move on past it
+	 * (acked, so the writer would hear "delivered").
+	 */
+	rc = wire_seq_feed(&r->seq, tp->cfg->max_message, p->idx, dg,
+			   (size_t)plen, &msg);
 	if (rc == 0) {
 		rel_rx_advance(&r->rx);
 	} else if (rc == 1) {
@@ -1580,6 +1586,10 @@ static int tp_alloc_tables(struct tp *tp)
 /* Release the plain-memory tables (tolerates a partial tp_alloc_tables). */
 static void tp_free_tables(struct tp *tp)
 {
+	int i;
+
+	for (i = 0; tp->rel && i < tp->npeers; i++)
+		tp_rel_drop_held(&tp->rel[i]);
 	free(tp->rwr);
 	free(tp->rsge);
 	free(tp->rfree);

@@ -718,6 +718,79 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 	return 1;
 }
 
+/* Take the next fragment of a reliable stream, which comes in order. */
+int wire_seq_feed(struct wire_seq *s, size_t max_message, int peer,
+		  const void *dgram, size_t len, struct wire_msg *out)
+{
+	const uint8_t *d = dgram;
+	const uint8_t *payload;
+	const char *chan;
+	struct wire_hdr h;
+	uint32_t room;
+	size_t plen;
+	void *data;
+
+	if (wire_hdr_decode(&h, dgram, len) || h.type != WIRE_DATA ||
+	    len - WIRE_HDR_LEN < h.chan_len)
+		goto bad;
+	chan = (const char *)d + WIRE_HDR_LEN;
+	payload = d + WIRE_HDR_LEN + h.chan_len;
+	plen = len - WIRE_HDR_LEN - h.chan_len;
+	if (h.total_len > max_message) {
+		wire_seq_reset(s);
+		return -WIRE_DROP_TOO_BIG;
+	}
+	if (frag_geometry(&h, plen, &room) || chan_ok(chan, h.chan_len))
+		goto bad;
+	if (h.frag_idx == 0) {
+		if (s->buf)
+			goto bad; /* the last one never finished */
+		if (h.frag_cnt == 1) {
+			data = malloc(plen ? plen : 1);
+			if (!data)
+				return -WIRE_DROP_NO_MEMORY;
+			if (plen)
+				memcpy(data, payload, plen);
+			msg_fill(out, peer, h.msg_id, chan, h.chan_len, data,
+				 plen);
+			return 1;
+		}
+		s->buf = malloc(h.total_len);
+		if (!s->buf)
+			return -WIRE_DROP_NO_MEMORY;
+		s->msg_id = h.msg_id;
+		s->frag_cnt = h.frag_cnt;
+		s->room = room;
+		s->total_len = h.total_len;
+		s->chan_len = h.chan_len;
+		memcpy(s->chan, chan, h.chan_len);
+		s->next = 0;
+	} else if (!s->buf || h.msg_id != s->msg_id || h.frag_idx != s->next ||
+		   h.frag_cnt != s->frag_cnt || h.total_len != s->total_len ||
+		   room != s->room || h.chan_len != s->chan_len ||
+		   memcmp(chan, s->chan, h.chan_len)) {
+		goto bad;
+	}
+	/* idx * room <= (frag_cnt - 1) * room < total_len: frag_geometry */
+	memcpy(s->buf + (size_t)h.frag_idx * room, payload, plen);
+	if (++s->next < s->frag_cnt)
+		return 0;
+	msg_fill(out, peer, s->msg_id, s->chan, s->chan_len, s->buf,
+		 s->total_len);
+	s->buf = NULL;
+	return 1;
+bad:
+	wire_seq_reset(s);
+	return -WIRE_DROP_MALFORMED;
+}
+
+/* Free the partial message: its stream ended or broke. */
+void wire_seq_reset(struct wire_seq *s)
+{
+	free(s->buf);
+	s->buf = NULL;
+}
+
 /* Whether p has waited its whole timeout at now_ms. */
 static bool part_due(const struct wire_reasm *r, const struct partial *p,
 		     uint64_t now_ms)

@@ -1188,6 +1188,92 @@ static void test_many_partials(void **state __attribute__((unused)))
 	wire_reasm_free(r);
 }
 
+/*
+ * In-order reassembly (reliable streams): messages back to back, one and
+ * many fragments, byte-exact, with no clock involved at all.
+ */
+static void test_seq_in_order(void **state __attribute__((unused)))
+{
+	struct wire_seq s = {0};
+	uint8_t *big = msg_make(MIB, 30), *small = msg_make(10, 31);
+	struct frags f = frags_make(big, MIB, 1024, 1, 7, "rel");
+	struct frags g = frags_make(small, 10, 1024, 1, 8, "rel");
+	struct wire_msg m;
+	uint32_t i;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < f.n; i++)
+			assert_int_equal(wire_seq_feed(&s, MIB, 3, f.d[i].b,
+						       f.d[i].len, &m),
+					 i + 1 < f.n ? 0 : 1);
+		msg_check(&m, 3, 7, "rel", big, MIB);
+		assert_int_equal(wire_seq_feed(&s, MIB, 3, g.d[0].b,
+					       g.d[0].len, &m),
+				 1);
+		msg_check(&m, 3, 8, "rel", small, 10);
+	}
+	frags_free(&f);
+	frags_free(&g);
+	free(big);
+	free(small);
+}
+
+/*
+ * A gap, a repeat, a fragment of another message, a message started over
+ * the unfinished one, or one over max_message: the partial is dropped and
+ * the next message that starts at fragment 0 goes through.
+ */
+static void test_seq_broken(void **state __attribute__((unused)))
+{
+	struct wire_seq s = {0};
+	uint8_t *msg = msg_make(20000, 32);
+	struct frags f = frags_make(msg, 20000, 1024, 1, 9, "rel");
+	struct frags g = frags_make(msg, 20000, 1024, 1, 10, "rel");
+	struct wire_msg m;
+	uint32_t i;
+
+	assert_true(f.n > 4);
+	/* gap: 0, 2 */
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[2].b, f.d[2].len, &m),
+			 -WIRE_DROP_MALFORMED);
+	assert_null(s.buf);
+	/* repeat: 0, 1, 1 */
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[1].b, f.d[1].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[1].b, f.d[1].len, &m),
+			 -WIRE_DROP_MALFORMED);
+	/* another message's middle, then a start over an unfinished one */
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, g.d[1].b, g.d[1].len, &m),
+			 -WIRE_DROP_MALFORMED);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, g.d[0].b, g.d[0].len, &m),
+			 -WIRE_DROP_MALFORMED);
+	/* a middle fragment with nothing started */
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[3].b, f.d[3].len, &m),
+			 -WIRE_DROP_MALFORMED);
+	/* bigger than this end takes */
+	assert_int_equal(wire_seq_feed(&s, 10000, 0, f.d[0].b, f.d[0].len, &m),
+			 -WIRE_DROP_TOO_BIG);
+	assert_null(s.buf);
+	/* and a whole one still completes */
+	for (i = 0; i < g.n; i++)
+		assert_int_equal(
+			wire_seq_feed(&s, MIB, 0, g.d[i].b, g.d[i].len, &m),
+			i + 1 < g.n ? 0 : 1);
+	msg_check(&m, 0, 10, "rel", msg, 20000);
+	/* reset frees a partial */
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_non_null(s.buf);
+	wire_seq_reset(&s);
+	assert_null(s.buf);
+	frags_free(&f);
+	frags_free(&g);
+	free(msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1220,6 +1306,8 @@ int main(void)
 		cmocka_unit_test(test_next_timeout),
 		cmocka_unit_test(test_expire_each_peer),
 		cmocka_unit_test(test_many_partials),
+		cmocka_unit_test(test_seq_in_order),
+		cmocka_unit_test(test_seq_broken),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
