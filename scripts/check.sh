@@ -44,30 +44,37 @@ run_unit() {
 	((found)) || echo "(no unit test binaries in build/tests)"
 }
 
-# Run the e2e suite in the bed; count its PASS/FAIL/SKIP lines.
+# Run the e2e suite in the bed; count its PASS/FAIL/SKIP lines. With
+# "pair", run tests/e2e/pair on two VMs and count node 1's joint results.
 run_e2e() {
-	local log rc=0 p f s
-	echo "== e2e tests (in the test bed)"
+	local suite=${1:-} log rc=0 p f s pre='' bed=()
+	if [[ $suite == pair ]]; then
+		echo "== e2e tests on two VMs (in the test bed)"
+		pre='\[node1\] ' bed=(--pair)
+	else
+		echo "== e2e tests (in the test bed)"
+	fi
 	log=$(mktemp)
 	# The VM's hard timeout: every test at its own timeout, plus boot.
-	BED_TIMEOUT=${BED_TIMEOUT:-$(($("$ROOT"/tests/e2e/run.sh --budget) + 180))}
-	export BED_TIMEOUT
-	(cd "$ROOT" && scripts/bed/run.sh tests/e2e/run.sh) | tee "$log" || rc=${PIPESTATUS[0]}
-	p=$(grep -c '^PASS ' "$log" || true)
-	f=$(grep -c '^FAIL ' "$log" || true)
-	s=$(grep -c '^SKIP ' "$log" || true)
+	BED_TIMEOUT=$(($(E2E_SUITE=$suite "$ROOT"/tests/e2e/run.sh --budget) + 180))
+	(cd "$ROOT" && E2E_SUITE=$suite BED_TIMEOUT=$BED_TIMEOUT \
+		scripts/bed/run.sh "${bed[@]}" tests/e2e/run.sh) | tee "$log" ||
+		rc=${PIPESTATUS[0]}
+	p=$(grep -cE "^${pre}PASS " "$log" || true)
+	f=$(grep -cE "^${pre}FAIL " "$log" || true)
+	s=$(grep -cE "^${pre}SKIP " "$log" || true)
 	rm -f "$log"
 	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
 	if ((rc == 125)); then
 		if [[ ${CI:-} == true ]]; then
-			echo "FAIL e2e (the test bed did not come up)"
+			echo "FAIL e2e$suite (the test bed did not come up)"
 			FAILED=$((FAILED + 1))
 		else
-			echo "SKIP e2e (the test bed did not come up)"
+			echo "SKIP e2e$suite (the test bed did not come up)"
 			SKIPPED=$((SKIPPED + 1))
 		fi
 	elif ((rc != 0 && f == 0)); then
-		echo "FAIL e2e (run ended with exit $rc)"
+		echo "FAIL e2e$suite (run ended with exit $rc)"
 		FAILED=$((FAILED + 1))
 	fi
 }
@@ -81,7 +88,12 @@ main() {
 	*) echo "usage: $0 [--unit-only|--e2e-only]" >&2; return 2 ;;
 	esac
 	((unit)) && run_unit
-	((e2e)) && run_e2e
+	if ((e2e)); then
+		# One VM boot for the one-VM suite, then two for the pair suite;
+		# a suite E2E_FILTER leaves empty does not boot.
+		[[ -z $(E2E_SUITE='' "$ROOT"/tests/e2e/run.sh --list) ]] || run_e2e
+		[[ -z $(E2E_SUITE=pair "$ROOT"/tests/e2e/run.sh --list) ]] || run_e2e pair
+	fi
 	local line="$PASSED passed, $FAILED failed"
 	((SKIPPED > 0)) && line+=", $SKIPPED skipped"
 	echo "$line"

@@ -127,16 +127,21 @@ ibfs_mnt() {
 	echo "$WORK/mnt/$1"
 }
 
+# Print the [global] section every test config starts with.
+ibfs_conf_global() {
+	echo "[global]"
+	echo "device = $IBFS_DEV"
+	echo "port = 1"
+	echo "gid_index = auto"
+	echo "route = sa"
+	[[ -z $IBFS_CONF_EXTRA ]] || printf '%s\n' "$IBFS_CONF_EXTRA"
+}
+
 # Write $WORK/ibfs.conf for nodes NAME... (bootstrap ports from 18515).
 ibfs_write_conf() {
 	local i=0 n
 	{
-		echo "[global]"
-		echo "device = $IBFS_DEV"
-		echo "port = 1"
-		echo "gid_index = auto"
-		echo "route = sa"
-		[[ -z $IBFS_CONF_EXTRA ]] || printf '%s\n' "$IBFS_CONF_EXTRA"
+		ibfs_conf_global
 		for n in "$@"; do
 			echo "[node $n]"
 			echo "addr = $IBFS_IP"

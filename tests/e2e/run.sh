@@ -3,12 +3,16 @@
 # fresh temp WORK dir with its own timeout (120 s, or a "# timeout: N" line),
 # printing "PASS name", "FAIL name" (then its log tail) or "SKIP name (why)".
 # A test skips by exiting 77. E2E_FILTER=REGEX runs only matching names.
+# E2E_SUITE=pair runs tests/e2e/pair/t_*.sh instead, on both VMs of
+# `scripts/bed/run.sh --pair`: the nodes start each test together and node 1
+# reports the joint result.
 # Exits 1 when any test failed. `run.sh --budget` prints the seconds the
-# selected tests may take at worst.
+# selected tests may take at worst; `run.sh --list` names them.
 set -euo pipefail
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 IBFS_ROOT=$(cd "$E2E_DIR/../.." && pwd -P)
+[[ ${E2E_SUITE:-} != pair ]] || E2E_DIR=$E2E_DIR/pair
 export IBFS_ROOT
 E2E_DEFAULT_TIMEOUT=${E2E_DEFAULT_TIMEOUT:-120}
 E2E_FILTER=${E2E_FILTER:-}
@@ -64,12 +68,47 @@ save_logs() {
 	echo "${BED_HOST_OUT:-$BED_OUT}/e2e/$name"
 }
 
+# Two-VM mode: wait (max $2 s) until the other node has written share file
+# $1.<its index>; print its content, or "timeout".
+pair_wait_other() {
+	local f=$BED_SHARE/$1.$((3 - BED_NODE_INDEX)) i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[[ -e $f ]] && { cat "$f"; return; }
+		sleep 0.1
+	done
+	echo timeout
+}
+
+# Two-VM mode: publish this node's exit status $2 of test $1; on node 1,
+# print the joint one (the first failure of the two).
+pair_join() {
+	local name=$1 rc=$2 other
+	echo "$rc" >"$BED_SHARE/rc.$name.$BED_NODE_INDEX"
+	if ((BED_NODE_INDEX != 1)); then
+		echo "$rc"
+		return
+	fi
+	other=$(pair_wait_other "rc.$name" 60)
+	if [[ $rc == 0 && $other != 0 ]]; then
+		echo "node 2 of $name: ${other/#timeout/no result}" >&2
+		[[ $other =~ ^[0-9]+$ ]] && rc=$other || rc=1
+	fi
+	echo "$rc"
+}
+
 # Run test $1; print its result line; bump the counters.
 run_one() {
 	local t=$1 name to work rc=0 t0 why pid
 	name=$(basename "$t" .sh)
 	to=$(test_timeout "$t")
 	work=$(mktemp -d "${TMPDIR:-/tmp}/e2e.$name.XXXXXX")
+	if [[ ${BED_MODE:-} == pair ]]; then
+		# Start together: a test's barriers assume both nodes run it.
+		mkdir -p "$BED_SHARE/$name"
+		echo go >"$BED_SHARE/start.$name.$BED_NODE_INDEX"
+		[[ $(pair_wait_other "start.$name" 120) != timeout ]] ||
+			echo "run.sh: the other node did not reach $name" >>"$work/test.log"
+	fi
 	t0=$SECONDS
 	# timeout leads its own process group: what the test leaves running
 	# (a forgotten daemon holding a port) is killed before the next test.
@@ -79,9 +118,11 @@ run_one() {
 	wait "$pid" || rc=$?
 	kill_leftovers "$pid" >>"$work/test.log" 2>&1
 	cleanup_mounts "$work"
+	[[ ${BED_MODE:-} != pair ]] || rc=$(pair_join "$name" "$rc" 2>>"$work/test.log")
 	case $rc in
 	0)
 		echo "PASS $name"
+		[[ ${E2E_KEEP:-} != 1 ]] || save_logs "$name" "$work" >/dev/null
 		NPASS=$((NPASS + 1))
 		;;
 	77)
@@ -125,10 +166,10 @@ print_budget() {
 
 main() {
 	local t
-	if [[ ${1:-} == --budget ]]; then
-		print_budget
-		return
-	fi
+	case ${1:-} in
+	--budget) print_budget; return ;;
+	--list) list_tests; return ;;
+	esac
 	for t in $(list_tests); do
 		run_one "$t"
 	done
