@@ -1273,7 +1273,9 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	TAILQ_INSERT_TAIL(&c->msgs, m, link);
 	c->queued += len;
 	m = NULL;
-	clock_gettime(CLOCK_REALTIME, &c->mtime);
+	/* Coarse: a tick is fine for ls, and the precise clock may trap
+	 * into the kernel (HPET) on every message. */
+	clock_gettime(CLOCK_REALTIME_COARSE, &c->mtime);
 	/* An interrupted waiter is the reaper's: skip it. */
 	TAILQ_FOREACH(w, &c->waiters, chan_link)
 		if (!w->interrupted)

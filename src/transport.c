@@ -3,17 +3,19 @@
  * recipe in user space.
  *
  *   open:  device (named, or the first with an ACTIVE port) -> PD -> send
- *          and receive pools in registered memory -> two CQs on one
- *          completion channel -> UD QP RESET -> INIT -> RTR -> RTS ->
+ *          and receive pools in registered memory -> a send CQ (polled by
+ *          senders) and a receive CQ on a completion channel -> UD QP
+ *          RESET -> INIT -> RTR -> RTS ->
  *          recv_depth receives posted -> progress thread.
  *   send:  fragments are built by wire.c straight into send-pool slots
  *          (the one copy: caller buffer -> registered memory) and posted
  *          as chains of WRs.  Slots are a ring; only some WRs are
  *          signalled, and a signalled completion frees every slot before
- *          it (a QP completes its sends in order).
+ *          it (a QP completes its sends in order).  Every send reaps
+ *          the send CQ first.
  *   recv:  the progress thread sleeps in epoll on the completion channel,
  *          a timerfd (reassembly expiry) and an eventfd (stop); it drains
- *          the CQs in batches, strips the GRH, identifies the sender by
+ *          the receive CQ in batches, strips the GRH, identifies the sender by
  *          src_qp + source GID, reassembles, delivers, and reposts the
  *          receive buffers as chains.
  *
@@ -146,12 +148,17 @@ struct tp {
 	uint64_t drop_rng;
 };
 
-/* Milliseconds of CLOCK_MONOTONIC, the clock of reassembly and timers. */
+/*
+ * Milliseconds of the monotonic clock, the clock of reassembly and timers.
+ * The coarse clock (a tick, 1-4 ms) is read from the vDSO without touching
+ * the clock source: on VMs whose source is HPET or ACPI PM the precise
+ * clock traps into the kernel on every message.  Timeouts are tens of ms.
+ */
 static uint64_t tp_now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -705,60 +712,84 @@ static int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 	return rc;
 }
 
-/* Build and post fragments [idx, idx + n) as one chain (under slock). */
-static int tp_post_frags(struct tp *tp, const struct tp_dest *d,
-			 uint32_t msg_id, const char *chan, const void *buf,
-			 size_t len, uint32_t idx, uint32_t n)
+/* The registered send slot WR k of the batch being filled will use. */
+static uint8_t *tp_slot(struct tp *tp, uint32_t k)
+{
+	return tp->sbuf + (size_t)((tp->s_posted + k) % tp->cfg->send_depth) *
+				  tp->info.mtu_bytes;
+}
+
+/* Fill WR k of the send batch with slot sb (under slock). */
+static void tp_fill_wr(struct tp *tp, const struct tp_dest *d, uint32_t k,
+		       uint8_t *sb, size_t dlen)
+{
+	uint32_t depth = tp->cfg->send_depth, freeafter;
+	uint64_t seq = tp->s_posted + k + 1;
+
+	tp->ssge[k].addr = (uintptr_t)sb;
+	tp->ssge[k].length = dlen;
+	tp->ssge[k].lkey = tp->smr->lkey;
+	memset(&tp->swr[k], 0, sizeof(tp->swr[k]));
+	tp->swr[k].wr_id = seq;
+	tp->swr[k].sg_list = &tp->ssge[k];
+	tp->swr[k].num_sge = 1;
+	tp->swr[k].opcode = IBV_WR_SEND;
+	tp->swr[k].wr.ud.ah = d->ah;
+	tp->swr[k].wr.ud.remote_qpn = d->qpn;
+	tp->swr[k].wr.ud.remote_qkey = d->qkey;
+	if (dlen <= tp->max_inline)
+		tp->swr[k].send_flags |= IBV_SEND_INLINE;
+	freeafter = depth - (uint32_t)(seq - tp->s_done);
+	if (seq - tp->s_last_sig >= tp->sig_every ||
+	    freeafter < tp->sig_every || tp->sig_next) {
+		tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
+		tp->s_last_sig = seq;
+		tp->sig_next = 0;
+	}
+	tp->swr[k].next = NULL;
+	if (k)
+		tp->swr[k - 1].next = &tp->swr[k];
+}
+
+/* Post the n WRs filled so far (under slock). */
+static int tp_post_wrs(struct tp *tp, uint32_t n)
 {
 	struct ibv_send_wr *bad = NULL;
-	uint32_t k, depth = tp->cfg->send_depth, freeafter;
-	uint64_t seq;
-	size_t slot, dlen;
-	uint8_t *sb;
+	uint32_t k;
 	int rc;
 
-	for (k = 0; k < n; k++) {
-		seq = tp->s_posted + k + 1;
-		slot = (size_t)((seq - 1) % depth);
-		sb = tp->sbuf + slot * tp->info.mtu_bytes;
-		dlen = wire_frag_build(sb, d->mtu, tp->self_id, msg_id, chan,
-				       buf, len, idx + k);
-		if (!dlen)
-			return -EINVAL;
-		tp->ssge[k].addr = (uintptr_t)sb;
-		tp->ssge[k].length = dlen;
-		tp->ssge[k].lkey = tp->smr->lkey;
-		memset(&tp->swr[k], 0, sizeof(tp->swr[k]));
-		tp->swr[k].wr_id = seq;
-		tp->swr[k].sg_list = &tp->ssge[k];
-		tp->swr[k].num_sge = 1;
-		tp->swr[k].opcode = IBV_WR_SEND;
-		tp->swr[k].wr.ud.ah = d->ah;
-		tp->swr[k].wr.ud.remote_qpn = d->qpn;
-		tp->swr[k].wr.ud.remote_qkey = d->qkey;
-		if (dlen <= tp->max_inline)
-			tp->swr[k].send_flags |= IBV_SEND_INLINE;
-		/* Signal every Nth, under pool pressure, and when asked. */
-		freeafter = depth - (uint32_t)(seq - tp->s_done);
-		if (seq - tp->s_last_sig >= tp->sig_every ||
-		    freeafter < tp->sig_every || (tp->sig_next && k == n - 1)) {
-			tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
-			tp->s_last_sig = seq;
-			tp->sig_next = 0;
-		}
-		tp->swr[k].next = k + 1 < n ? &tp->swr[k + 1] : NULL;
-	}
+	if (!n)
+		return 0;
 	rc = ibv_post_send(tp->qp, tp->swr, &bad);
 	if (rc) {
 		k = bad ? (uint32_t)(bad - tp->swr) : 0;
 		tp->s_posted += k;
-		/* A later WR must signal so the posted ones get reaped. */
 		tp->sig_next = 1;
 		log_warnx("%s: ibv_post_send: %s", __func__, strerror(rc));
 		return -EIO;
 	}
 	tp->s_posted += n;
 	return 0;
+}
+
+/* Build and post fragments [idx, idx + n) as one chain (under slock). */
+static int tp_post_frags(struct tp *tp, const struct tp_dest *d,
+			 uint32_t msg_id, const char *chan, const void *buf,
+			 size_t len, uint32_t idx, uint32_t n)
+{
+	uint32_t k;
+	uint8_t *sb;
+	size_t dlen;
+
+	for (k = 0; k < n; k++) {
+		sb = tp_slot(tp, k);
+		dlen = wire_frag_build(sb, d->mtu, tp->self_id, msg_id, chan,
+				       buf, len, idx + k);
+		if (!dlen)
+			return -EINVAL;
+		tp_fill_wr(tp, d, k, sb, dlen);
+	}
+	return tp_post_wrs(tp, n);
 }
 
 /* Fragment one message into registered slots and post it; thread-safe. */
@@ -782,9 +813,9 @@ int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	rc = tp_dest_get(tp, p, &d);
 	if (rc)
 		goto out;
-	/* Reap early so that a burst rarely finds the pool empty. */
-	if (tp_free_slots(tp) < tp->cfg->send_depth / 2)
-		tp_reap_sends(tp);
+	/* Always reap (a poll of a user-space ring, no system call): it is
+	 * the only place send completions and errors are seen. */
+	tp_reap_sends(tp);
 	cnt = wire_frag_count(len, d.mtu, chan_len);
 	if (!cnt) {
 		rc = -EMSGSIZE;
@@ -884,59 +915,6 @@ int tp_peer_reliable(const struct tp *tp, const struct peer *p)
 	return tp->rel[p->idx].on;
 }
 
-/* Fill WR k of the send batch with slot sb (under slock). */
-static void tp_fill_wr(struct tp *tp, const struct tp_dest *d, uint32_t k,
-		       uint8_t *sb, size_t dlen)
-{
-	uint32_t depth = tp->cfg->send_depth, freeafter;
-	uint64_t seq = tp->s_posted + k + 1;
-
-	tp->ssge[k].addr = (uintptr_t)sb;
-	tp->ssge[k].length = dlen;
-	tp->ssge[k].lkey = tp->smr->lkey;
-	memset(&tp->swr[k], 0, sizeof(tp->swr[k]));
-	tp->swr[k].wr_id = seq;
-	tp->swr[k].sg_list = &tp->ssge[k];
-	tp->swr[k].num_sge = 1;
-	tp->swr[k].opcode = IBV_WR_SEND;
-	tp->swr[k].wr.ud.ah = d->ah;
-	tp->swr[k].wr.ud.remote_qpn = d->qpn;
-	tp->swr[k].wr.ud.remote_qkey = d->qkey;
-	if (dlen <= tp->max_inline)
-		tp->swr[k].send_flags |= IBV_SEND_INLINE;
-	freeafter = depth - (uint32_t)(seq - tp->s_done);
-	if (seq - tp->s_last_sig >= tp->sig_every ||
-	    freeafter < tp->sig_every || tp->sig_next) {
-		tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
-		tp->s_last_sig = seq;
-		tp->sig_next = 0;
-	}
-	tp->swr[k].next = NULL;
-	if (k)
-		tp->swr[k - 1].next = &tp->swr[k];
-}
-
-/* Post the n WRs filled so far (under slock). */
-static int tp_post_wrs(struct tp *tp, uint32_t n)
-{
-	struct ibv_send_wr *bad = NULL;
-	uint32_t k;
-	int rc;
-
-	if (!n)
-		return 0;
-	rc = ibv_post_send(tp->qp, tp->swr, &bad);
-	if (rc) {
-		k = bad ? (uint32_t)(bad - tp->swr) : 0;
-		tp->s_posted += k;
-		tp->sig_next = 1;
-		log_warnx("%s: ibv_post_send: %s", __func__, strerror(rc));
-		return -EIO;
-	}
-	tp->s_posted += n;
-	return 0;
-}
-
 /* The ack half of a trailer: what we have taken of p's stream. */
 static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w)
 {
@@ -981,8 +959,7 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now)
 		}
 		if (!rel_tx_next(&r->tx, now, &m, &frag, &psn))
 			break;
-		sb = tp->sbuf +
-		     (size_t)((tp->s_posted + n) % depth) * tp->info.mtu_bytes;
+		sb = tp_slot(tp, n);
 		dlen = wire_frag_build(sb, m->mtu - WIRE_REL_LEN, tp->self_id,
 				       m->msg_id, m->chan, m->data, m->len,
 				       frag);
@@ -996,8 +973,7 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now)
 		tp_fill_wr(tp, &d, n++, sb, dlen);
 	}
 	if (r->rx.ack_due && r->rx.joined) {
-		sb = tp->sbuf +
-		     (size_t)((tp->s_posted + n) % depth) * tp->info.mtu_bytes;
+		sb = tp_slot(tp, n);
 		memset(&w, 0, sizeof(w));
 		tp_rel_ack_fields(r, &w);
 		dlen = wire_ack_build(sb, tp->self_id, &w);
@@ -1418,27 +1394,25 @@ static void tp_expire(struct tp *tp)
 		tp->timer_armed = 1;
 }
 
-/* Completion channel readable: ack, re-arm, then drain each CQ. */
+/*
+ * Completion channel readable: take one event, re-arm, drain.  Only the
+ * receive CQ has the channel; epoll is level-triggered, so a second event
+ * brings us back instead of costing a read that would say EAGAIN.
+ */
 static void tp_chan_event(struct tp *tp)
 {
 	struct ibv_cq *cq;
 	void *cq_ctx;
 
-	while (!ibv_get_cq_event(tp->chan, &cq, &cq_ctx)) {
-		ibv_ack_cq_events(cq, 1);
-		if (ibv_req_notify_cq(cq, 0))
-			log_warn("%s: ibv_req_notify_cq", __func__);
-		if (cq == tp->rcq) {
-			tp_drain_recvs(tp);
-		} else if (!pthread_mutex_trylock(&tp->slock)) {
-			/* A sender holding the lock reaps by itself; never
-			 * let it stall the receive side. */
-			tp_reap_sends(tp);
-			pthread_mutex_unlock(&tp->slock);
-		}
+	if (ibv_get_cq_event(tp->chan, &cq, &cq_ctx)) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			log_warn("%s: ibv_get_cq_event", __func__);
+		return;
 	}
-	if (errno != EAGAIN && errno != EWOULDBLOCK)
-		log_warn("%s: ibv_get_cq_event", __func__);
+	ibv_ack_cq_events(cq, 1);
+	if (ibv_req_notify_cq(cq, 0))
+		log_warn("%s: ibv_req_notify_cq", __func__);
+	tp_drain_recvs(tp);
 }
 
 /* busy_poll = 1: spin on both CQs instead of sleeping on events. */
@@ -1686,7 +1660,9 @@ int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
 		rc = -EIO;
 		goto err_rmr;
 	}
-	tp->scq = ibv_create_cq(tp->ctx, cfg->send_depth, tp, tp->chan, 0);
+	/* No channel for sends: senders reap them as they post, so a send
+	 * completion never wakes the progress thread. */
+	tp->scq = ibv_create_cq(tp->ctx, cfg->send_depth, tp, NULL, 0);
 	if (!tp->scq) {
 		log_warn("%s: ibv_create_cq (send)", __func__);
 		rc = -EIO;
@@ -1710,7 +1686,7 @@ int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
 	rc = tp_post_recvs(tp);
 	if (rc)
 		goto err_qp;
-	if (ibv_req_notify_cq(tp->scq, 0) || ibv_req_notify_cq(tp->rcq, 0)) {
+	if (ibv_req_notify_cq(tp->rcq, 0)) {
 		log_warn("%s: ibv_req_notify_cq", __func__);
 		rc = -EIO;
 		goto err_qp;
