@@ -98,7 +98,7 @@ struct fs_fh {
 	LIST_ENTRY(fs_fh) link; /* in fs->fhs: freed at unmount if still open */
 	struct fs_chan *chan;
 	int got;      /* a read on this open returned data: empty means EOF */
-	int nonblock;
+	int follow;   /* opened O_RDWR, a conversation: reads always wait */
 	int refs;     /* requests and parked reads using it */
 	int released; /* RELEASE came: free at the last drop */
 	char *buf;
@@ -784,7 +784,7 @@ static struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
 		return NULL;
 	LIST_INSERT_HEAD(&fs->fhs, fh, link);
 	fh->chan = chan;
-	fh->nonblock = !!(fi->flags & O_NONBLOCK);
+	fh->follow = (fi->flags & O_ACCMODE) == O_RDWR;
 	chan->nopen++;
 	fi->fh = (uintptr_t)fh;
 	/* Message boundaries live in requests: no page cache, no seeking. */
@@ -922,7 +922,7 @@ static void fs_read_interrupt(fuse_req_t req, void *data)
 
 /* Read a channel: a message now, EOF/EAGAIN, or park until one comes. */
 static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
-			 size_t size)
+			 size_t size, int nonblock)
 {
 	struct fs_chan *c = fh->chan;
 	struct fs_waiter *w;
@@ -941,9 +941,9 @@ static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 	pthread_mutex_lock(&fs->lock);
 	if (!TAILQ_EMPTY(&c->msgs) && TAILQ_EMPTY(&c->waiters)) {
 		rc = fs_read_now(c, fh, size, &buf, &len);
-	} else if (fh->got || c->unlinked || fs->stopping) {
+	} else if ((fh->got && !fh->follow) || c->unlinked || fs->stopping) {
 		rc = fs->stopping && !fh->got ? -ENOTCONN : 0;
-	} else if (fh->nonblock) {
+	} else if (nonblock) {
 		rc = -EAGAIN;
 	} else if (fuse_req_interrupted(req)) {
 		rc = -EINTR;
@@ -978,7 +978,10 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct fs_fh *fh = fs_fh_hold(fs, fi);
 
 	if (fh->chan) {
-		fs_read_chan(fs, req, fh, size); /* drops the hold */
+		/* fi->flags are the file's flags now: fcntl may have
+		 * changed O_NONBLOCK since open. */
+		fs_read_chan(fs, req, fh, size, !!(fi->flags & O_NONBLOCK));
+		/* fs_read_chan dropped the hold */
 		return;
 	}
 	fs_reply_slice(req, fh->buf, fh->len, off, size);
@@ -1013,7 +1016,7 @@ static void fs_write_done(void *arg, int status, size_t len)
 }
 
 static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
-			  const char *buf, size_t size);
+			  const char *buf, size_t size, int nonblock);
 
 /* write(2): one call is one message to the node on this channel. */
 static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -1022,13 +1025,13 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = fs_fh_hold(fs, fi);
 
-	fs_write_chan(fs, req, fh, buf, size);
+	fs_write_chan(fs, req, fh, buf, size, !!(fi->flags & O_NONBLOCK));
 	fs_fh_drop(fs, fh);
 }
 
 /* Send one message from a write request on an open channel. */
 static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
-			  const char *buf, size_t size)
+			  const char *buf, size_t size, int nonblock)
 {
 	struct fs_chan *c = fh->chan;
 	int rc;
@@ -1052,7 +1055,7 @@ static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 		w->fs = fs;
 		w->req = req;
 		rc = tp_send_async(fs->tp, c->node->peer, c->name, buf, size,
-				   fh->nonblock ? TP_SEND_NONBLOCK : 0,
+				   nonblock ? TP_SEND_NONBLOCK : 0,
 				   fs_write_done, w);
 		if (rc) {
 			free(w);

@@ -90,3 +90,39 @@ wait_size "$B/alpha/tr" 10
 assert_eq "keep
 more" "$(cat "$B/alpha/tr")" "truncate discarded nothing"
 log "sizes, reads, O_NONBLOCK, poll, rm, truncate"
+
+# A conversation: O_RDWR (the shell's <>) reads always wait, even after
+# data (no EOF on an empty queue); the answer comes back on the same file.
+(
+	exec 3<>"$B/alpha/rpc"
+	while read -r q <&3; do echo "answer to $q" >&3; done
+) &
+server=$!
+on_exit "kill $server 2>/dev/null"
+exec 3<>"$A/beta/rpc"
+for q in one two three; do
+	echo "$q" >&3
+	IFS= read -r -t 20 ans <&3 || fail "no answer to $q"
+	assert_eq "answer to $q" "$ans" "conversation"
+done
+# After data, an empty queue still waits (cat on O_RDONLY would end).
+echo four >&3
+sleep 1
+IFS= read -r -t 20 ans <&3 || fail "no answer to four"
+assert_eq "answer to four" "$ans" "a read that waited after data"
+exec 3<&-
+kill "$server"
+# fcntl O_NONBLOCK after open is honoured (the read carries the flags).
+got=$(python3 - "$A/beta/rpc" <<'PY'
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+try:
+    os.read(fd, 64)
+    print("read")
+except BlockingIOError:
+    print("EAGAIN")
+PY
+)
+assert_eq EAGAIN "$got" "O_NONBLOCK set by fcntl"
+log "conversation on O_RDWR, fcntl O_NONBLOCK"
