@@ -123,10 +123,16 @@ demo:
 # Benchmarks in the soft-RoCE test bed, one VM boot: latency, bandwidth,
 # message rate, shell rate and idle cost of ibfs beside ud_pingpong,
 # ib_send_bw -c UD and a null FUSE fs; table on stdout, build/bench.json.
+# Then delivery = reliable beside datagram on two VMs, at 0% and 5% wire
+# loss (bench-reliable alone).
 # make bench BENCH_FLAGS=--profile also profiles the daemons.
-.PHONY: bench
+.PHONY: bench bench-reliable
 bench: all
 	scripts/bench.sh $(BENCH_FLAGS)
+	scripts/bench/reliable.sh
+
+bench-reliable: all
+	scripts/bench/reliable.sh
 
 # libFuzzer targets (clang): the datagram decoder with reassembly, and the
 # config loader, FUZZ_TIME seconds each.  Crashes land in build/fuzz/;

@@ -2,7 +2,7 @@
 # `make bench`: ibfs's latency, bandwidth, message rate, shell rate and idle
 # cost in the soft-RoCE test bed (one VM boot), each beside what the same
 # machine does without ibfs: ibv_ud_pingpong, ib_send_bw -c UD and a null
-# FUSE file system (tests/tools/bench_nullfs.c).
+# FUSE file system (tests/tools/nullfs.c).
 #
 #   scripts/bench.sh [--profile]     on the host: boots the bed, runs the
 #                                    rest inside, copies build/bench.json
@@ -183,15 +183,15 @@ ref_send_bw() {
 		"$LOGS/$tag-server.log"
 }
 
-# Mount bench_nullfs on $NULLMNT for the whole run (idle, it costs nothing).
+# Mount nullfs on $NULLMNT for the whole run (idle, it costs nothing).
 mount_nullfs() {
 	local pid
 	NULLMNT=$WORK/nullfs
 	mkdir -p "$NULLMNT"
-	"$IBFS_TOOLS/bench_nullfs" -f "$NULLMNT" &
+	"$IBFS_TOOLS/nullfs" -f "$NULLMNT" &
 	pid=$!
 	on_exit "fusermount3 -u -z '$NULLMNT' 2>/dev/null; kill $pid 2>/dev/null"
-	wait_for "grep -q ' $NULLMNT fuse' /proc/mounts" 10 || fail "bench_nullfs did not mount"
+	wait_for "grep -q ' $NULLMNT fuse' /proc/mounts" 10 || fail "nullfs did not mount"
 }
 
 # Run bench_rtt "${@:2}" (samples go to its -o FILE), keep its line in
@@ -230,29 +230,32 @@ median_calm() {
 }
 
 # One latency round: ud_pingpong polling once (for scale), then blocks of
-# BLOCK round trips: ud_pingpong -e, the FUSE floor, ibfs (poll), ibfs
+# BLOCK round trips: ud_pingpong -e, the FUSE floor, ibfs (conversation:
+# one O_RDWR file, write then a read that waits), ibfs (poll), ibfs
 # (reopen), back to back.  The host's load swings within seconds, so the
 # round-trip target is judged per block (one paired ratio each) and the
 # median of those is reported.
 round_latency() {
-	local r=$1 n=$((BENCH_RTT_N / ROUNDS)) done=0 b k=0 ud fl rt
-	log "latency round $r/$ROUNDS: ud_pingpong, then blocks of ud_pingpong -e / FUSE floor / ibfs poll / ibfs reopen"
+	local r=$1 n=$((BENCH_RTT_N / ROUNDS)) done=0 b k=0 ud fl rt rp
+	log "latency round $r/$ROUNDS: ud_pingpong, then blocks of ud_pingpong -e / FUSE floor / ibfs conv / ibfs poll / ibfs reopen"
 	acc udpp_poll "$(ref_ud_pingpong $((18600 + r)))"
 	while ((done < n)); do
 		b=$((n - done < BLOCK ? n - done : BLOCK))
 		k=$((k + 1))
 		ud=$(ref_ud_pingpong $((18700 + 20 * r + k)) -e)
 		acc udpp_event "$ud"
-		rtt_run floor -m floor -n "$b" -w 5 -o "$WORK/floor.us" "$NULLMNT/null" "$NULLMNT/null"
+		rtt_run floor -m floor-conv -n "$b" -w 5 -o "$WORK/floor.us" "$NULLMNT/null" "$NULLMNT/null"
 		fl=$RTT_MEDIAN
-		rtt_run rtt -n "$b" -w 5 -o "$WORK/rtt.us" "$A/beta/ping" "$A/beta/pong"
+		rtt_run rtt -m conv -n "$b" -w 5 -o "$WORK/rtt.us" "$A/beta/conv" "$A/beta/conv"
 		rt=$RTT_MEDIAN
+		rtt_run poll -n "$b" -w 5 -o "$WORK/poll.us" "$A/beta/ping" "$A/beta/pong"
+		rp=$RTT_MEDIAN
 		rtt_run reopen -m reopen -n $(((b + 1) / 2)) -w 2 -o "$WORK/reopen.us" "$A/beta/ping" "$A/beta/pong"
 		pair "$rt" "$(fsum2 "$fl" "$ud")" "$WORK/pairs-rtt"
-		echo "block $r.$k: ud_pingpong -e ${ud:-?} us, floor ${fl:-?} us, ibfs ${rt:-?} us" >>"$LOGS/blocks.log"
+		echo "block $r.$k: ud_pingpong -e ${ud:-?} us, floor ${fl:-?} us, ibfs conv ${rt:-?} us, poll ${rp:-?} us" >>"$LOGS/blocks.log"
 		done=$((done + b))
 	done
-	log "after round $r: floor median $(quantile "$WORK/floor.us" 0.5) us, ibfs $(quantile "$WORK/rtt.us" 0.5) us, reopen $(quantile "$WORK/reopen.us" 0.5) us (pooled so far)"
+	log "after round $r: floor median $(quantile "$WORK/floor.us" 0.5) us, ibfs conv $(quantile "$WORK/rtt.us" 0.5) us, poll $(quantile "$WORK/poll.us" 0.5) us, reopen $(quantile "$WORK/reopen.us" 0.5) us (pooled so far)"
 }
 
 # a + b, or nothing when either is missing.
@@ -327,13 +330,14 @@ figures_from_rounds() {
 	local d0 d1
 	fig udpp_poll_us "$(acc_mean udpp_poll)" us "ibv_ud_pingpong -s 64, polling: mean round trip"
 	fig udpp_event_us "$(acc_mean udpp_event)" us "ibv_ud_pingpong -s 64 -e, events: mean round trip"
-	fig floor_median_us "$(quantile "$WORK/floor.us" 0.5)" us "FUSE floor: write+poll+read 64 B on bench_nullfs, median"
+	fig floor_median_us "$(quantile "$WORK/floor.us" 0.5)" us "FUSE floor: write+read 64 B on one O_RDWR nullfs file, median"
 	fig floor_p99_us "$(quantile "$WORK/floor.us" 0.99)" us "FUSE floor, p99"
-	fig rtt_median_us "$(quantile "$WORK/rtt.us" 0.5)" us "ibfs 64 B round trip, poll+O_NONBLOCK read: median"
-	fig rtt_p99_us "$(quantile "$WORK/rtt.us" 0.99)" us "ibfs 64 B round trip, poll+O_NONBLOCK read: p99"
+	fig rtt_median_us "$(quantile "$WORK/rtt.us" 0.5)" us "ibfs 64 B round trip, conversation (O_RDWR, write then waiting read): median"
+	fig rtt_p99_us "$(quantile "$WORK/rtt.us" 0.99)" us "ibfs 64 B round trip, conversation: p99"
+	fig rtt_poll_median_us "$(quantile "$WORK/poll.us" 0.5)" us "ibfs 64 B round trip, poll+O_NONBLOCK read: median"
 	fig rtt_reopen_median_us "$(quantile "$WORK/reopen.us" 0.5)" us "ibfs 64 B round trip, reopen+blocking read: median"
-	fig rtt_samples "$(wc -l <"$WORK/rtt.us" 2>/dev/null || true)" n "ibfs round trips timed (poll)"
-	fig rtt_lost "${ACC_SUM[rtt.lost]:-}" n "ibfs round trips lost (no echo in 2 s)"
+	fig rtt_samples "$(wc -l <"$WORK/rtt.us" 2>/dev/null || true)" n "ibfs round trips timed (conversation)"
+	fig rtt_lost "$((${ACC_SUM[rtt.lost]:-0} + ${ACC_SUM[poll.lost]:-0}))" n "ibfs round trips lost (no echo in 2 s)"
 	fig sendbw_mtu_MBps "$(acc_mean sbw_mtu.MBps)" MB/s "ib_send_bw -c UD -s $MTU, polling: received"
 	fig sendbw_mtu_e_MBps "$(acc_mean sbw_mtu_e.MBps)" MB/s "ib_send_bw -c UD -s $MTU -e, events: received"
 	fig bw_MBps "$(acc_rate bw.bytes | awk '{ if ($1 != "") printf "%.2f", $1 / 1048576 }')" MB/s "ibfs 1 MiB messages received intact"
@@ -344,7 +348,7 @@ figures_from_rounds() {
 	d1=$(drop_of "$B" alpha drop_queue_full)
 	fig drop_no_recv_buf "$d0" dgrams "beta's drop_no_recv_buf after the run"
 	fig drop_queue_full "$d1" msgs "beta's drop_queue_full after the run"
-	fig nullfs_write_msgs_per_s "$(acc_rate nullw)" msgs/s "null FUSE 64 B writes (bench_nullfs)"
+	fig nullfs_write_msgs_per_s "$(acc_rate nullw)" msgs/s "null FUSE 64 B writes (nullfs)"
 	fig rate_msgs_per_s "$(acc_rate rate.msgs)" msgs/s "ibfs 64 B messages received"
 	fig rate_send_msgs_per_s "$(acc_rate rate.sendrate)" msgs/s "ibfs 64 B write(2)s per second at the sender"
 	fig rate_msgs_lost "$(diff_of "${ACC_SUM[rate.sent]:-}" "${ACC_SUM[rate.msgs]:-}")" msgs "64 B messages sent but not received (of ${ACC_SUM[rate.sent]:-?})"
@@ -547,7 +551,7 @@ bed_main() {
 		printf -v "BENCH_${kv_env%%=*}" %s "${kv_env#*=}"
 	done
 	need_cmd ibv_ud_pingpong ib_send_bw ibv_devinfo ss fusermount3
-	for t in bench_rtt bench_echo bench_bw bench_nullfs; do
+	for t in bench_rtt bench_echo bench_bw nullfs; do
 		[[ -x $IBFS_TOOLS/$t ]] || fail "$IBFS_TOOLS/$t not built (make tools)"
 	done
 	BED_OUT=${BED_OUT:-$WORK/out}
@@ -567,8 +571,10 @@ bed_main() {
 	ibfs_start_nodes alpha beta
 	A=$(ibfs_mnt alpha)
 	B=$(ibfs_mnt beta)
-	# One echo on beta serves every round trip (it idles between rounds).
+	# Echoes on beta serve every round trip (they idle between rounds).
 	"$IBFS_TOOLS/bench_echo" -t 600 "$B/alpha/ping" "$B/alpha/pong" >"$LOGS/echo.log" 2>&1 &
+	bg_track $!
+	"$IBFS_TOOLS/bench_echo" -c -t 600 "$B/alpha/conv" "$B/alpha/conv" >"$LOGS/echo-conv.log" 2>&1 &
 	bg_track $!
 	for ((r = 1; r <= ROUNDS; r++)); do
 		round_latency "$r"

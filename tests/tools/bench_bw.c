@@ -4,7 +4,7 @@
  * of scripts/bench.sh.
  *
  *   bench_bw send [-s SIZE] [-n COUNT] [-d SECONDS] PATH
- *   bench_bw recv [-s SIZE] [-n COUNT] [-i IDLE_MS] [-T START_S] PATH
+ *   bench_bw recv [-L] [-s SIZE] [-n COUNT] [-i IDLE_MS] [-T START_S] PATH
  *
  * send writes SIZE-byte messages to PATH, one write(2) each, as fast as
  * write returns, until COUNT were written or SECONDS passed; it prints
@@ -16,10 +16,13 @@
  * queue is empty (EAGAIN, or ibfs's EOF for "empty after data"), again
  * and again, until COUNT messages came or none came for IDLE_MS (or none
  * at all for START_S).  It prints
- *   recv: n=OK bad=BAD bytes=B secs=S msgs_per_s=R MBps=M max_seq=Q
+ *   recv: n=OK bad=BAD bytes=B secs=S msgs_per_s=R MBps=M max_seq=Q all=A
  * where secs runs from the sender's start (its CLOCK_MONOTONIC, carried
  * in every message: both ends share one clock) to the end of the read
- * batch that held the last good message.
+ * batch that held the last good message.  -L: the sender runs on another
+ * machine (another clock): secs runs from the batch that held the first
+ * good message instead, and that batch's messages are left out of n,
+ * bytes and the rates (all= counts every intact message).
  *
  * Every message starts with a 24-byte header (magic, number, size, the
  * sender's start time); the rest is a window of a fixed pseudo-random
@@ -169,9 +172,9 @@ static int bw_check(const char *buf, ssize_t got, size_t size, struct bw_hdr *h)
 
 /* Reader side: count intact messages; returns the exit status. */
 static int bw_recv(const char *path, size_t size, unsigned long count,
-		   int idle_ms, int start_s)
+		   int idle_ms, int start_s, int local)
 {
-	unsigned long ok = 0, bad = 0, batch;
+	unsigned long ok = 0, bad = 0, batch, first = 0;
 	uint64_t t0 = 0, tlast = 0, started = now_ns();
 	uint32_t max_seq = 0;
 	struct pollfd pfd;
@@ -227,15 +230,21 @@ static int bw_recv(const char *path, size_t size, unsigned long count,
 		/* One precise clock read per batch: its last one's time. */
 		if (batch)
 			tlast = now_ns();
+		if (batch && local && !first) {
+			first = batch; /* -L: the clock starts now */
+			t0 = tlast;
+		}
 		if (!ok && !bad && now_ns() - started > start_s * 1000000000ull)
 			break;
 	}
 	secs = ok ? (tlast - t0) / 1e9 : 0;
+	ok -= first; /* -L: messages before the clock started */
 	printf("recv: n=%lu bad=%lu bytes=%llu secs=%.3f msgs_per_s=%.1f "
-	       "MBps=%.3f max_seq=%u\n",
+	       "MBps=%.3f max_seq=%u all=%lu\n",
 	       ok, bad, (unsigned long long)ok * size, secs,
 	       secs > 0 ? ok / secs : 0.0,
-	       secs > 0 ? ok * (double)size / BW_MB / secs : 0.0, max_seq);
+	       secs > 0 ? ok * (double)size / BW_MB / secs : 0.0, max_seq,
+	       ok + first);
 	close(pfd.fd);
 	return ok ? 0 : 1;
 }
@@ -245,7 +254,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: bench_bw send [-s SIZE] [-n COUNT] [-d SECONDS] PATH\n"
-		"       bench_bw recv [-s SIZE] [-n COUNT] [-i IDLE_MS] "
+		"       bench_bw recv [-L] [-s SIZE] [-n COUNT] [-i IDLE_MS] "
 		"[-T START_S] PATH\n");
 	exit(2);
 }
@@ -255,7 +264,7 @@ int main(int argc, char *argv[])
 {
 	unsigned long count = 0;
 	size_t size = 65536;
-	int idle_ms = 3000, start_s = 60, opt, sender;
+	int idle_ms = 3000, start_s = 60, opt, sender, local = 0;
 	double secs = 0;
 
 	if (argc < 2)
@@ -268,8 +277,11 @@ int main(int argc, char *argv[])
 		usage();
 	argv++;
 	argc--;
-	while ((opt = getopt(argc, argv, "s:n:d:i:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "Ls:n:d:i:T:")) != -1) {
 		switch (opt) {
+		case 'L':
+			local = 1;
+			break;
 		case 's':
 			size = strtoul(optarg, NULL, 0);
 			break;
@@ -295,5 +307,5 @@ int main(int argc, char *argv[])
 	pattern_init();
 	if (sender)
 		return bw_send(argv[optind], size, count, secs);
-	return bw_recv(argv[optind], size, count, idle_ms, start_s);
+	return bw_recv(argv[optind], size, count, idle_ms, start_s, local);
 }

@@ -2,7 +2,7 @@
  * bench_echo - the peer half of bench_rtt: every message read from RX is
  * written back, unchanged, to TX.  Used by scripts/bench.sh.
  *
- *   bench_echo [-n COUNT] [-t IDLE_S] [-s MAXSIZE] RX TX
+ *   bench_echo [-c] [-n COUNT] [-t IDLE_S] [-s MAXSIZE] RX TX
  *
  * Both files stay open for the whole run.  RX is O_NONBLOCK and the echo
  * waits in poll(2): on ibfs a read on an open file returns EOF once its
@@ -11,6 +11,9 @@
  * poll, which answers at once while more are queued.  Stops after COUNT
  * messages, after IDLE_S seconds without one (default 60), or on
  * SIGTERM/SIGINT; prints "echo: n=N" and exits 0 unless a call failed.
+ * -c: a conversation (bench_rtt -m conv): RX and TX name one file, opened
+ * O_RDWR; every read waits for the next message, and the answer is
+ * written on the same descriptor.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,10 +45,45 @@ static int open_or_die(const char *path, int flags)
 	return fd;
 }
 
+/* SIGALRM: end a waiting read (idle limit in -c mode). */
+static void on_alarm(int sig)
+{
+	stop = 2;
+}
+
+/* -c: blocking read, write back on the same fd; returns the exit code. */
+static int echo_conv(int fd, char *buf, size_t maxsize, unsigned long count,
+		     int idle_s, unsigned long *n)
+{
+	ssize_t got;
+
+	while (!stop && (!count || *n < count)) {
+		alarm(idle_s);
+		got = read(fd, buf, maxsize);
+		alarm(0);
+		if (got < 0 && errno == EINTR) {
+			if (stop == 2)
+				fprintf(stderr, "bench_echo: idle for %d s\n",
+					idle_s);
+			continue;
+		}
+		if (got <= 0) {
+			perror("bench_echo: read");
+			return 1;
+		}
+		if (write(fd, buf, got) != got) {
+			perror("bench_echo: write");
+			return 1;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
 /* Usage to stderr, exit 2. */
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_echo [-n COUNT] [-t IDLE_S] "
+	fprintf(stderr, "usage: bench_echo [-c] [-n COUNT] [-t IDLE_S] "
 			"[-s MAXSIZE] RX TX\n");
 	exit(2);
 }
@@ -56,13 +94,16 @@ int main(int argc, char *argv[])
 	struct sigaction sa = {.sa_handler = on_signal};
 	unsigned long count = 0, n = 0, empty = 0;
 	size_t maxsize = 65536;
-	int idle_s = 60, opt, tx, rc = 0;
+	int idle_s = 60, opt, tx, rc = 0, conv = 0;
 	struct pollfd pfd;
 	char *buf;
 	ssize_t got;
 
-	while ((opt = getopt(argc, argv, "n:t:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "cn:t:s:")) != -1) {
 		switch (opt) {
+		case 'c':
+			conv = 1;
+			break;
 		case 'n':
 			count = strtoul(optarg, NULL, 0);
 			break;
@@ -83,6 +124,17 @@ int main(int argc, char *argv[])
 	buf = malloc(maxsize);
 	if (!buf)
 		return 1;
+	if (conv) {
+		struct sigaction al = {.sa_handler = on_alarm};
+
+		if (strcmp(argv[optind], argv[optind + 1]))
+			usage(); /* one file, both ways */
+		sigaction(SIGALRM, &al, NULL);
+		rc = echo_conv(open_or_die(argv[optind], O_RDWR), buf, maxsize,
+			       count, idle_s, &n);
+		printf("echo: n=%lu\n", n);
+		return rc;
+	}
 	pfd.fd = open_or_die(argv[optind], O_RDONLY | O_NONBLOCK);
 	pfd.events = POLLIN;
 	tx = open_or_die(argv[optind + 1], O_WRONLY);

@@ -11,13 +11,19 @@
  * WARMUP iterations go first and are not counted.
  *
  * MODE poll (default): TX and RX stay open for the whole run; RX is
- * O_NONBLOCK and the client waits in poll(2), then reads.  This is the
- * way to keep an ibfs file open: the first read on an open file waits,
- * but once a read returned data an empty queue reads as EOF, so a
- * blocking reader must reopen for every message.  poll works and
- * O_NONBLOCK makes "empty" an EAGAIN (or that EOF) instead of a wait.
+ * O_NONBLOCK and the client waits in poll(2), then reads.  On an
+ * O_RDONLY ibfs file the first read waits, but once a read returned data
+ * an empty queue reads as EOF; poll works, and O_NONBLOCK makes "empty"
+ * an EAGAIN (or that EOF) instead of a wait.
  * MODE reopen: what `cat` does, for comparison: open RX, one blocking
  * read (parked in the daemon until the message comes), close.
+ * MODE conv: a conversation, as README recommends for request and answer:
+ * TX is opened O_RDWR and RX must name the same file; each iteration
+ * writes, then reads the same descriptor, which waits (parked in the
+ * daemon, answered straight from its receive path) and never reads as
+ * EOF on an empty queue.  bench_echo -c is the peer half.
+ * MODE floor-conv: the conv loop on a null FUSE file (write, then a read
+ * it answers at once): the FUSE floor for conv.
  * MODE floor: no peer.  TX and RX name one file of a null FUSE file
  * system (nullfs); the loop is the same write, poll, read with nothing
  * behind it, so it measures what FUSE alone costs.  Contents unchecked.
@@ -43,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum rtt_mode { MODE_POLL, MODE_REOPEN, MODE_FLOOR };
+enum rtt_mode { MODE_POLL, MODE_REOPEN, MODE_FLOOR, MODE_CONV, MODE_FLOOR_CONV };
 
 struct rtt {
 	enum rtt_mode mode;
@@ -150,6 +156,45 @@ static int wait_reopen(struct rtt *r, uint32_t seq, uint64_t deadline)
 	}
 }
 
+/* Arm (or with deadline 0, disarm) SIGALRM for a blocking read. */
+static void arm_alarm(uint64_t deadline)
+{
+	struct itimerval it = {0};
+	uint64_t now = now_ns();
+
+	if (deadline) {
+		uint64_t left = deadline > now ? deadline - now : 1000;
+
+		it.it_value.tv_sec = left / 1000000000u;
+		it.it_value.tv_usec = left % 1000000000u / 1000;
+		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+			it.it_value.tv_usec = 1;
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Read one message on the conversation fd: a read that waits. */
+static int wait_conv(struct rtt *r, uint32_t seq, uint64_t deadline)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (now_ns() >= deadline)
+			return 0;
+		if (r->mode == MODE_CONV)
+			arm_alarm(deadline);
+		n = read(r->tx, r->in, r->size);
+		if (r->mode == MODE_CONV)
+			arm_alarm(0);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (r->mode == MODE_FLOOR_CONV)
+			return 1;
+		if (n >= (ssize_t)sizeof(seq) && msg_seq(r->in) == seq)
+			return 1;
+	}
+}
+
 /* One round trip; returns its nanoseconds, 0 when lost, -1 on error. */
 static int64_t round_trip(struct rtt *r, uint32_t seq)
 {
@@ -165,6 +210,8 @@ static int64_t round_trip(struct rtt *r, uint32_t seq)
 	}
 	if (r->mode == MODE_REOPEN)
 		rc = wait_reopen(r, seq, t0 + r->timeout_ms * 1000000ull);
+	else if (r->mode == MODE_CONV || r->mode == MODE_FLOOR_CONV)
+		rc = wait_conv(r, seq, t0 + r->timeout_ms * 1000000ull);
 	else
 		rc = wait_poll(r, seq, t0 + r->timeout_ms * 1000000ull);
 	if (rc < 0) {
@@ -222,7 +269,8 @@ static int dump_samples(const char *path, const uint64_t *v, size_t n)
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_rtt [-n ITERS] [-w WARMUP] [-s SIZE] "
-			"[-t TIMEOUT_MS] [-m poll|reopen|floor] [-o FILE] "
+			"[-t TIMEOUT_MS] [-m poll|reopen|floor|conv|floor-conv] "
+			"[-o FILE] "
 			"TX RX\n");
 	exit(2);
 }
@@ -262,6 +310,10 @@ int main(int argc, char *argv[])
 				r.mode = MODE_REOPEN;
 			else if (!strcmp(optarg, "floor"))
 				r.mode = MODE_FLOOR;
+			else if (!strcmp(optarg, "conv"))
+				r.mode = MODE_CONV;
+			else if (!strcmp(optarg, "floor-conv"))
+				r.mode = MODE_FLOOR_CONV;
 			else
 				usage();
 			break;
@@ -283,10 +335,17 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "bench_rtt: out of memory\n");
 		return 1;
 	}
-	r.tx = open_or_die(r.tx_path, O_WRONLY);
-	r.rx = r.mode == MODE_REOPEN
-		       ? -1
-		       : open_or_die(r.rx_path, O_RDONLY | O_NONBLOCK);
+	if (r.mode == MODE_CONV || r.mode == MODE_FLOOR_CONV) {
+		if (strcmp(r.tx_path, r.rx_path))
+			usage(); /* one file, both ways */
+		r.tx = open_or_die(r.tx_path, O_RDWR);
+		r.rx = -1;
+	} else {
+		r.tx = open_or_die(r.tx_path, O_WRONLY);
+		r.rx = r.mode == MODE_REOPEN
+			       ? -1
+			       : open_or_die(r.rx_path, O_RDONLY | O_NONBLOCK);
+	}
 	for (i = 0; i < warmup + iters; i++) {
 		int64_t t = round_trip(&r, (uint32_t)i + 1);
 

@@ -1,5 +1,6 @@
 /*
- * nullfs - the smallest useful FUSE file system, the "FUSE floor" for ibfs.
+ * nullfs - the smallest useful FUSE file system, the "FUSE floor" for ibfs
+ * (t_02 and scripts/bench.sh).
  *
  * Uses the libfuse3 low-level API only (no ibfs code). The root directory
  * holds one file, /null: every read is answered at once with zeros (like
@@ -7,12 +8,18 @@
  * and dropped, truncation is a no-op. The file is opened direct_io so each
  * read(2) and write(2) makes one round trip through the FUSE kernel module,
  * as ibfs's datagram files do; benchmarks compare ibfs against this floor.
+ * poll(2) on /null is answered by a FUSE_POLL round trip, always readable
+ * and writable: without a poll operation the kernel stops asking after the
+ * first ENOSYS and poll costs nothing, which would leave ibfs's POLL
+ * requests out of a write, poll, read floor.  Served as ibfs is served: a
+ * multi-threaded loop on one /dev/fuse fd with 10 idle threads.
  *
  *   nullfs [-f] [-s] [-o opt,...] MOUNTPOINT
  */
 #define FUSE_USE_VERSION 34
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +157,15 @@ static void null_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	fuse_reply_write(req, size);
 }
 
+/* poll: always readable and writable; no notification is ever due. */
+static void null_poll(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_poll(req, POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM);
+}
+
 static const struct fuse_lowlevel_ops null_ops = {
 	.lookup = null_lookup,
 	.getattr = null_getattr,
@@ -158,6 +174,7 @@ static const struct fuse_lowlevel_ops null_ops = {
 	.open = null_open,
 	.read = null_read,
 	.write = null_write,
+	.poll = null_poll,
 };
 
 /* Print usage to stdout. */
@@ -206,8 +223,8 @@ int main(int argc, char *argv[])
 		 * no idle threads, a thread per request (bench found it 30x
 		 * slower than a null fs should be).
 		 */
-		cfg.clone_fd = opts.clone_fd;
-		cfg.max_idle_threads = opts.max_idle_threads;
+		cfg.clone_fd = 0;
+		cfg.max_idle_threads = 10; /* as fs.c's loop */
 		ret = fuse_session_loop_mt(se, &cfg);
 	}
 	fuse_session_unmount(se);
