@@ -12,6 +12,11 @@
  * backoff), and fails its messages with ETIMEDOUT when the peer stays
  * silent for peer_timeout.
  *
+ * Selective acks: the receiver keeps (the caller stores) datagrams that
+ * arrive beyond a gap, up to REL_SACK_BITS ahead, and every ack carries a
+ * bitmap of them; going back, the sender skips what the bitmap covers, so
+ * one loss costs one retransmission instead of a window of them.
+ *
  * A stream is named by the sender's session number: a sender starts a new
  * session (psn 0) after every reset (peer down, restart, timeout); the
  * receiver joins a newer session only at psn 0.  psn comparisons use
@@ -26,6 +31,7 @@
 #define REL_WINDOW_DEFAULT 64	/* datagrams in flight per peer */
 #define REL_RTO_MIN_MS 20	/* first retransmission timeout */
 #define REL_RTO_MAX_MS 1000	/* backoff ceiling */
+#define REL_SACK_BITS 64	/* how far past a gap a receiver keeps */
 
 /* One message a writer waits for; freed by whoever calls done. */
 struct rel_msg {
@@ -50,6 +56,8 @@ struct rel_tx {
 	uint32_t end;		/* one past the last queued psn */
 	uint32_t window;	/* our limit on datagrams in flight */
 	uint32_t credit;	/* the receiver's limit (last ack) */
+	uint64_t sacked;	/* bit i: una + 1 + i is held by the receiver */
+	uint32_t redo_to;	/* going back resends below this, then skips to top */
 	uint32_t rto_ms;	/* current timeout (backs off) */
 	uint64_t rto_at;	/* when to go back to una; 0 = not armed */
 	uint64_t heard_at;	/* last ack of this session, or queue start */
@@ -77,11 +85,12 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 
 /*
  * An ack from the peer for session sess: ack is the next psn it expects,
- * credit what it takes now, nak that it saw a gap at ack.  Messages wholly
- * acked move to the done list with status 0.  Returns 1 when sess is ours.
+ * credit what it takes now, nak that it saw a gap at ack, sack the psns
+ * past ack it holds (bit i: ack + 1 + i).  Messages wholly acked move to
+ * the done list with status 0.  Returns 1 when sess is ours.
  */
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
-	       uint32_t credit, int nak, uint64_t now);
+	       uint32_t credit, int nak, uint64_t sack, uint64_t now);
 
 /*
  * Timers: the retransmission timeout (go back to una, back off) and the
@@ -106,6 +115,8 @@ enum rel_verdict {
 	REL_ACCEPT = 1,	/* in order: process it, then rel_rx_advance */
 	REL_DUP,	/* seen before: drop, ack again */
 	REL_OOO,	/* beyond a gap or an unjoined session: drop */
+	REL_AHEAD,	/* beyond a gap, close: the caller keeps it for later
+			 * (or calls rel_rx_unhold) */
 };
 
 struct rel_rx {
@@ -117,6 +128,7 @@ struct rel_rx {
 	int ack_due;		/* an ack should go out */
 	int nak_due;		/* ... saying there is a gap at nxt */
 	int nak_sent;		/* a NAK for this nxt went already */
+	uint64_t ahead;		/* bit i: the caller holds psn nxt + i */
 	uint64_t dups;		/* counter */
 };
 
@@ -134,6 +146,15 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 
 /* The datagram at nxt was taken (or its message queued): move on. */
 void rel_rx_advance(struct rel_rx *rx);
+
+/* Whether the caller holds the datagram at nxt (kept as REL_AHEAD). */
+int rel_rx_ready(const struct rel_rx *rx);
+
+/* The caller could not keep psn (given REL_AHEAD): it will come again. */
+void rel_rx_unhold(struct rel_rx *rx, uint32_t psn);
+
+/* The selective-ack bitmap to send: bit i is psn nxt + 1 + i. */
+uint64_t rel_rx_sack(const struct rel_rx *rx);
 
 /* What to put in an ack now: credit for the sender. */
 uint32_t rel_rx_credit(const struct rel_rx *rx);

@@ -1,7 +1,8 @@
 /*
  * Reliable delivery state machines (see include/reliable.h).  Go-back-N
- * with cumulative acks, NAK on the first gap, credit, and a retransmission
- * timer with exponential backoff.  Pure logic.
+ * with cumulative and selective acks (going back skips what the receiver
+ * holds), NAK on a gap, credit, and a retransmission timer with
+ * exponential backoff.  Pure logic.
  */
 #include <errno.h>
 #include <string.h>
@@ -52,6 +53,15 @@ void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
 	tx->tail = m;
 }
 
+/* Whether the receiver said it holds psn (a selective ack). */
+static int rel_tx_sacked(const struct rel_tx *tx, uint32_t psn)
+{
+	uint32_t d = psn - tx->una - 1;
+
+	return rel_diff(psn, tx->una) > 0 && d < REL_SACK_BITS &&
+	       (tx->sacked >> d) & 1;
+}
+
 uint32_t rel_tx_inflight(const struct rel_tx *tx)
 {
 	return tx->nxt - tx->una;
@@ -71,6 +81,12 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	/* With no credit, one datagram still goes: the probe at una. */
 	if (!limit)
 		limit = 1;
+	/* Going back: what the receiver holds needs no second copy, and
+	 * after a NAK what may still be on its way gets none either. */
+	while (tx->nxt != tx->end && rel_diff(tx->nxt, tx->top) < 0 &&
+	       (rel_tx_sacked(tx, tx->nxt) ||
+		rel_diff(tx->nxt, tx->redo_to) >= 0))
+		tx->nxt++;
 	if (tx->nxt == tx->end || tx->nxt - tx->una >= limit)
 		return 0;
 	for (x = tx->head; x; x = x->next)
@@ -92,7 +108,7 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 }
 
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
-	       uint32_t credit, int nak, uint64_t now)
+	       uint32_t credit, int nak, uint64_t sack, uint64_t now)
 {
 	struct rel_msg *m;
 
@@ -106,7 +122,9 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
 		if (rel_diff(tx->nxt, tx->una) < 0)
 			tx->nxt = tx->una;
 		tx->rto_ms = REL_RTO_MIN_MS;
-		tx->rto_at = tx->nxt != tx->una ? now + tx->rto_ms : 0;
+		/* Armed while anything sent is unacked, even if going back
+		 * skipped it (it may be lost too). */
+		tx->rto_at = tx->top != tx->una ? now + tx->rto_ms : 0;
 		while ((m = tx->head) &&
 		       rel_diff(tx->una, m->first_psn + m->nfrag) >= 0) {
 			tx->head = m->next;
@@ -115,9 +133,15 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
 			rel_tx_finish(tx, m, 0);
 		}
 	}
-	/* A gap right at una: go back now instead of waiting for the timer. */
+	/* The bitmap is relative to ack: only one about una tells us now. */
+	if (ack == tx->una)
+		tx->sacked = sack;
+	/* A gap right at una: go back now instead of waiting for the timer,
+	 * resending the holes below the last psn the receiver holds. */
 	if (nak && ack == tx->una && tx->nxt != tx->una) {
 		tx->nxt = tx->una;
+		tx->redo_to = tx->una + 1 +
+			      (tx->sacked ? 64 - __builtin_clzll(tx->sacked) : 0);
 		tx->rto_at = now + tx->rto_ms;
 	}
 	return 1;
@@ -164,6 +188,7 @@ int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
 	}
 	if (tx->rto_at && now >= tx->rto_at) {
 		tx->nxt = tx->una;
+		tx->redo_to = tx->top; /* silence: resend all not held */
 		tx->rto_ms *= 2;
 		if (tx->rto_ms > REL_RTO_MAX_MS)
 			tx->rto_ms = REL_RTO_MAX_MS;
@@ -193,6 +218,7 @@ void rel_rx_init(struct rel_rx *rx, uint32_t window)
 void rel_rx_forget(struct rel_rx *rx)
 {
 	rx->joined = 0;
+	rx->ahead = 0;
 	rx->blocked = 0;
 	rx->ack_due = rx->nak_due = rx->nak_sent = 0;
 }
@@ -200,6 +226,8 @@ void rel_rx_forget(struct rel_rx *rx)
 enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 			      int *joined)
 {
+	uint32_t d;
+
 	*joined = 0;
 	if (!rx->joined || sess != rx->sess) {
 		/* Only the start of a newer session is joined; stale
@@ -212,7 +240,14 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 		rx->nxt = 0;
 		rx->blocked = 0;
 		rx->nak_sent = 0;
+		rx->ahead = 0;
 		*joined = 1;
+	}
+	d = psn - rx->nxt;
+	if (d < REL_SACK_BITS && (rx->ahead >> d) & 1) {
+		rx->ack_due = 1;
+		rx->dups++; /* held already (at nxt: the caller drains it) */
+		return REL_DUP;
 	}
 	if (psn == rx->nxt)
 		return REL_ACCEPT;
@@ -225,15 +260,45 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 		rx->nak_due = 1;
 		rx->nak_sent = 1;
 	}
+	/* Keep it while a blocked receiver takes nothing but the probe. */
+	if (d < REL_SACK_BITS && !rx->blocked) {
+		rx->ahead |= 1ull << d;
+		return REL_AHEAD;
+	}
 	return REL_OOO;
 }
 
 void rel_rx_advance(struct rel_rx *rx)
 {
 	rx->nxt++;
+	rx->ahead >>= 1;
 	rx->ack_due = 1;
 	rx->nak_sent = 0;
 	rx->nak_due = 0;
+	/* Stopped at a gap with more held past it: say so now, or the
+	 * sender only learns at its timeout. */
+	if (rx->ahead && !(rx->ahead & 1)) {
+		rx->nak_due = 1;
+		rx->nak_sent = 1;
+	}
+}
+
+int rel_rx_ready(const struct rel_rx *rx)
+{
+	return rx->ahead & 1;
+}
+
+void rel_rx_unhold(struct rel_rx *rx, uint32_t psn)
+{
+	uint32_t d = psn - rx->nxt;
+
+	if (d < REL_SACK_BITS)
+		rx->ahead &= ~(1ull << d);
+}
+
+uint64_t rel_rx_sack(const struct rel_rx *rx)
+{
+	return rx->ahead >> 1;
 }
 
 uint32_t rel_rx_credit(const struct rel_rx *rx)

@@ -74,6 +74,8 @@ struct tp_rel {
 	int held;
 	struct wire_msg hmsg;
 	struct wire_seq seq; /* the message arriving, in order, no timeout */
+	uint8_t *ahead;      /* REL_SACK_BITS datagrams past a gap (lazy) */
+	uint32_t ahead_len[REL_SACK_BITS];
 	uint64_t pub_retrans, pub_dups, pub_timeouts; /* published so far */
 };
 
@@ -921,6 +923,7 @@ static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w)
 	if (r->rx.joined) {
 		w->ack_sess = r->rx.sess;
 		w->ack = r->rx.nxt;
+		w->sack = rel_rx_sack(&r->rx);
 		w->rflags |= WIRE_REL_ACK;
 		if (r->rx.nak_due)
 			w->rflags |= WIRE_REL_NAK;
@@ -1057,6 +1060,39 @@ static void tp_rel_drop_held(struct tp_rel *r)
 	r->held = 0;
 	r->rx.blocked = 0;
 	wire_seq_reset(&r->seq);
+	r->rx.ahead = 0;
+}
+
+/* Keep datagram psn, which came past a gap, until the gap fills. */
+static void tp_rel_keep(struct tp *tp, struct tp_rel *r, uint32_t psn,
+			const uint8_t *dg, size_t len)
+{
+	size_t slot = tp->info.mtu_bytes;
+
+	if (!r->ahead)
+		r->ahead = malloc(slot * REL_SACK_BITS);
+	if (!r->ahead || len > slot) {
+		rel_rx_unhold(&r->rx, psn); /* it will come again */
+		return;
+	}
+	memcpy(r->ahead + (psn % REL_SACK_BITS) * slot, dg, len);
+	r->ahead_len[psn % REL_SACK_BITS] = (uint32_t)len;
+}
+
+static void tp_rel_take(struct tp *tp, struct peer *p, struct tp_rel *r,
+			const uint8_t *dg, size_t len);
+
+/* Take the kept datagrams that are next in order now (under rel_lock). */
+static void tp_rel_drain(struct tp *tp, struct peer *p, struct tp_rel *r)
+{
+	uint32_t k;
+
+	while (!r->held && rel_rx_ready(&r->rx)) {
+		k = r->rx.nxt % REL_SACK_BITS;
+		r->rx.ahead &= ~1ull; /* taken now, whatever becomes of it */
+		tp_rel_take(tp, p, r, r->ahead + k * tp->info.mtu_bytes,
+			    r->ahead_len[k]);
+	}
 }
 
 /*
@@ -1071,10 +1107,9 @@ static void tp_rel_recv(struct tp *tp, struct peer *p,
 {
 	struct tp_rel *r = &tp->rel[p->idx];
 	struct wire_rel w;
-	struct wire_msg msg;
 	long plen = wire_rel_get(dg, dlen, &w);
 	enum rel_verdict v;
-	int joined, rc;
+	int joined;
 
 	if (plen < 0) {
 		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
@@ -1083,25 +1118,41 @@ static void tp_rel_recv(struct tp *tp, struct peer *p,
 	pthread_mutex_lock(&tp->rel_lock);
 	if (w.rflags & WIRE_REL_ACK)
 		rel_tx_ack(&r->tx, w.ack_sess, w.ack, w.credit,
-			   !!(w.rflags & WIRE_REL_NAK), now);
+			   !!(w.rflags & WIRE_REL_NAK), w.sack, now);
 	if (h->type != WIRE_DATA)
 		goto out;
 	v = rel_rx_check(&r->rx, w.sess, w.psn, &joined);
 	if (joined)
 		tp_rel_drop_held(r);
-	if (v != REL_ACCEPT)
-		goto out;
-	if (r->held) {
-		tp_rel_try_held(tp, p, r);
+	if (v == REL_AHEAD) {
+		tp_rel_keep(tp, r, w.psn, dg, (size_t)plen);
 		goto out;
 	}
-	/*
-	 * Not the shared reassembly table: its timeout would drop a message
-	 * that heavy loss makes slow, and the stream would move on past it
-	 * (acked, so the writer would hear "delivered").
-	 */
-	rc = wire_seq_feed(&r->seq, tp->cfg->max_message, p->idx, dg,
-			   (size_t)plen, &msg);
+	if (v != REL_ACCEPT)
+		goto out;
+	if (r->held)
+		tp_rel_try_held(tp, p, r);
+	else
+		tp_rel_take(tp, p, r, dg, (size_t)plen);
+	tp_rel_drain(tp, p, r);
+out:
+	pthread_mutex_unlock(&tp->rel_lock);
+}
+
+/*
+ * Take the datagram at the stream's nxt (under rel_lock).  Not the shared
+ * reassembly table: its timeout would drop a message that heavy loss makes
+ * slow, and the stream would move on past it (acked, so the writer would
+ * hear "delivered").
+ */
+static void tp_rel_take(struct tp *tp, struct peer *p, struct tp_rel *r,
+			const uint8_t *dg, size_t len)
+{
+	struct wire_msg msg;
+	int rc;
+
+	rc = wire_seq_feed(&r->seq, tp->cfg->max_message, p->idx, dg, len,
+			   &msg);
 	if (rc == 0) {
 		rel_rx_advance(&r->rx);
 	} else if (rc == 1) {
@@ -1119,8 +1170,6 @@ static void tp_rel_recv(struct tp *tp, struct peer *p,
 			peer_count_drop(p, &tp->totals, tp_wire_drops[-rc]);
 		rel_rx_advance(&r->rx);
 	}
-out:
-	pthread_mutex_unlock(&tp->rel_lock);
 }
 
 /*
@@ -1143,6 +1192,7 @@ static int tp_rel_service(struct tp *tp, int tick)
 		pthread_mutex_lock(&tp->rel_lock);
 		if (tick) {
 			tp_rel_try_held(tp, p, r);
+			tp_rel_drain(tp, p, r);
 			rel_tx_tick(&r->tx, now, r->tx.sess + 1);
 		}
 		tp_rel_flush(tp, p, now);
@@ -1562,8 +1612,10 @@ static void tp_free_tables(struct tp *tp)
 {
 	int i;
 
-	for (i = 0; tp->rel && i < tp->npeers; i++)
+	for (i = 0; tp->rel && i < tp->npeers; i++) {
 		tp_rel_drop_held(&tp->rel[i]);
+		free(tp->rel[i].ahead);
+	}
 	free(tp->rwr);
 	free(tp->rsge);
 	free(tp->rfree);

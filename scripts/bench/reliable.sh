@@ -89,8 +89,13 @@ ratio() {
 	v=$(awk -v a="${2:-}" -v b="${3:-}" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b }')
 	verdict=$(awk -v v="$v" -v op="$4" -v t="$5" 'BEGIN {
 		if (v == "") print "n/a"
+		else if (op == "") print "(for scale)"
 		else if (op == ">=" ? v >= t : v <= t) print "met"; else print "MISSED" }')
-	LINES+=("ratio: $1 ${v:-n/a} (target $4 $5) $verdict")
+	if [[ -n $4 ]]; then
+		LINES+=("ratio: $1 ${v:-n/a} (target $4 $5) $verdict")
+	else
+		LINES+=("ratio: $1 ${v:-n/a} $verdict")
+	fi
 }
 
 phase dgram0 datagram none
@@ -99,7 +104,7 @@ phase rel5 reliable loss 5%
 if [[ $SELF == alpha ]]; then
 	ratio rel_bw_0 "${VAL[rel0_bw_MBps]}" "${VAL[dgram0_bw_MBps]}" ">=" 0.8
 	ratio rel_bw_5 "${VAL[rel5_bw_MBps]}" "${VAL[dgram0_bw_MBps]}" ">=" 0.8
-	ratio rel_rtt_0 "${VAL[rel0_rtt_median_us]}" "${VAL[dgram0_rtt_median_us]}" "<=" 1.2
+	ratio rel_rtt_0 "${VAL[rel0_rtt_median_us]}" "${VAL[dgram0_rtt_median_us]}" "" "" # for scale
 	echo "== reliable delivery on two VMs ($(git -C "$ROOT" describe --always --dirty 2>/dev/null), $(date -u +%FT%TZ))"
 	printf '%s\n' "${LINES[@]}" | tee "$BED_OUT/reliable.txt"
 fi

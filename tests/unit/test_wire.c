@@ -187,7 +187,7 @@ static void test_node_id(void **state __attribute__((unused)))
 static void test_hdr_roundtrip(void **state __attribute__((unused)))
 {
 	static const uint8_t want[WIRE_HDR_LEN] = {
-		'I',  'B',  'F',  'S',	1,    1,    5,	  0x80,
+		'I',  'B',  'F',  'S',	2,    1,    5,	  0x80,
 		0x01, 0x02, 0x03, 0x04, 0xa1, 0xb2, 0xc3, 0xd4,
 		0x00, 0x02, 0x00, 0x07, 0x00, 0x12, 0x34, 0x56,
 	};
@@ -269,7 +269,8 @@ static void test_hdr_malformed(void **state __attribute__((unused)))
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 0, 'J');  /* magic */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 3, 'T');  /* magic */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 0);	   /* version */
-	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 2);	   /* version */
+	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 1);	   /* version (old) */
+	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 3);	   /* version */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 5, 0);	   /* type */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 5, 3);	   /* type */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 5, 0xff); /* type */
