@@ -28,10 +28,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REL_WINDOW_DEFAULT 64	/* datagrams in flight per peer */
+#define REL_WINDOW_DEFAULT 128	/* datagrams in flight per peer */
 #define REL_RTO_MIN_MS 20	/* first retransmission timeout */
 #define REL_RTO_MAX_MS 1000	/* backoff ceiling */
-#define REL_SACK_BITS 64	/* how far past a gap a receiver keeps */
+#define REL_SACK_BITS 128	/* how far past a gap a receiver keeps */
+#define REL_ACK_EVERY 32	/* datagrams taken before an ack goes at once */
+
+/* A bitmap of REL_SACK_BITS psns. */
+typedef unsigned __int128 rel_bits;
 
 /* One message a writer waits for; freed by whoever calls done. */
 struct rel_msg {
@@ -56,7 +60,7 @@ struct rel_tx {
 	uint32_t end;		/* one past the last queued psn */
 	uint32_t window;	/* our limit on datagrams in flight */
 	uint32_t credit;	/* the receiver's limit (last ack) */
-	uint64_t sacked;	/* bit i: una + 1 + i is held by the receiver */
+	rel_bits sacked;	/* bit i: una + 1 + i is held by the receiver */
 	uint32_t redo_to;	/* going back resends below this, then skips to top */
 	uint32_t rto_ms;	/* current timeout (backs off) */
 	uint64_t rto_at;	/* when to go back to una; 0 = not armed */
@@ -90,7 +94,7 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
  * the done list with status 0.  Returns 1 when sess is ours.
  */
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
-	       uint32_t credit, int nak, uint64_t sack, uint64_t now);
+	       uint32_t credit, int nak, rel_bits sack, uint64_t now);
 
 /*
  * Timers: the retransmission timeout (go back to una, back off) and the
@@ -126,9 +130,11 @@ struct rel_rx {
 	uint32_t window;	/* credit advertised while not blocked */
 	int blocked;		/* a whole message waits for queue space */
 	int ack_due;		/* an ack should go out */
+	int ack_now;		/* ... at once, not at the next tick */
+	uint32_t acked;		/* nxt when the last ack went out */
 	int nak_due;		/* ... saying there is a gap at nxt */
 	int nak_sent;		/* a NAK for this nxt went already */
-	uint64_t ahead;		/* bit i: the caller holds psn nxt + i */
+	rel_bits ahead;		/* bit i: the caller holds psn nxt + i */
 	uint64_t dups;		/* counter */
 };
 
@@ -154,12 +160,21 @@ int rel_rx_ready(const struct rel_rx *rx);
 void rel_rx_unhold(struct rel_rx *rx, uint32_t psn);
 
 /* The selective-ack bitmap to send: bit i is psn nxt + 1 + i. */
-uint64_t rel_rx_sack(const struct rel_rx *rx);
+rel_bits rel_rx_sack(const struct rel_rx *rx);
 
 /* What to put in an ack now: credit for the sender. */
 uint32_t rel_rx_credit(const struct rel_rx *rx);
 
 /* An ack (piggy-backed or standalone) went out. */
 void rel_rx_acked(struct rel_rx *rx);
+
+/*
+ * Whether a standalone ack should go now rather than at the next timer
+ * tick (a few ms): a NAK, a duplicate (the sender is retransmitting), a
+ * new session, REL_ACK_EVERY datagrams taken, or ack_now set by the
+ * caller (a message queued, a blocked receiver answering a probe).
+ * Fewer acks on a one-way stream, none later where it matters.
+ */
+int rel_rx_ack_urgent(const struct rel_rx *rx);
 
 #endif

@@ -53,6 +53,16 @@ void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
 	tx->tail = m;
 }
 
+/* One past the highest bit set in b (0 for none). */
+static uint32_t rel_bits_len(rel_bits b)
+{
+	uint64_t hi = (uint64_t)(b >> 64), lo = (uint64_t)b;
+
+	if (hi)
+		return 128 - (uint32_t)__builtin_clzll(hi);
+	return lo ? 64 - (uint32_t)__builtin_clzll(lo) : 0;
+}
+
 /* Whether the receiver said it holds psn (a selective ack). */
 static int rel_tx_sacked(const struct rel_tx *tx, uint32_t psn)
 {
@@ -108,7 +118,7 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 }
 
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
-	       uint32_t credit, int nak, uint64_t sack, uint64_t now)
+	       uint32_t credit, int nak, rel_bits sack, uint64_t now)
 {
 	struct rel_msg *m;
 
@@ -140,8 +150,7 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
 	 * resending the holes below the last psn the receiver holds. */
 	if (nak && ack == tx->una && tx->nxt != tx->una) {
 		tx->nxt = tx->una;
-		tx->redo_to = tx->una + 1 +
-			      (tx->sacked ? 64 - __builtin_clzll(tx->sacked) : 0);
+		tx->redo_to = tx->una + 1 + rel_bits_len(tx->sacked);
 		tx->rto_at = now + tx->rto_ms;
 	}
 	return 1;
@@ -220,7 +229,7 @@ void rel_rx_forget(struct rel_rx *rx)
 	rx->joined = 0;
 	rx->ahead = 0;
 	rx->blocked = 0;
-	rx->ack_due = rx->nak_due = rx->nak_sent = 0;
+	rx->ack_due = rx->nak_due = rx->nak_sent = rx->ack_now = 0;
 }
 
 enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
@@ -241,11 +250,14 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 		rx->blocked = 0;
 		rx->nak_sent = 0;
 		rx->ahead = 0;
+		rx->acked = 0;
+		rx->ack_now = 1;
 		*joined = 1;
 	}
 	d = psn - rx->nxt;
 	if (d < REL_SACK_BITS && (rx->ahead >> d) & 1) {
 		rx->ack_due = 1;
+		rx->ack_now = 1;
 		rx->dups++; /* held already (at nxt: the caller drains it) */
 		return REL_DUP;
 	}
@@ -253,6 +265,7 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 		return REL_ACCEPT;
 	rx->ack_due = 1;
 	if (rel_diff(psn, rx->nxt) < 0) {
+		rx->ack_now = 1; /* our ack was lost or late */
 		rx->dups++;
 		return REL_DUP;
 	}
@@ -262,7 +275,7 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 	}
 	/* Keep it while a blocked receiver takes nothing but the probe. */
 	if (d < REL_SACK_BITS && !rx->blocked) {
-		rx->ahead |= 1ull << d;
+		rx->ahead |= (rel_bits)1 << d;
 		return REL_AHEAD;
 	}
 	return REL_OOO;
@@ -293,10 +306,10 @@ void rel_rx_unhold(struct rel_rx *rx, uint32_t psn)
 	uint32_t d = psn - rx->nxt;
 
 	if (d < REL_SACK_BITS)
-		rx->ahead &= ~(1ull << d);
+		rx->ahead &= ~((rel_bits)1 << d);
 }
 
-uint64_t rel_rx_sack(const struct rel_rx *rx)
+rel_bits rel_rx_sack(const struct rel_rx *rx)
 {
 	return rx->ahead >> 1;
 }
@@ -310,4 +323,12 @@ void rel_rx_acked(struct rel_rx *rx)
 {
 	rx->ack_due = 0;
 	rx->nak_due = 0;
+	rx->ack_now = 0;
+	rx->acked = rx->nxt;
+}
+
+int rel_rx_ack_urgent(const struct rel_rx *rx)
+{
+	return rx->ack_due && (rx->nak_due || rx->ack_now ||
+			       rx->nxt - rx->acked >= REL_ACK_EVERY);
 }

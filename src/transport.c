@@ -48,6 +48,7 @@
 #define TP_INLINE_WANT	256  /* inline data asked of the QP */
 #define TP_SEND_WAIT_MS 5000 /* pool exhausted this long: -EIO */
 #define TP_LOG_EVERY_MS 1000 /* rate limit of completion error lines */
+#define TP_REL_TICK_MS	5    /* reliable timers and delayed acks */
 
 /* An AH replaced or dropped while sends that use it may be in flight. */
 struct tp_retired {
@@ -146,6 +147,7 @@ struct tp {
 	pthread_mutex_t rel_lock;
 	struct tp_rel *rel; /* npeers entries */
 	int any_rel;
+	uint64_t rel_tick_at;   /* next reliable timer tick (progress thread) */
 	uint32_t drop_permille; /* TEST HOOK: IBFS_TEST_DROP_PERMILLE */
 	uint64_t drop_rng;
 };
@@ -934,10 +936,12 @@ static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w)
 
 /*
  * Put on the wire what p's window allows, each datagram carrying our ack
- * of p's stream, then a standalone ACK if one is still due (under
- * rel_lock).  Nothing goes while p is down.
+ * of p's stream, then a standalone ACK if one is due: any that is due on
+ * a timer tick, else only an urgent one (under rel_lock).  Nothing goes
+ * while p is down.
  */
-static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now)
+static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
+			 int tick)
 {
 	struct tp_rel *r = &tp->rel[p->idx];
 	uint32_t depth = tp->cfg->send_depth, n = 0, frag, psn;
@@ -975,7 +979,8 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now)
 		dlen = wire_rel_put(sb, dlen, &w);
 		tp_fill_wr(tp, &d, n++, sb, dlen);
 	}
-	if (r->rx.ack_due && r->rx.joined) {
+	if (r->rx.joined &&
+	    (tick ? r->rx.ack_due : rel_rx_ack_urgent(&r->rx))) {
 		sb = tp_slot(tp, n);
 		memset(&w, 0, sizeof(w));
 		tp_rel_ack_fields(r, &w);
@@ -1046,10 +1051,13 @@ static void tp_rel_try_held(struct tp *tp, struct peer *p, struct tp_rel *r)
 		r->held = 0;
 		r->rx.blocked = 0;
 		rel_rx_advance(&r->rx);
+		r->rx.ack_now = 1; /* its writer waits for this ack */
 		tp_count_rx(tp, p, len);
 		return;
 	}
-	r->rx.ack_due = 1; /* alive, still blocked: credit 0 */
+	/* alive, still blocked: credit 0 */
+	r->rx.ack_due = 1;
+	r->rx.ack_now = 1;
 }
 
 /* Forget the held message and the one arriving (their stream is gone). */
@@ -1089,7 +1097,7 @@ static void tp_rel_drain(struct tp *tp, struct peer *p, struct tp_rel *r)
 
 	while (!r->held && rel_rx_ready(&r->rx)) {
 		k = r->rx.nxt % REL_SACK_BITS;
-		r->rx.ahead &= ~1ull; /* taken now, whatever becomes of it */
+		r->rx.ahead &= ~(rel_bits)1; /* taken now, whatever becomes of it */
 		tp_rel_take(tp, p, r, r->ahead + k * tp->info.mtu_bytes,
 			    r->ahead_len[k]);
 	}
@@ -1195,7 +1203,7 @@ static int tp_rel_service(struct tp *tp, int tick)
 			tp_rel_drain(tp, p, r);
 			rel_tx_tick(&r->tx, now, r->tx.sess + 1);
 		}
-		tp_rel_flush(tp, p, now);
+		tp_rel_flush(tp, p, now, tick);
 		tp_rel_publish(tp, p, r);
 		busy |= rel_tx_busy(&r->tx) || r->held || r->rx.ack_due;
 		done = rel_tx_take_done(&r->tx);
@@ -1267,7 +1275,7 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 	m->msg_id = atomic_fetch_add_explicit(&tp->msg_ids[p->idx], 1,
 					      memory_order_relaxed);
 	rel_tx_queue(&r->tx, m, tp_now_ms());
-	tp_rel_flush(tp, p, tp_now_ms());
+	tp_rel_flush(tp, p, tp_now_ms(), 0);
 	tp_rel_publish(tp, p, r);
 	done = rel_tx_take_done(&r->tx);
 	pthread_mutex_unlock(&tp->rel_lock);
@@ -1489,6 +1497,23 @@ static void tp_busy_loop(struct tp *tp)
 	}
 }
 
+/*
+ * Reliable timers, every TP_REL_TICK_MS while anything waits: timeouts,
+ * held messages, and the acks not worth a datagram of their own before.
+ * Between ticks only urgent acks go.  Returns the epoll timeout.
+ */
+static int tp_rel_tick(struct tp *tp)
+{
+	uint64_t now = tp_now_ms();
+	int tick = now >= tp->rel_tick_at;
+
+	if (tick)
+		tp->rel_tick_at = now + TP_REL_TICK_MS;
+	if (!tp_rel_service(tp, tick))
+		return -1;
+	return tp->rel_tick_at > now ? (int)(tp->rel_tick_at - now) : 1;
+}
+
 /* The progress thread: sleeps until a completion, a timer or stop. */
 static void *tp_progress(void *arg)
 {
@@ -1528,7 +1553,7 @@ static void *tp_progress(void *arg)
 		}
 		tp_expire(tp);
 		if (tp->any_rel)
-			wait_ms = tp_rel_service(tp, 1) ? 5 : -1;
+			wait_ms = tp_rel_tick(tp);
 	}
 	return NULL;
 }

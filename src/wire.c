@@ -871,8 +871,10 @@ size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 	put32(b + 12, r->ack);
 	put32(b + 16, r->credit);
 	put32(b + 20, r->rflags);
-	put32(b + 24, (uint32_t)(r->sack >> 32));
-	put32(b + 28, (uint32_t)r->sack);
+	put32(b + 24, (uint32_t)(r->sack >> 96));
+	put32(b + 28, (uint32_t)(r->sack >> 64));
+	put32(b + 32, (uint32_t)(r->sack >> 32));
+	put32(b + 36, (uint32_t)r->sack);
 	return len + WIRE_REL_LEN;
 }
 
@@ -891,7 +893,9 @@ long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 	r->ack = get32(b + 12);
 	r->credit = get32(b + 16);
 	r->rflags = get32(b + 20);
-	r->sack = (uint64_t)get32(b + 24) << 32 | get32(b + 28);
+	r->sack = (unsigned __int128)get32(b + 24) << 96 |
+		  (unsigned __int128)get32(b + 28) << 64 |
+		  (uint64_t)get32(b + 32) << 32 | get32(b + 36);
 	return (long)len;
 }
 

@@ -32,7 +32,7 @@ struct pkt {
 	uint32_t sess, psn, frag, nfrag, msg_id;
 	uint32_t ack, credit;
 	int nak;
-	uint64_t sack;
+	rel_bits sack;
 };
 
 struct link {
@@ -175,7 +175,7 @@ static void rx_one(struct sim *s, const struct pkt *p)
 		struct pkt q = s->ahead[s->rx.nxt % REL_SACK_BITS];
 
 		assert_int_equal(q.psn, s->rx.nxt);
-		s->rx.ahead &= ~1ull;
+		s->rx.ahead &= ~(rel_bits)1;
 		rx_take(s, &q);
 	}
 }
@@ -540,6 +540,43 @@ static void test_sack_saves(void **state)
 	assert_true(retrans[1] * 10 < retrans[0]);
 }
 
+/*
+ * Delayed acks: on a one-way stream a standalone ack is urgent only at a
+ * new session, every REL_ACK_EVERY datagrams, on a gap (NAK) or a
+ * duplicate; the rest wait for the timer tick.
+ */
+static void test_ack_urgency(void **state)
+{
+	struct rel_rx rx;
+	uint32_t i;
+	int joined;
+
+	rel_rx_init(&rx, 64);
+	assert_int_equal(rel_rx_check(&rx, 5, 0, &joined), REL_ACCEPT);
+	rel_rx_advance(&rx);
+	assert_true(rel_rx_ack_urgent(&rx)); /* a new session */
+	rel_rx_acked(&rx);
+	for (i = 1; i < REL_ACK_EVERY; i++) {
+		assert_int_equal(rel_rx_check(&rx, 5, i, &joined), REL_ACCEPT);
+		rel_rx_advance(&rx);
+		assert_true(rx.ack_due);
+		assert_false(rel_rx_ack_urgent(&rx));
+	}
+	assert_int_equal(rel_rx_check(&rx, 5, i, &joined), REL_ACCEPT);
+	rel_rx_advance(&rx);
+	assert_true(rel_rx_ack_urgent(&rx)); /* REL_ACK_EVERY taken */
+	rel_rx_acked(&rx);
+	assert_false(rel_rx_ack_urgent(&rx));
+	/* a duplicate: the sender did not hear us */
+	assert_int_equal(rel_rx_check(&rx, 5, 3, &joined), REL_DUP);
+	assert_true(rel_rx_ack_urgent(&rx));
+	rel_rx_acked(&rx);
+	/* a gap: NAK at once */
+	assert_int_equal(rel_rx_check(&rx, 5, rx.nxt + 2, &joined), REL_AHEAD);
+	assert_true(rx.nak_due);
+	assert_true(rel_rx_ack_urgent(&rx));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -552,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_ack_bounds),
 		cmocka_unit_test(test_sack),
 		cmocka_unit_test(test_sack_saves),
+		cmocka_unit_test(test_ack_urgency),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -187,7 +187,7 @@ static void test_node_id(void **state __attribute__((unused)))
 static void test_hdr_roundtrip(void **state __attribute__((unused)))
 {
 	static const uint8_t want[WIRE_HDR_LEN] = {
-		'I',  'B',  'F',  'S',	2,    1,    5,	  0x80,
+		'I',  'B',  'F',  'S',	3,    1,    5,	  0x80,
 		0x01, 0x02, 0x03, 0x04, 0xa1, 0xb2, 0xc3, 0xd4,
 		0x00, 0x02, 0x00, 0x07, 0x00, 0x12, 0x34, 0x56,
 	};
@@ -269,8 +269,8 @@ static void test_hdr_malformed(void **state __attribute__((unused)))
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 0, 'J');  /* magic */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 3, 'T');  /* magic */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 0);	   /* version */
-	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 1);	   /* version (old) */
-	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 3);	   /* version */
+	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 2);	   /* version (old) */
+	hdr_expect_bad(&h, WIRE_HDR_LEN, 4, 4);	   /* version */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 5, 0);	   /* type */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 5, 3);	   /* type */
 	hdr_expect_bad(&h, WIRE_HDR_LEN, 5, 0xff); /* type */
@@ -1275,6 +1275,60 @@ static void test_seq_broken(void **state __attribute__((unused)))
 	free(msg);
 }
 
+/*
+ * The reliable trailer: every field, the 128-bit sack included, survives
+ * the trip at the documented offsets; a datagram without the flag or too
+ * short for a trailer is refused; a bare ACK parses as one.
+ */
+static void test_rel_trailer(void **state __attribute__((unused)))
+{
+	uint8_t buf[256];
+	uint8_t msg[10] = "0123456789";
+	struct wire_rel r = {
+		.sess = 0x01020304,
+		.psn = 0xfffffffe,
+		.ack_sess = 7,
+		.ack = 0x80000001,
+		.credit = 128,
+		.rflags = WIRE_REL_ACK | WIRE_REL_NAK,
+	}, g;
+	struct wire_hdr h;
+	size_t len;
+	long plen;
+
+	r.sack = (unsigned __int128)0x8000000000000001ull << 64 | 0x5ull;
+	len = wire_frag_build(buf, 200, 9, 1, "c", msg, sizeof(msg), 0);
+	assert_true(len > 0);
+	len = wire_rel_put(buf, len, &r);
+	assert_int_equal(len, WIRE_HDR_LEN + 1 + sizeof(msg) + WIRE_REL_LEN);
+	/* big-endian, most significant word of the sack first */
+	assert_int_equal(buf[len - 16], 0x80);
+	assert_int_equal(buf[len - 1], 0x05);
+	plen = wire_rel_get(buf, len, &g);
+	assert_int_equal(plen, WIRE_HDR_LEN + 1 + sizeof(msg));
+	assert_int_equal(g.sess, r.sess);
+	assert_int_equal(g.psn, r.psn);
+	assert_int_equal(g.ack_sess, r.ack_sess);
+	assert_int_equal(g.ack, r.ack);
+	assert_int_equal(g.credit, r.credit);
+	assert_int_equal(g.rflags, r.rflags);
+	assert_true(g.sack == r.sack);
+	assert_int_equal(wire_hdr_decode(&h, buf, (size_t)plen), 0);
+	assert_true(h.flags & WIRE_FLAG_REL);
+
+	assert_int_equal(wire_rel_get(buf, WIRE_HDR_LEN + WIRE_REL_LEN - 1, &g),
+			 -EBADMSG);
+	buf[7] &= (uint8_t)~WIRE_FLAG_REL;
+	assert_int_equal(wire_rel_get(buf, len, &g), -EBADMSG);
+
+	len = wire_ack_build(buf, 9, &r);
+	assert_int_equal(len, WIRE_HDR_LEN + WIRE_REL_LEN);
+	assert_int_equal(wire_rel_get(buf, len, &g), WIRE_HDR_LEN);
+	assert_int_equal(wire_hdr_decode(&h, buf, WIRE_HDR_LEN), 0);
+	assert_int_equal(h.type, WIRE_ACK);
+	assert_true(g.sack == r.sack);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1309,6 +1363,7 @@ int main(void)
 		cmocka_unit_test(test_many_partials),
 		cmocka_unit_test(test_seq_in_order),
 		cmocka_unit_test(test_seq_broken),
+		cmocka_unit_test(test_rel_trailer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
