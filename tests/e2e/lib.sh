@@ -108,6 +108,22 @@ on_exit() {
 	_LIB_ON_EXIT+=("$1")
 }
 
+# Fail (rc 1) when a daemon log of this test holds a sanitizer report:
+# under SANITIZE a report must fail the test, even one printed at exit.
+_lib_sanitizer_check() {
+	local f bad=0
+	for f in "$WORK"/*.log; do
+		[[ -e $f ]] || continue
+		if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f"; then
+			echo "FAIL: sanitizer report in $(basename "$f"):" >&2
+			grep -E -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f" |
+				head -n 40 >&2
+			bad=1
+		fi
+	done
+	return "$bad"
+}
+
 # EXIT trap: run on_exit commands (newest first), then stop the nodes.
 _lib_exit() {
 	local rc=$? i
@@ -116,6 +132,9 @@ _lib_exit() {
 		eval "${_LIB_ON_EXIT[i]}"
 	done
 	ibfs_stop_nodes
+	if [[ -n ${SANITIZE:-} ]] && ! _lib_sanitizer_check && ((rc == 0)); then
+		rc=1
+	fi
 	exit "$rc"
 }
 trap _lib_exit EXIT
