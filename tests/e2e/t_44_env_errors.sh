@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Environment errors are clear and exit 1 before anything is mounted: a
-# named device that is absent, a port the device does not have, a mount
-# point that is missing or not a directory.
+# named device that is absent, a port the device does not have, a port
+# that is down, a mount point that is missing or not a directory.
 # timeout: 90
 source "$(dirname "$0")/lib.sh"
 need_bin
@@ -28,6 +28,27 @@ r=$(try "$(conf "device = $IBFS_DEV
 port = 2")" "$WORK/mnt")
 assert_eq 1 "${r%%|*}" "exit status, no such port"
 assert_match "port 2" "$r" "bad port message"
+
+# A port that is down: a second rxe device on a veth whose link is down.
+need_cmd rdma ip
+ip link add ibfsv0 type veth peer name ibfsv1 || fail "veth"
+on_exit "rdma link delete ibfsdown0 2>/dev/null; ip link del ibfsv0 2>/dev/null"
+rdma link add ibfsdown0 type rxe netdev ibfsv0 || fail "rxe on veth"
+r=$(try "$(conf 'device = ibfsdown0')" "$WORK/mnt")
+assert_eq 1 "${r%%|*}" "exit status, port down"
+assert_match 'port 1 of ibfsdown0 is DOWN, not ACTIVE' "$r" "port down message"
+# Unnamed, the down device is passed over for the one that is up.
+printf '[global]\n[node alpha]\naddr = %s\nbootstrap = %s:18599\n' \
+	"$IBFS_IP" "$IBFS_IP" >"$WORK/any.conf"
+"$IBFS_BIN" -c "$WORK/any.conf" -n alpha -f "$WORK/mnt" >"$WORK/any.log" 2>&1 &
+pid=$!
+wait_for "grep -q ' $WORK/mnt fuse' /proc/mounts" 20 || {
+	cat "$WORK/any.log" >&2
+	fail "no device picked when one port is down"
+}
+grep -q "^device=$IBFS_DEV$" "$WORK/mnt/.status" || fail "picked $(grep ^device= "$WORK/mnt/.status")"
+kill "$pid"
+wait "$pid" || fail "ibfs exited $? after SIGTERM"
 
 r=$(try "$(conf "device = $IBFS_DEV")" "$WORK/nosuchdir")
 assert_match '^[12]\|' "$r" "exit status, missing mount point"
