@@ -50,6 +50,7 @@ struct peer_addr {
 	uint8_t mtu;		/* enum ibv_mtu of its port */
 	uint8_t link_layer;	/* IBV_LINK_LAYER_* */
 	union ibv_gid gid;
+	uint32_t max_message;	/* the largest message it takes; 0: not said */
 };
 
 struct peer {

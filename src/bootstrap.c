@@ -91,8 +91,9 @@ enum {
 	HO_PAD = HO_MTU + 1,		    /* 83: u8, zero */
 	HO_GID = HO_PAD + 1,		    /* 84: 16 bytes */
 	HO_FLAGS = HO_GID + 16,	    /* 100: u32 HELLO_F_*, others zero */
-	HO_RESERVED = HO_FLAGS + 4, /* 104: 8 bytes, zero (ignored) */
-	HO_NONCE = HO_RESERVED + 8, /* 112: 16 bytes, zero without AUTH */
+	HO_MAX_MSG = HO_FLAGS + 4,  /* 104: u32 its max_message, 0 = not said */
+	HO_RESERVED = HO_MAX_MSG + 4, /* 108: 4 bytes, zero (ignored) */
+	HO_NONCE = HO_RESERVED + 4, /* 112: 16 bytes, zero without AUTH */
 	HO_END = HO_NONCE + HELLO_NONCE_LEN, /* 128 */
 };
 
@@ -217,6 +218,7 @@ size_t hello_encode(const struct hello *h, void *buf)
 	b[HO_MTU] = h->addr.mtu;
 	memcpy(b + HO_GID, h->addr.gid.raw, 16);
 	bs_put32(b + HO_FLAGS, h->flags);
+	bs_put32(b + HO_MAX_MSG, h->addr.max_message);
 	if (h->flags & HELLO_F_AUTH)
 		memcpy(b + HO_NONCE, h->nonce, HELLO_NONCE_LEN);
 	return HELLO_WIRE_LEN;
@@ -255,6 +257,8 @@ int hello_decode(struct hello *h, const void *buf, size_t len)
 		return -EBADMSG;
 	memcpy(t.addr.gid.raw, b + HO_GID, 16);
 	t.flags = bs_get32(b + HO_FLAGS);
+	/* Older daemons sent zero here: then nothing is known. */
+	t.addr.max_message = bs_get32(b + HO_MAX_MSG);
 	if (t.flags & ~HELLO_F_AUTH)
 		return -EBADMSG;
 	if (t.flags & HELLO_F_AUTH)
@@ -914,6 +918,7 @@ static void bs_make_hello(struct bootstrap *b)
 	b->me.addr.mtu = ti->mtu;
 	b->me.addr.link_layer = ti->link_layer;
 	b->me.addr.gid = ti->gid;
+	b->me.addr.max_message = (uint32_t)b->cfg->max_message;
 }
 
 /* Listen on the local node's bootstrap address. */

@@ -692,6 +692,7 @@ struct tp_dest {
 	struct ibv_ah *ah;
 	uint32_t qpn, qkey;
 	size_t mtu;
+	size_t max_message; /* what the peer takes (0: not said) */
 };
 
 /* Snapshot p's AH and address; -ENOTCONN when it is down. */
@@ -707,6 +708,7 @@ static int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 		d->qpn = p->addr.qpn;
 		d->qkey = p->addr.qkey;
 		d->mtu = tp->info.mtu_bytes;
+		d->max_message = p->addr.max_message;
 		/* Never send more than the peer's port can take. */
 		if (p->addr.mtu >= IBV_MTU_256 && p->addr.mtu <= IBV_MTU_4096 &&
 		    ((size_t)128 << p->addr.mtu) < d->mtu)
@@ -817,6 +819,11 @@ int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	rc = tp_dest_get(tp, p, &d);
 	if (rc)
 		goto out;
+	/* The peer would drop it whole: say so to the writer instead. */
+	if (d.max_message && len > d.max_message) {
+		rc = -EMSGSIZE;
+		goto out;
+	}
 	/* Always reap (a poll of a user-space ring, no system call): it is
 	 * the only place send completions and errors are seen. */
 	tp_reap_sends(tp);
@@ -1257,6 +1264,8 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 
 	pthread_mutex_lock(&tp->rel_lock);
 	rc = tp_dest_get(tp, p, &d);
+	if (!rc && d.max_message && len > d.max_message)
+		rc = -EMSGSIZE; /* the peer would refuse it, yet ack it */
 	if (!rc && (flags & TP_SEND_NONBLOCK) && rel_tx_busy(&r->tx) &&
 	    !r->tx.credit)
 		rc = -EAGAIN;

@@ -37,6 +37,7 @@ static void test_roundtrip(void **state)
 	hello_alpha(&h);
 	h.addr.lid = 0x1234;
 	h.delivery = DELIVERY_RELIABLE;
+	h.addr.max_message = 0x000ff000;
 	assert_int_equal(hello_encode(&h, buf), HELLO_WIRE_LEN);
 	assert_int_equal(hello_decode(&d, buf, sizeof(buf)), 0);
 	assert_int_equal(d.version, HELLO_VERSION);
@@ -48,6 +49,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(d.addr.mtu, IBV_MTU_1024);
 	assert_int_equal(d.addr.link_layer, IBV_LINK_LAYER_ETHERNET);
 	assert_memory_equal(&d.addr.gid, &h.addr.gid, sizeof(h.addr.gid));
+	assert_int_equal(d.addr.max_message, 0x000ff000);
 }
 
 /* The layout is fixed and big-endian, whatever the host. */
@@ -71,7 +73,13 @@ static void test_layout(void **state)
 	assert_int_equal(buf[82], IBV_MTU_1024);
 	assert_memory_equal(buf + 84, h.addr.gid.raw, 16);
 	for (i = 100; i < HELLO_WIRE_LEN; i++)
-		assert_int_equal(buf[i], 0); /* flags and reserved */
+		assert_int_equal(buf[i], 0); /* flags, max_message, reserved */
+	/* max_message: big-endian at 104 */
+	h.addr.max_message = 0x01020304;
+	hello_encode(&h, buf);
+	assert_int_equal(buf[104], 1);
+	assert_int_equal(buf[107], 4);
+	assert_int_equal(buf[108], 0);
 }
 
 /* A longest (63-byte) name survives. */
