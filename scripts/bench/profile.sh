@@ -14,7 +14,7 @@
 #                              busy loop: is the bed's FUSE cost CPU or
 #                              waking idle vCPUs?
 #   summary.txt                per-message counts drawn from the above
-# Loads: rtt (64 B round trips, poll client + echo), rate (64 B stream),
+# Loads: rtt (64 B round trips, conversation client + echo), rate (64 B stream),
 # bw (1 MiB stream), shell (echo x > file, strace log only).  The counts are exact; times under strace are not.
 # shellcheck shell=bash
 
@@ -27,9 +27,10 @@ prof_load() {
 	local what=$1 n=$2 pid
 	case $what in
 	rtt)
-		"$IBFS_TOOLS/bench_echo" -n "$n" -t 60 "$B/alpha/pping" "$B/alpha/ppong" >/dev/null &
+		# the conversation, as the bench's headline round trip
+		"$IBFS_TOOLS/bench_echo" -c -n "$n" -t 60 "$B/alpha/pconv" "$B/alpha/pconv" >/dev/null &
 		pid=$!
-		"$IBFS_TOOLS/bench_rtt" -n "$n" -w 0 -t 5000 "$A/beta/pping" "$A/beta/ppong" || true
+		"$IBFS_TOOLS/bench_rtt" -m conv -n "$n" -w 0 -t 5000 "$A/beta/pconv" "$A/beta/pconv" || true
 		;;
 	shell)
 		local i
