@@ -590,6 +590,20 @@ static void msg_fill(struct wire_msg *out, int peer, uint32_t msg_id,
 	out->len = len;
 }
 
+/* A one-fragment message, copied out whole: 1, or -WIRE_DROP_NO_MEMORY. */
+static int msg_whole(struct wire_msg *out, int peer, const struct wire_hdr *h,
+		     const char *chan, const uint8_t *payload, size_t plen)
+{
+	void *data = malloc(plen ? plen : 1);
+
+	if (!data)
+		return -WIRE_DROP_NO_MEMORY;
+	if (plen)
+		memcpy(data, payload, plen);
+	msg_fill(out, peer, h->msg_id, chan, h->chan_len, data, plen);
+	return 1;
+}
+
 /*
  * Start a partial message for a fragment seen first, wherever it lies in
  * the message.  Its buffer and bookkeeping count against mem_limit.
@@ -658,7 +672,6 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 	struct partial *p;
 	size_t plen;
 	uint32_t room, bit;
-	void *data;
 	int rc;
 
 	if (wire_hdr_decode(&h, dgram, len) || h.type != WIRE_DATA)
@@ -686,15 +699,10 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 			return -WIRE_DROP_DUPLICATE;
 		if (h.frag_cnt == 1) {
 			/* Whole already: no table, one copy. */
-			data = malloc(plen ? plen : 1);
-			if (!data)
-				return -WIRE_DROP_NO_MEMORY;
-			if (plen)
-				memcpy(data, payload, plen);
-			ring_add(r, peer, h.src, h.msg_id);
-			msg_fill(out, peer, h.msg_id, chan, h.chan_len, data,
-				 plen);
-			return 1;
+			rc = msg_whole(out, peer, &h, chan, payload, plen);
+			if (rc == 1)
+				ring_add(r, peer, h.src, h.msg_id);
+			return rc;
 		}
 		rc = part_new(r, peer, &h, chan, room, now_ms, &p);
 		if (rc)
@@ -728,7 +736,6 @@ int wire_seq_feed(struct wire_seq *s, size_t max_message, int peer,
 	struct wire_hdr h;
 	uint32_t room;
 	size_t plen;
-	void *data;
 
 	if (wire_hdr_decode(&h, dgram, len) || h.type != WIRE_DATA ||
 	    len - WIRE_HDR_LEN < h.chan_len)
@@ -745,16 +752,8 @@ int wire_seq_feed(struct wire_seq *s, size_t max_message, int peer,
 	if (h.frag_idx == 0) {
 		if (s->buf)
 			goto bad; /* the last one never finished */
-		if (h.frag_cnt == 1) {
-			data = malloc(plen ? plen : 1);
-			if (!data)
-				return -WIRE_DROP_NO_MEMORY;
-			if (plen)
-				memcpy(data, payload, plen);
-			msg_fill(out, peer, h.msg_id, chan, h.chan_len, data,
-				 plen);
-			return 1;
-		}
+		if (h.frag_cnt == 1)
+			return msg_whole(out, peer, &h, chan, payload, plen);
 		s->buf = malloc(h.total_len);
 		if (!s->buf)
 			return -WIRE_DROP_NO_MEMORY;
