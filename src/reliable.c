@@ -273,7 +273,7 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 		rx->nak_due = 1;
 		rx->nak_sent = 1;
 	}
-	/* Keep it while a blocked receiver takes nothing but the probe. */
+	/* Keep it, unless blocked: then only the probe at nxt matters. */
 	if (d < REL_SACK_BITS && !rx->blocked) {
 		rx->ahead |= (rel_bits)1 << d;
 		return REL_AHEAD;
