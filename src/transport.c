@@ -798,6 +798,19 @@ static int tp_post_frags(struct tp *tp, const struct tp_dest *d,
 	return tp_post_wrs(tp, n);
 }
 
+/* A message tp may send: its channel name's length, or -errno. */
+static int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
+			size_t len)
+{
+	size_t chan_len = tp_chan_len(chan);
+
+	if (!chan_len || (len && !buf))
+		return -EINVAL;
+	if (len > tp->cfg->max_message)
+		return -EMSGSIZE;
+	return (int)chan_len;
+}
+
 /* Fragment one message into registered slots and post it; thread-safe. */
 int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	    size_t len)
@@ -807,13 +820,10 @@ int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	size_t chan_len;
 	int rc;
 
-	chan_len = tp_chan_len(chan);
-	if (!chan_len)
-		return -EINVAL;
-	if (len > tp->cfg->max_message)
-		return -EMSGSIZE;
-	if (len && !buf)
-		return -EINVAL;
+	rc = tp_msg_check(tp, chan, buf, len);
+	if (rc < 0)
+		return rc;
+	chan_len = (size_t)rc;
 
 	pthread_mutex_lock(&tp->slock);
 	rc = tp_dest_get(tp, p, &d);
@@ -1239,13 +1249,10 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 		done_fn(arg, 0, len);
 		return 0;
 	}
-	chan_len = tp_chan_len(chan);
-	if (!chan_len)
-		return -EINVAL;
-	if (len > tp->cfg->max_message)
-		return -EMSGSIZE;
-	if (len && !buf)
-		return -EINVAL;
+	rc = tp_msg_check(tp, chan, buf, len);
+	if (rc < 0)
+		return rc;
+	chan_len = (size_t)rc;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
