@@ -7,15 +7,26 @@
  * of order is dropped and answered with a NAK), acks cumulatively
  * (ack = the next psn it expects) and advertises credit (datagrams it is
  * willing to take now; 0 while a whole message waits for queue space).
- * The sender keeps a window of datagrams in flight, retransmits from the
- * oldest unacked one on a NAK or when its timer fires (exponential
- * backoff), and fails its messages with ETIMEDOUT when the peer stays
- * silent for peer_timeout.
+ * The sender keeps a window of datagrams in flight, resends what acks show
+ * lost, probes with the oldest unacked one when its timer fires
+ * (exponential backoff), and fails its messages with ETIMEDOUT when the
+ * peer stays silent for peer_timeout.
  *
  * Selective acks: the receiver keeps (the caller stores) datagrams that
  * arrive beyond a gap, up to REL_SACK_BITS ahead, and every ack carries a
  * bitmap of them; going back, the sender skips what the bitmap covers, so
  * one loss costs one retransmission instead of a window of them.
+ *
+ * Which psns are lost is decided as RACK (RFC 8985) does, with the order
+ * of transmission for time, since a fabric does not reorder: a psn is lost
+ * once a datagram put on the wire after its last copy is known received.
+ * So a hole goes again once per lost copy, though the receiver NAKs at
+ * every gap it drains to; a lost retransmission goes again at the next
+ * ack, not at the timer; and when the timer fires, one probe at una is
+ * enough, its ack showing what else is lost (resending the window would
+ * duplicate whatever was only queued).  The timer follows the measured
+ * round trip (srtt + 4 rttvar, Jacobson/Karels; samples from the newest
+ * datagram an ack reports, if sent once: Karn).
  *
  * A stream is named by the sender's session number: a sender starts a new
  * session (psn 0) after every reset (peer down, restart, timeout); the
@@ -29,7 +40,9 @@
 #include <stdint.h>
 
 #define REL_WINDOW_DEFAULT 128	/* datagrams in flight per peer */
-#define REL_RTO_MIN_MS 20	/* first retransmission timeout */
+#define REL_RTO_INIT_MS 100	/* retransmission timeout before a round trip
+				 * is measured (the first window may queue) */
+#define REL_RTO_MIN_MS 20	/* its floor after */
 #define REL_RTO_MAX_MS 1000	/* backoff ceiling */
 #define REL_SACK_BITS 128	/* how far past a gap a receiver keeps */
 #define REL_ACK_EVERY 32	/* datagrams taken before an ack goes at once */
@@ -61,8 +74,17 @@ struct rel_tx {
 	uint32_t window;	/* our limit on datagrams in flight */
 	uint32_t credit;	/* the receiver's limit (last ack) */
 	rel_bits sacked;	/* bit i: una + 1 + i is held by the receiver */
-	uint32_t redo_to;	/* going back resends below this, then skips to top */
-	uint32_t rto_ms;	/* current timeout (backs off) */
+	int probe;		/* the timer fired: resend una, lost or not */
+	uint32_t rto_base;	/* timeout from the measured round trip */
+	uint32_t rto_ms;	/* current timeout (rto_base, backed off) */
+	uint32_t srtt8;		/* smoothed round trip, 1/8 ms (0: no sample) */
+	uint32_t rttvar4;	/* its mean deviation, x4, in ms */
+	uint64_t xmits;		/* datagrams put on the wire, ever */
+	uint64_t delivered;	/* highest xmit_at of a psn known received */
+	uint64_t xmit_at[REL_SACK_BITS]; /* by psn mod REL_SACK_BITS: xmits at
+					  * its last copy */
+	uint64_t sent_at[REL_SACK_BITS]; /* ... when (ms) */
+	uint8_t nsent[REL_SACK_BITS];	/* ... how often it went (max 255) */
 	uint64_t rto_at;	/* when to go back to una; 0 = not armed */
 	uint64_t heard_at;	/* last ack of this session, or queue start */
 	uint32_t peer_timeout_ms;
@@ -108,6 +130,9 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess);
 
 /* Detach the finished messages (oldest first); the caller calls done. */
 struct rel_msg *rel_tx_take_done(struct rel_tx *tx);
+
+/* Smoothed round trip in ms (0 before the first sample). */
+uint32_t rel_tx_srtt(const struct rel_tx *tx);
 
 /* Datagrams in flight (sent, not acked). */
 uint32_t rel_tx_inflight(const struct rel_tx *tx);

@@ -491,6 +491,10 @@ static void fs_render_peer(struct fs *fs, struct fs_node *node, FILE *f)
 	pthread_mutex_unlock(&p->lock);
 	fprintf(f, "channels=%u\n", node->nchans);
 	fs_print_counters(f, &p->cnt);
+	/* per stream, so not among the totals */
+	fprintf(f, "rel_srtt_ms=%lu\nrel_rto_ms=%lu\n",
+		(unsigned long)p->cnt.rel_srtt_ms,
+		(unsigned long)p->cnt.rel_rto_ms);
 }
 
 /* Snapshot a .status file into fh, so reads at any offset agree. */

@@ -1,8 +1,8 @@
 /*
- * Reliable delivery state machines (see include/reliable.h).  Go-back-N
- * with cumulative and selective acks (going back skips what the receiver
- * holds), NAK on a gap, credit, and a retransmission timer with
- * exponential backoff.  Pure logic.
+ * Reliable delivery state machines (see include/reliable.h).  Cumulative
+ * and selective acks, NAK on a gap, credit, RACK-style loss detection by
+ * order of transmission, and a retransmission timer from the measured
+ * round trip with exponential backoff.  Pure logic.
  */
 #include <errno.h>
 #include <string.h>
@@ -21,8 +21,11 @@ void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
 	memset(tx, 0, sizeof(*tx));
 	tx->sess = sess;
 	tx->window = window ? window : REL_WINDOW_DEFAULT;
+	/* the send-time ring and the sack bitmap cover REL_SACK_BITS */
+	if (tx->window > REL_SACK_BITS)
+		tx->window = REL_SACK_BITS;
 	tx->credit = tx->window;
-	tx->rto_ms = REL_RTO_MIN_MS;
+	tx->rto_base = tx->rto_ms = REL_RTO_INIT_MS;
 	tx->peer_timeout_ms = peer_timeout_ms;
 	tx->done_tail = &tx->done;
 }
@@ -53,16 +56,6 @@ void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
 	tx->tail = m;
 }
 
-/* One past the highest bit set in b (0 for none). */
-static uint32_t rel_bits_len(rel_bits b)
-{
-	uint64_t hi = (uint64_t)(b >> 64), lo = (uint64_t)b;
-
-	if (hi)
-		return 128 - (uint32_t)__builtin_clzll(hi);
-	return lo ? 64 - (uint32_t)__builtin_clzll(lo) : 0;
-}
-
 /* Whether the receiver said it holds psn (a selective ack). */
 static int rel_tx_sacked(const struct rel_tx *tx, uint32_t psn)
 {
@@ -72,9 +65,85 @@ static int rel_tx_sacked(const struct rel_tx *tx, uint32_t psn)
 	       (tx->sacked >> d) & 1;
 }
 
+/*
+ * Whether going back skips psn (not held): its last copy may still be on
+ * its way while nothing put on the wire after it is known received.
+ */
+static int rel_tx_wait(const struct rel_tx *tx, uint32_t psn)
+{
+	return tx->xmit_at[psn % REL_SACK_BITS] > tx->delivered;
+}
+
+/*
+ * The receiver has psn; keep the newest copy known received, whose round
+ * trip is the freshest (*newest: its psn, if it is newer than any before).
+ */
+static void rel_tx_got(struct rel_tx *tx, uint32_t psn, uint32_t *newest,
+		       int *any)
+{
+	uint64_t x = tx->xmit_at[psn % REL_SACK_BITS];
+
+	if (x > tx->delivered) {
+		tx->delivered = x;
+		*newest = psn;
+		*any = 1;
+	}
+}
+
+/* Record that psn goes on the wire now. */
+static void rel_tx_sent(struct rel_tx *tx, uint32_t psn, uint64_t now)
+{
+	uint32_t i = psn % REL_SACK_BITS;
+
+	if (rel_diff(psn, tx->top) >= 0)
+		tx->nsent[i] = 1;
+	else if (tx->nsent[i] < UINT8_MAX)
+		tx->nsent[i]++;
+	tx->sent_at[i] = now;
+	tx->xmit_at[i] = ++tx->xmits;
+}
+
+/*
+ * Fold the round trip of psn (just acked) into srtt and rttvar and derive
+ * the timeout; a resent psn says nothing about which copy was acked (Karn).
+ */
+static void rel_tx_sample(struct rel_tx *tx, uint32_t psn, uint64_t now)
+{
+	uint32_t i = psn % REL_SACK_BITS, rto;
+	int64_t m, err;
+
+	if (tx->nsent[i] != 1 || now < tx->sent_at[i])
+		return;
+	m = (int64_t)(now - tx->sent_at[i]);
+	if (m > REL_RTO_MAX_MS)
+		m = REL_RTO_MAX_MS;
+	if (!tx->srtt8) {
+		tx->srtt8 = (uint32_t)(m << 3);
+		tx->rttvar4 = (uint32_t)(m << 1);
+	} else {
+		err = m - (tx->srtt8 >> 3);
+		tx->srtt8 = (uint32_t)((int64_t)tx->srtt8 + err);
+		if (err < 0)
+			err = -err;
+		err -= tx->rttvar4 >> 2;
+		tx->rttvar4 = (uint32_t)((int64_t)tx->rttvar4 + err);
+	}
+	rto = (tx->srtt8 >> 3) + tx->rttvar4;
+	if (rto < REL_RTO_MIN_MS)
+		rto = REL_RTO_MIN_MS;
+	if (rto > REL_RTO_MAX_MS)
+		rto = REL_RTO_MAX_MS;
+	tx->rto_base = rto;
+}
+
+uint32_t rel_tx_srtt(const struct rel_tx *tx)
+{
+	return tx->srtt8 >> 3;
+}
+
 uint32_t rel_tx_inflight(const struct rel_tx *tx)
 {
-	return tx->nxt - tx->una;
+	return tx->top - tx->una;
 }
 
 int rel_tx_busy(const struct rel_tx *tx)
@@ -91,12 +160,14 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	/* With no credit, one datagram still goes: the probe at una. */
 	if (!limit)
 		limit = 1;
-	/* Going back: what the receiver holds needs no second copy, and
-	 * after a NAK what may still be on its way gets none either. */
+	/* Going back: only what is lost goes again, not what the receiver
+	 * holds or what may still be on its way; the timer's probe at una
+	 * goes regardless. */
 	while (tx->nxt != tx->end && rel_diff(tx->nxt, tx->top) < 0 &&
-	       (rel_tx_sacked(tx, tx->nxt) ||
-		rel_diff(tx->nxt, tx->redo_to) >= 0))
+	       !(tx->probe && tx->nxt == tx->una) &&
+	       (rel_tx_sacked(tx, tx->nxt) || rel_tx_wait(tx, tx->nxt)))
 		tx->nxt++;
+	tx->probe = 0;
 	if (tx->nxt == tx->end || tx->nxt - tx->una >= limit)
 		return 0;
 	for (x = tx->head; x; x = x->next)
@@ -109,6 +180,7 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	*psn = tx->nxt;
 	if (rel_diff(tx->nxt, tx->top) < 0)
 		tx->retrans++;
+	rel_tx_sent(tx, tx->nxt, now);
 	tx->nxt++;
 	if (rel_diff(tx->nxt, tx->top) > 0)
 		tx->top = tx->nxt;
@@ -120,6 +192,8 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
 	       uint32_t credit, int nak, rel_bits sack, uint64_t now)
 {
+	uint32_t newest = 0;
+	int fresh = 0;
 	struct rel_msg *m;
 
 	if (sess != tx->sess)
@@ -128,10 +202,11 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
 	tx->credit = credit;
 	/* Only an ack within what was sent counts. */
 	if (rel_diff(ack, tx->una) > 0 && rel_diff(ack, tx->top) <= 0) {
-		tx->una = ack;
+		for (; tx->una != ack; tx->una++)
+			rel_tx_got(tx, tx->una, &newest, &fresh);
 		if (rel_diff(tx->nxt, tx->una) < 0)
 			tx->nxt = tx->una;
-		tx->rto_ms = REL_RTO_MIN_MS;
+		tx->rto_ms = tx->rto_base;
 		/* Armed while anything sent is unacked, even if going back
 		 * skipped it (it may be lost too). */
 		tx->rto_at = tx->top != tx->una ? now + tx->rto_ms : 0;
@@ -144,14 +219,25 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
 		}
 	}
 	/* The bitmap is relative to ack: only one about una tells us now. */
-	if (ack == tx->una)
+	if (ack == tx->una) {
+		rel_bits b;
+		uint32_t i;
+
 		tx->sacked = sack;
-	/* A gap right at una: go back now instead of waiting for the timer,
-	 * resending the holes below the last psn the receiver holds. */
-	if (nak && ack == tx->una && tx->nxt != tx->una) {
+		for (b = sack, i = 0; b; b >>= 1, i++)
+			if (b & 1)
+				rel_tx_got(tx, ack + 1 + i, &newest, &fresh);
+	}
+	/* Not ack - 1: behind a gap it may have waited for the hole. */
+	if (fresh)
+		rel_tx_sample(tx, newest, now);
+	/* Something newer is known received, or the receiver saw a gap:
+	 * go back now for what that shows lost instead of waiting for the
+	 * timer (rel_tx_next picks the lost ones). */
+	if ((fresh || nak) && ack == tx->una && tx->top != tx->una) {
 		tx->nxt = tx->una;
-		tx->redo_to = tx->una + 1 + rel_bits_len(tx->sacked);
-		tx->rto_at = now + tx->rto_ms;
+		if (nak)
+			tx->rto_at = now + tx->rto_ms;
 	}
 	return 1;
 }
@@ -196,8 +282,10 @@ int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
 		return -1;
 	}
 	if (tx->rto_at && now >= tx->rto_at) {
+		/* Silence: probe with una; its ack shows what else is lost
+		 * (resending all not held would duplicate what is queued). */
 		tx->nxt = tx->una;
-		tx->redo_to = tx->top; /* silence: resend all not held */
+		tx->probe = 1;
 		tx->rto_ms *= 2;
 		if (tx->rto_ms > REL_RTO_MAX_MS)
 			tx->rto_ms = REL_RTO_MAX_MS;

@@ -1016,6 +1016,8 @@ static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 						 ? r->tx.window
 						 : r->tx.credit);
 	atomic_store(&p->cnt.rel_inflight, rel_tx_inflight(&r->tx));
+	atomic_store(&p->cnt.rel_srtt_ms, rel_tx_srtt(&r->tx));
+	atomic_store(&p->cnt.rel_rto_ms, r->tx.rto_ms);
 	tp_add(&p->cnt.rel_retrans, r->tx.retrans - r->pub_retrans);
 	tp_add(&tp->totals.rel_retrans, r->tx.retrans - r->pub_retrans);
 	tp_add(&p->cnt.rel_dups, r->rx.dups - r->pub_dups);

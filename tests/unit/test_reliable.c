@@ -39,6 +39,8 @@ struct link {
 	struct pkt q[MAXQ];
 	int n;
 	int loss_pct, dup_pct, max_delay;
+	int delay;	/* ms every packet takes beyond the first */
+	int lost;	/* packets it dropped */
 };
 
 struct sim {
@@ -54,6 +56,7 @@ struct sim {
 	int queued;
 	int held;		/* a whole message waits for space */
 	int no_sack;		/* receiver keeps nothing past a gap */
+	int ack_each;		/* urgent acks go per datagram, not per ms */
 	struct pkt ahead[REL_SACK_BITS]; /* kept past a gap, by psn */
 	/* sender side */
 	int ndone, nfail;
@@ -77,13 +80,16 @@ static void link_put(struct link *l, uint64_t now, const struct pkt *p)
 {
 	int copies = 1, i;
 
-	if ((int)(rnd() % 100) < l->loss_pct)
+	if ((int)(rnd() % 100) < l->loss_pct) {
+		l->lost++;
 		return;
+	}
 	if ((int)(rnd() % 100) < l->dup_pct)
 		copies = 2;
 	for (i = 0; i < copies && l->n < MAXQ; i++) {
 		l->q[l->n] = *p;
-		l->q[l->n].at = now + 1 + (l->max_delay ? rnd() % l->max_delay : 0);
+		l->q[l->n].at = now + 1 + (uint64_t)l->delay +
+				(l->max_delay ? rnd() % l->max_delay : 0);
 		l->n++;
 	}
 }
@@ -212,6 +218,22 @@ static void rx_take(struct sim *s, const struct pkt *p)
 	rel_rx_advance(&s->rx);
 }
 
+/* The receiver acks what it has taken. */
+static void rx_ack(struct sim *s)
+{
+	struct pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.is_ack = 1;
+	p.sess = s->rx.sess;
+	p.ack = s->rx.nxt;
+	p.credit = rel_rx_credit(&s->rx);
+	p.nak = s->rx.nak_due;
+	p.sack = rel_rx_sack(&s->rx);
+	rel_rx_acked(&s->rx);
+	link_put(&s->back, s->now, &p);
+}
+
 /* One millisecond of the world. */
 static void sim_step(struct sim *s)
 {
@@ -231,19 +253,13 @@ static void sim_step(struct sim *s)
 			s->max_inflight = rel_tx_inflight(&s->tx);
 		link_put(&s->fwd, s->now, &p);
 	}
-	while (link_get(&s->fwd, s->now, &p))
+	while (link_get(&s->fwd, s->now, &p)) {
 		rx_one(s, &p);
-	if (s->rx.ack_due && s->rx.joined) {
-		memset(&p, 0, sizeof(p));
-		p.is_ack = 1;
-		p.sess = s->rx.sess;
-		p.ack = s->rx.nxt;
-		p.credit = rel_rx_credit(&s->rx);
-		p.nak = s->rx.nak_due;
-		p.sack = rel_rx_sack(&s->rx);
-		rel_rx_acked(&s->rx);
-		link_put(&s->back, s->now, &p);
+		if (s->ack_each && rel_rx_ack_urgent(&s->rx))
+			rx_ack(s);
 	}
+	if (s->rx.ack_due && s->rx.joined)
+		rx_ack(s);
 	while (link_get(&s->back, s->now, &p))
 		rel_tx_ack(&s->tx, p.sess, p.ack, p.credit, p.nak, p.sack,
 			   s->now);
@@ -310,7 +326,7 @@ static void test_loss_dup_reorder(void **state)
 static void test_backpressure(void **state)
 {
 	static struct sim s;
-	int i;
+	int i, sent;
 
 	rnd_state = 9;
 	sim_init(&s, 16, 5000);
@@ -325,7 +341,12 @@ static void test_backpressure(void **state)
 	assert_int_equal(s.ndone, 3);
 	assert_int_equal(s.nfail, 0);
 	assert_true(s.max_inflight <= 16);
-	assert_int_equal(rel_tx_inflight(&s.tx) <= 1, 1);
+	/* while it stays blocked only the timer's probes go, backed off */
+	sent = s.sent;
+	for (i = 0; i < 5000; i++)
+		sim_step(&s);
+	assert_true(s.sent - sent <= 6);
+	assert_int_equal(s.ngot, 3);
 	/* the reader drains: the rest follows, in order, once */
 	s.capacity = -1;
 	for (i = 0; i < 5000 && s.ndone < 10; i++)
@@ -339,7 +360,7 @@ static void test_backoff(void **state)
 	struct rel_msg *m;
 	uint32_t frag, psn;
 	uint64_t t;
-	uint32_t expect = REL_RTO_MIN_MS;
+	uint32_t expect = REL_RTO_INIT_MS;
 
 	sim_init(&s, 8, 100000);
 	rel_tx_queue(&s.tx, mk_msg(&s, 0, 1), s.now);
@@ -361,9 +382,9 @@ static void test_backoff(void **state)
 	}
 	assert_int_equal(s.tx.retrans, 8);
 	assert_int_equal(s.tx.rto_ms, REL_RTO_MAX_MS);
-	/* an ack resets the backoff */
+	/* an ack resets the backoff (no round trip measured: resent) */
 	rel_tx_ack(&s.tx, 7, 1, 8, 0, 0, t);
-	assert_int_equal(s.tx.rto_ms, REL_RTO_MIN_MS);
+	assert_int_equal(s.tx.rto_ms, REL_RTO_INIT_MS);
 	drain_done(&s);
 	assert_int_equal(s.ndone, 1);
 }
@@ -534,10 +555,66 @@ static void test_sack_saves(void **state)
 		print_message("sack %d: %d sent, %lu retransmitted\n", mode,
 			      s.sent, (unsigned long)s.tx.retrans);
 	}
-	/* ~2160 datagrams, ~110 lost, reordered by up to 3 ms (false
-	 * gaps): go-back-N resends ~10x the stream, sack well under half */
-	assert_true(retrans[1] < 1000);
+	/* ~2160 datagrams, ~110 lost, reordered by up to 3 ms against a
+	 * 2 ms round trip: go-back-N resends ~20x the stream, sack under a
+	 * tenth of that (a fabric keeps order, so an overtaken datagram is
+	 * taken for lost: reordering this heavy costs copies, never
+	 * correctness; test_sack_once has the in-order figure) */
+	assert_true(retrans[1] < 2500);
 	assert_true(retrans[1] * 10 < retrans[0]);
+}
+
+/*
+ * On an in-order link (a fabric does not reorder) with 5% loss each way,
+ * acks included: a lost datagram costs about one retransmission, even
+ * though the receiver NAKs again at every gap it drains to, and a lost
+ * retransmission goes again on a later ack instead of at the timer.
+ */
+static void test_sack_once(void **state)
+{
+	static struct sim s;
+
+	rnd_state = 78;
+	sim_init(&s, 64, 100000);
+	s.ack_each = 1;
+	s.fwd.loss_pct = s.back.loss_pct = 5;
+	run_msgs(&s, 100, 40, 10000000);
+	check_exactly_once(&s, 100);
+	print_message("%d sent, %d lost, %lu retransmitted, %lu dups, "
+		      "%lu ms\n", s.sent, s.fwd.lost,
+		      (unsigned long)s.tx.retrans, (unsigned long)s.rx.dups,
+		      (unsigned long)(s.now - 1000));
+	assert_true(s.tx.retrans * 10 <= (uint64_t)s.fwd.lost * 13);
+}
+
+/*
+ * A long path (41 ms each way, four times the timeout floor): the timeout
+ * follows the measured round trip, so nothing is resent needlessly; and a
+ * loss there still costs about one retransmission.
+ */
+static void test_rtt_adapts(void **state)
+{
+	static struct sim s;
+
+	rnd_state = 79;
+	sim_init(&s, 64, 100000);
+	s.fwd.delay = s.back.delay = 40;
+	run_msgs(&s, 100, 40, 10000000);
+	check_exactly_once(&s, 100);
+	assert_int_equal(s.tx.retrans, 0);
+	assert_in_range(rel_tx_srtt(&s.tx), 80, 90);
+	assert_true(s.tx.rto_ms > 82);
+
+	rnd_state = 80;
+	sim_init(&s, 64, 100000);
+	s.fwd.delay = s.back.delay = 40;
+	s.fwd.loss_pct = s.back.loss_pct = 5;
+	run_msgs(&s, 100, 40, 10000000);
+	check_exactly_once(&s, 100);
+	print_message("%d sent, %d lost, %lu retransmitted, srtt %u ms\n",
+		      s.sent, s.fwd.lost, (unsigned long)s.tx.retrans,
+		      rel_tx_srtt(&s.tx));
+	assert_true(s.tx.retrans * 10 <= (uint64_t)s.fwd.lost * 13);
 }
 
 /*
@@ -589,6 +666,8 @@ int main(void)
 		cmocka_unit_test(test_ack_bounds),
 		cmocka_unit_test(test_sack),
 		cmocka_unit_test(test_sack_saves),
+		cmocka_unit_test(test_sack_once),
+		cmocka_unit_test(test_rtt_adapts),
 		cmocka_unit_test(test_ack_urgency),
 	};
 
