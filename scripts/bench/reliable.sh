@@ -56,6 +56,7 @@ phase() {
 		wait "$rpid" || true
 		pair_put "$tag-recv" "$(grep '^recv:' "$WORK/recv-$tag" || echo 'recv: failed')"
 		pair_put "$tag-drops" "$(grep '^drop_' "$M/alpha/.status" | tr '\n' ' ')"
+		pair_put "$tag-dups" "$(peer_status "$M" alpha rel_dups)"
 		pair_sync "$tag-rtt-done" 900
 		kill "$epid" 2>/dev/null || true
 	else
@@ -76,6 +77,8 @@ phase() {
 		fig "${tag}_rtt_p99_us" "$(kv p99_us "$rtt")" us "p99"
 		fig "${tag}_rtt_lost" "$(kv lost "$rtt")" n "round trips with no answer in 2 s"
 		fig "${tag}_retrans" "$(peer_status "$M" beta rel_retrans)" dgrams "retransmitted"
+		fig "${tag}_srtt_ms" "$(peer_status "$M" beta rel_srtt_ms)" ms "smoothed round trip at the end"
+		fig "${tag}_dups" "$(pair_get "$tag-dups" 30)" dgrams "duplicates the receiver dropped (needless resends)"
 		pair_sync "$tag-rtt-done" 900
 	fi
 	wire_loss none
