@@ -23,9 +23,15 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers);
 /* Let writes reach the network (the tp is opened after the fs). */
 void fs_set_transport(struct fs *fs, struct tp *tp);
 
-/* tp_ops.deliver: queue a message, or hand it to a parked reader. */
+/*
+ * tp_ops.deliver: queue a message, or hand it to a parked reader: a small
+ * one at once, a large one by fs_announce.
+ */
 int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	       size_t len);
+
+/* tp_ops.announce: answer the readers and pollers fs_deliver left. */
+void fs_announce(void *arg);
 
 /* Create the FUSE session on mountpoint with args; -errno on failure. */
 int fs_mount(struct fs *fs, struct fuse_args *args, const char *mountpoint);

@@ -26,6 +26,12 @@ struct tp_ops {
 	 */
 	int (*deliver)(void *arg, struct peer *p, const char *chan, void *data,
 		       size_t len);
+	/*
+	 * Called once the acks for what was delivered have gone: the callee
+	 * may wake the readers deliver did not, so that a reader busy with
+	 * a large message does not hold up the ack its writer waits for.
+	 */
+	void (*announce)(void *arg);
 };
 
 /* What this node is: shown in MOUNT/.status and sent in the hello. */

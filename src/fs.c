@@ -63,6 +63,10 @@ struct fs_waiter {
 	size_t size;
 	uint64_t deadline; /* monotonic ms; 0 = none */
 	int interrupted;
+	/* chosen by fs_deliver, answered by fs_announce */
+	char *buf;
+	size_t blen;
+	int rc;
 };
 
 TAILQ_HEAD(fs_waitq, fs_waiter);
@@ -121,6 +125,13 @@ struct fs {
 	struct fs_waitq waiters;
 	LIST_HEAD(, fs_fh) fhs; /* open files, which a stop never releases */
 
+	/* What fs_deliver decided and fs_announce tells; announce_lock
+	 * (taken before lock) keeps a stop from passing a telling */
+	pthread_mutex_t announce_lock;
+	struct fs_waitq answers;	/* readers to answer, via all_link */
+	struct fuse_pollhandle **polls;	/* pollers to notify */
+	size_t npolls, cap_polls;
+
 	pthread_t reaper;
 	pthread_cond_t reaper_cond;
 	int reaper_running;
@@ -130,6 +141,12 @@ struct fs {
 	int mounted;
 	int sighandlers;
 };
+
+/*
+ * Messages up to this size are handed to a parked reader at once, larger
+ * ones after the transport's acks (see fs_deliver).
+ */
+#define FS_ANSWER_NOW_MAX (64 * 1024)
 
 /* Monotonic milliseconds, for read timeouts. */
 static uint64_t fs_now_ms(void)
@@ -1246,7 +1263,42 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = fs_op_fsync,
 };
 
-/* A message arrived: hand it to the first parked reader, or queue it. */
+/* Answer reader w, chosen by fs_deliver, with what it took. */
+static void fs_answer(struct fs *fs, struct fs_waiter *w)
+{
+	if (w->rc)
+		fuse_reply_err(w->req, -w->rc);
+	else
+		fs_reply_data(fs, w->chan, w->req, w->buf, w->blen);
+	fs_waiter_free(fs, w);
+}
+
+/* Keep ph for fs_announce (under fs->lock); -ENOMEM: tell it now. */
+static int fs_poll_keep(struct fs *fs, struct fuse_pollhandle *ph)
+{
+	struct fuse_pollhandle **v;
+	size_t cap;
+
+	if (fs->npolls == fs->cap_polls) {
+		cap = fs->cap_polls ? fs->cap_polls * 2 : 8;
+		v = realloc(fs->polls, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		fs->polls = v;
+		fs->cap_polls = cap;
+	}
+	fs->polls[fs->npolls++] = ph;
+	return 0;
+}
+
+/*
+ * A message arrived: queue it, and answer the parked reader it goes to and
+ * the poller.  A large message is answered by fs_announce instead, once
+ * the transport has acked it: handing over a large message takes a while,
+ * and on a busy CPU the woken reader runs ahead of the ack its writer
+ * waits for.  A small one is answered at once, so that a reply the reader
+ * writes at once can carry that ack.
+ */
 int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	       size_t len)
 {
@@ -1254,10 +1306,9 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	struct fs_node *node = &fs->nodes[p->idx];
 	struct fuse_pollhandle *ph = NULL;
 	struct fs_waiter *w = NULL;
+	int later = len > FS_ANSWER_NOW_MAX;
 	struct fs_chan *c;
 	struct fs_msg *m;
-	char *buf = NULL;
-	size_t blen = 0;
 	int rc = 0;
 
 	m = calloc(1, sizeof(*m));
@@ -1289,28 +1340,62 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 			break;
 	if (w) {
 		fs_waiter_unlink(fs, w);
-		rc = fs_read_now(c, w->fh, w->size, &buf, &blen);
+		w->rc = fs_read_now(c, w->fh, w->size, &w->buf, &w->blen);
+		if (later)
+			TAILQ_INSERT_TAIL(&fs->answers, w, all_link);
 	}
-	ph = fs->stopping ? NULL : c->ph;
-	c->ph = fs->stopping ? c->ph : NULL;
+	if (c->ph && !fs->stopping) {
+		if (!later || fs_poll_keep(fs, c->ph))
+			ph = c->ph;
+		c->ph = NULL;
+	}
 out:
 	pthread_mutex_unlock(&fs->lock);
 	if (m) {
 		free(m);
 		return rc; /* the transport frees data and counts the drop */
 	}
-	if (w) {
-		if (rc)
-			fuse_reply_err(w->req, -rc);
-		else
-			fs_reply_data(fs, c, w->req, buf, blen);
-		fs_waiter_free(fs, w);
-	}
+	if (w && !later)
+		fs_answer(fs, w);
 	if (ph) {
 		fuse_lowlevel_notify_poll(ph);
 		fuse_pollhandle_destroy(ph);
 	}
 	return 0;
+}
+
+/* tp_ops.announce: answer the readers and pollers fs_deliver chose. */
+void fs_announce(void *arg)
+{
+	struct fs *fs = arg;
+	struct fs_waitq answers = TAILQ_HEAD_INITIALIZER(answers);
+	struct fuse_pollhandle **polls;
+	struct fs_waiter *w;
+	size_t i, n;
+
+	pthread_mutex_lock(&fs->announce_lock);
+	pthread_mutex_lock(&fs->lock);
+	if (TAILQ_EMPTY(&fs->answers) && !fs->npolls) {
+		pthread_mutex_unlock(&fs->lock);
+		pthread_mutex_unlock(&fs->announce_lock);
+		return;
+	}
+	TAILQ_CONCAT(&answers, &fs->answers, all_link);
+	polls = fs->polls;
+	n = fs->npolls;
+	fs->polls = NULL;
+	fs->npolls = fs->cap_polls = 0;
+	pthread_mutex_unlock(&fs->lock);
+	while ((w = TAILQ_FIRST(&answers))) {
+		TAILQ_REMOVE(&answers, w, all_link);
+		fs_answer(fs, w);
+	}
+	for (i = 0; i < n; i++) {
+		fuse_lowlevel_notify_poll(polls[i]);
+		fuse_pollhandle_destroy(polls[i]);
+	}
+	pthread_mutex_unlock(&fs->announce_lock);
+	free(polls);
 }
 
 /* Add ms to a CLOCK_MONOTONIC timespec for pthread_cond_timedwait. */
@@ -1399,8 +1484,10 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	}
 	fs->chan_base = fs->next_ino = 3 + 2 * cfg->nnodes;
 	TAILQ_INIT(&fs->waiters);
+	TAILQ_INIT(&fs->answers);
 	LIST_INIT(&fs->fhs);
 	pthread_mutex_init(&fs->lock, NULL);
+	pthread_mutex_init(&fs->announce_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&fs->reaper_cond, &ca);
@@ -1414,6 +1501,7 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 
 err_lock:
 	pthread_cond_destroy(&fs->reaper_cond);
+	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs->nodes);
 err_fs:
@@ -1520,6 +1608,8 @@ static void fs_stop_readers(struct fs *fs)
 		pthread_mutex_lock(&fs->lock);
 	}
 	pthread_mutex_unlock(&fs->lock);
+	/* readers a message was chosen for get it; none are chosen now */
+	fs_announce(fs);
 }
 
 /*
@@ -1575,7 +1665,11 @@ void fs_close(struct fs *fs)
 		free(c);
 	}
 	free(fs->chans);
+	for (i = 0; i < fs->npolls; i++)
+		fuse_pollhandle_destroy(fs->polls[i]);
+	free(fs->polls);
 	pthread_cond_destroy(&fs->reaper_cond);
+	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs->nodes);
 	free(fs);

@@ -180,7 +180,7 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct opts o = { .port = -1, .gid_index = -1 };
 	struct fuse_cmdline_opts fo;
-	struct tp_ops ops = { .deliver = fs_deliver };
+	struct tp_ops ops = { .deliver = fs_deliver, .announce = fs_announce };
 	struct config cfg;
 	struct peer *peers = NULL;
 	struct fs *fs = NULL;

@@ -1405,6 +1405,13 @@ static void tp_deliver(struct tp *tp, struct tp_done *d)
 	tp_add(&tp->totals.bytes_rx, len);
 }
 
+/* Wake the readers deliver left (after the acks went). */
+static void tp_announce(struct tp *tp)
+{
+	if (tp->ops.announce)
+		tp->ops.announce(tp->arg);
+}
+
 /* Drain the receive CQ in batches; repost each batch as one chain. */
 static int tp_drain_recvs(struct tp *tp)
 {
@@ -1431,9 +1438,11 @@ static int tp_drain_recvs(struct tp *tp)
 		tp_post_recvs(tp);
 		for (i = 0; i < nd; i++)
 			tp_deliver(tp, &done[i]);
-		/* acks of this batch in one go, windows reopened */
+		/* acks of this batch in one go, windows reopened; then
+		 * the readers deliver left are woken */
 		if (tp->any_rel)
 			tp_rel_service(tp, 0);
+		tp_announce(tp);
 		total += n;
 	} while (n == TP_POLL_BATCH);
 	return total;
@@ -1510,8 +1519,10 @@ static void tp_busy_loop(struct tp *tp)
 			tp_expire(tp);
 			next_expire = now + 50;
 		}
-		if (tp->any_rel)
+		if (tp->any_rel) {
 			tp_rel_service(tp, 1);
+			tp_announce(tp);
+		}
 	}
 }
 
@@ -1523,11 +1534,13 @@ static void tp_busy_loop(struct tp *tp)
 static int tp_rel_tick(struct tp *tp)
 {
 	uint64_t now = tp_now_ms();
-	int tick = now >= tp->rel_tick_at;
+	int tick = now >= tp->rel_tick_at, busy;
 
 	if (tick)
 		tp->rel_tick_at = now + TP_REL_TICK_MS;
-	if (!tp_rel_service(tp, tick))
+	busy = tp_rel_service(tp, tick);
+	tp_announce(tp); /* a held message may have gone in */
+	if (!busy)
 		return -1;
 	return tp->rel_tick_at > now ? (int)(tp->rel_tick_at - now) : 1;
 }

@@ -5,6 +5,7 @@
 #   status_of MNT KEY         a key's value in MNT/.status
 #   peer_status MNT NODE KEY  a key's value in MNT/NODE/.status
 #   errno_of CMD...           run CMD, print its stderr (for errno checks)
+#   parked_big SRC DST FILE   a reader already waiting at DST gets FILE whole
 # shellcheck shell=bash
 
 # Start the usual three nodes and name their mount points.
@@ -24,6 +25,25 @@ wait_file() {
 wait_size() {
 	wait_for "[ \"\$(stat -c %s '$1')\" = '$2' ]" "${3:-30}" ||
 		fail "$1: size $(stat -c %s "$1" 2>&1), want $2"
+}
+
+# A reader waiting on a conversation fd (<>) at mount DST gets the message
+# that mount SRC then sends, FILE's bytes (over 64 KiB: handed over after
+# the daemon's acks), byte-exact in one read.
+parked_big() {
+	local src=$1 dst=$2 file=$3 n rpid srcn dstn
+	n=$(stat -c %s "$file")
+	srcn=$(basename "$src") dstn=$(basename "$dst")
+	(dd bs="$n" count=1 iflag=fullblock status=none <>"$dst/$srcn/parked" \
+		>"$WORK/parked.got") &
+	rpid=$!
+	wait_file "$dst/$srcn/parked"
+	sleep 0.5 # let the read park
+	dd if="$file" of="$src/$dstn/parked" bs="$n" count=1 status=none ||
+		fail "write to a waiting reader failed"
+	wait_for "! kill -0 $rpid 2>/dev/null" 60 || fail "the waiting reader got nothing"
+	wait "$rpid" || fail "the waiting reader failed"
+	cmp "$file" "$WORK/parked.got" || fail "the waiting reader got other bytes"
 }
 
 # Print KEY's value from MNT/.status.

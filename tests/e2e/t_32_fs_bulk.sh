@@ -29,6 +29,8 @@ wait_size "$B/alpha/big2" 1048576 60
 cat "$B/alpha/big2" >"$WORK/got2"
 cmp "$WORK/big" "$WORK/got2" || fail "1 MiB file via cat differs"
 log "1 MiB byte-exact"
+parked_big "$A" "$B" "$WORK/big"
+log "a reader already waiting gets 1 MiB whole"
 
 # Everyone writes to everyone on three channels at once.
 declare -A M=([alpha]=$A [beta]=$B [gamma]=$C)

@@ -34,6 +34,9 @@ round() {
 		cat "$B/alpha/big" >"$WORK/got"
 		cmp "$WORK/big" "$WORK/got" || fail "16 MiB differs"
 		log "16 MiB byte-exact at $permille permille"
+		head -c 1048576 "$WORK/big" >"$WORK/big1"
+		parked_big "$A" "$B" "$WORK/big1"
+		log "a reader already waiting gets 1 MiB whole"
 	fi
 	retr=$(peer_status "$A" beta rel_retrans)
 	dups=$(peer_status "$B" alpha rel_dups)
