@@ -7,10 +7,14 @@
  * of order is dropped and answered with a NAK), acks cumulatively
  * (ack = the next psn it expects) and advertises credit (datagrams it is
  * willing to take now; 0 while a whole message waits for queue space).
- * The sender keeps a window of datagrams in flight, resends what acks show
- * lost, probes with the oldest unacked one when its timer fires
- * (exponential backoff), and fails its messages with ETIMEDOUT when the
- * peer stays silent for peer_timeout.
+ * The sender keeps up to cwnd datagrams on the wire (sent, neither known
+ * received nor known lost) within a window of psns past the oldest unacked
+ * one; the window is the longer, so that holes being repaired do not stop
+ * new datagrams, while the short queue on the way keeps a resent hole from
+ * waiting behind a whole window.  It resends what acks show lost, probes
+ * with the oldest unacked one when its timer fires (exponential backoff),
+ * and fails its messages with ETIMEDOUT when the peer stays silent for
+ * peer_timeout.
  *
  * Selective acks: the receiver keeps (the caller stores) datagrams that
  * arrive beyond a gap, up to REL_SACK_BITS ahead, and every ack carries a
@@ -39,16 +43,56 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REL_WINDOW_DEFAULT 128	/* datagrams in flight per peer */
+#define REL_WINDOW_DEFAULT 256	/* psns past the oldest unacked one, per peer */
+#define REL_PIPE_DEFAULT 128	/* datagrams that may be on the wire at once */
 #define REL_RTO_INIT_MS 100	/* retransmission timeout before a round trip
 				 * is measured (the first window may queue) */
 #define REL_RTO_MIN_MS 20	/* its floor after */
 #define REL_RTO_MAX_MS 1000	/* backoff ceiling */
-#define REL_SACK_BITS 128	/* how far past a gap a receiver keeps */
+#define REL_SACK_BITS 256	/* how far past a gap a receiver keeps */
+#define REL_SACK_WORDS (REL_SACK_BITS / 64)
 #define REL_ACK_EVERY 32	/* datagrams taken before an ack goes at once */
 
-/* A bitmap of REL_SACK_BITS psns. */
-typedef unsigned __int128 rel_bits;
+/* A bitmap of REL_SACK_BITS psns (word 0 holds bits 0..63). */
+typedef struct {
+	uint64_t w[REL_SACK_WORDS];
+} rel_bits;
+
+/* Bit i of b (0 past the end). */
+static inline int rel_bit(const rel_bits *b, uint32_t i)
+{
+	return i < REL_SACK_BITS && (b->w[i / 64] >> (i % 64)) & 1;
+}
+
+/* Set or clear bit i (< REL_SACK_BITS) of b. */
+static inline void rel_bit_put(rel_bits *b, uint32_t i, int on)
+{
+	uint64_t m = (uint64_t)1 << (i % 64);
+
+	b->w[i / 64] = on ? b->w[i / 64] | m : b->w[i / 64] & ~m;
+}
+
+/* Whether any bit of b is set. */
+static inline int rel_bits_any(const rel_bits *b)
+{
+	uint64_t any = 0;
+	int k;
+
+	for (k = 0; k < REL_SACK_WORDS; k++)
+		any |= b->w[k];
+	return any != 0;
+}
+
+/* b shifted down by one: bit i + 1 becomes bit i. */
+static inline rel_bits rel_bits_down(rel_bits b)
+{
+	int k;
+
+	for (k = 0; k < REL_SACK_WORDS; k++)
+		b.w[k] = b.w[k] >> 1 |
+			 (k + 1 < REL_SACK_WORDS ? b.w[k + 1] << 63 : 0);
+	return b;
+}
 
 /* One message a writer waits for; freed by whoever calls done. */
 struct rel_msg {
@@ -71,8 +115,10 @@ struct rel_tx {
 	uint32_t nxt;		/* next psn to (re)send */
 	uint32_t top;		/* one past the highest psn ever sent */
 	uint32_t end;		/* one past the last queued psn */
-	uint32_t window;	/* our limit on datagrams in flight */
+	uint32_t window;	/* our limit on top - una */
 	uint32_t credit;	/* the receiver's limit (last ack) */
+	uint32_t cwnd;		/* our limit on pipe */
+	uint32_t pipe;		/* sent, not known received, not known lost */
 	rel_bits sacked;	/* bit i: una + 1 + i is held by the receiver */
 	int probe;		/* the timer fired: resend una, lost or not */
 	uint32_t rto_base;	/* timeout from the measured round trip */

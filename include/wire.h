@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x49424653u /* "IBFS" */
-#define WIRE_VERSION 3 /* 3: the reliable trailer carries a 128-bit sack */
+#define WIRE_VERSION 4 /* 4: the reliable trailer carries a 256-bit sack */
 #define WIRE_HDR_LEN 24
 #define WIRE_CHAN_MAX 63 /* longest channel name on the wire */
 
@@ -152,18 +152,20 @@ void wire_seq_reset(struct wire_seq *s);
  * WIRE_FLAG_REL in flags and appends a fixed trailer of WIRE_REL_LEN
  * bytes, so that what precedes it is a plain datagram reassembly takes
  * as is (fragments are cut for mtu - WIRE_REL_LEN):
- *   -40 u32 sess      sender's session of this stream (DATA)
- *   -36 u32 psn       sequence number of this datagram (DATA)
- *   -32 u32 ack_sess  the session of the reverse stream acked here
- *   -28 u32 ack       next psn expected on it (cumulative)
- *   -24 u32 credit    datagrams the sender of this one will take now
- *   -20 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK
- *   -16 u128 sack     psns past ack the receiver holds (bit i: ack+1+i)
+ *   -56 u32 sess      sender's session of this stream (DATA)
+ *   -52 u32 psn       sequence number of this datagram (DATA)
+ *   -48 u32 ack_sess  the session of the reverse stream acked here
+ *   -44 u32 ack       next psn expected on it (cumulative)
+ *   -40 u32 credit    datagrams the sender of this one will take now
+ *   -36 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK
+ *   -32 u256 sack     psns past ack the receiver holds (bit i: ack+1+i),
+ *                     most significant word first
  * A standalone ACK is type WIRE_ACK, chan_len 0, frag 0 of 1, total_len 0,
  * then the trailer.
  */
 #define WIRE_FLAG_REL 0x01
-#define WIRE_REL_LEN 40
+#define WIRE_SACK_WORDS 4 /* 64-bit words of the sack */
+#define WIRE_REL_LEN (24 + 8 * WIRE_SACK_WORDS)
 #define WIRE_REL_ACK 0x1
 #define WIRE_REL_NAK 0x2
 
@@ -171,7 +173,7 @@ struct wire_rel {
 	uint32_t sess, psn;
 	uint32_t ack_sess, ack, credit;
 	uint32_t rflags;
-	unsigned __int128 sack;
+	uint64_t sack[WIRE_SACK_WORDS]; /* [0]: bits 0..63 */
 };
 
 /* Mark dgram[0..len) reliable and append r; returns the new length. */

@@ -25,6 +25,7 @@ void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
 	if (tx->window > REL_SACK_BITS)
 		tx->window = REL_SACK_BITS;
 	tx->credit = tx->window;
+	tx->cwnd = REL_PIPE_DEFAULT < tx->window ? REL_PIPE_DEFAULT : tx->window;
 	tx->rto_base = tx->rto_ms = REL_RTO_INIT_MS;
 	tx->peer_timeout_ms = peer_timeout_ms;
 	tx->done_tail = &tx->done;
@@ -61,17 +62,16 @@ static int rel_tx_sacked(const struct rel_tx *tx, uint32_t psn)
 {
 	uint32_t d = psn - tx->una - 1;
 
-	return rel_diff(psn, tx->una) > 0 && d < REL_SACK_BITS &&
-	       (tx->sacked >> d) & 1;
+	return rel_diff(psn, tx->una) > 0 && rel_bit(&tx->sacked, d);
 }
 
 /*
- * Whether going back skips psn (not held): its last copy may still be on
- * its way while nothing put on the wire after it is known received.
+ * Whether psn (not held) is lost: something put on the wire after its last
+ * copy is known received.  If not, that copy may still be on its way.
  */
-static int rel_tx_wait(const struct rel_tx *tx, uint32_t psn)
+static int rel_tx_lost(const struct rel_tx *tx, uint32_t psn)
 {
-	return tx->xmit_at[psn % REL_SACK_BITS] > tx->delivered;
+	return tx->xmit_at[psn % REL_SACK_BITS] < tx->delivered;
 }
 
 /*
@@ -88,6 +88,17 @@ static void rel_tx_got(struct rel_tx *tx, uint32_t psn, uint32_t *newest,
 		*newest = psn;
 		*any = 1;
 	}
+}
+
+/* Recount what may be on the wire: not held, not known lost. */
+static void rel_tx_count_pipe(struct rel_tx *tx)
+{
+	uint32_t p;
+
+	tx->pipe = 0;
+	for (p = tx->una; p != tx->top; p++)
+		if (!rel_tx_sacked(tx, p) && !rel_tx_lost(tx, p))
+			tx->pipe++;
 }
 
 /* Record that psn goes on the wire now. */
@@ -155,6 +166,7 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 		uint32_t *frag, uint32_t *psn)
 {
 	uint32_t limit = tx->window < tx->credit ? tx->window : tx->credit;
+	int probe = tx->probe;
 	struct rel_msg *x;
 
 	/* With no credit, one datagram still goes: the probe at una. */
@@ -164,12 +176,18 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	 * holds or what may still be on its way; the timer's probe at una
 	 * goes regardless. */
 	while (tx->nxt != tx->end && rel_diff(tx->nxt, tx->top) < 0 &&
-	       !(tx->probe && tx->nxt == tx->una) &&
-	       (rel_tx_sacked(tx, tx->nxt) || rel_tx_wait(tx, tx->nxt)))
+	       !(probe && tx->nxt == tx->una) &&
+	       (rel_tx_sacked(tx, tx->nxt) || !rel_tx_lost(tx, tx->nxt)))
 		tx->nxt++;
 	tx->probe = 0;
 	if (tx->nxt == tx->end || tx->nxt - tx->una >= limit)
 		return 0;
+	/* A short queue on the way keeps a resent hole from waiting behind
+	 * a whole window; the span past una may be longer (see cwnd). */
+	if (tx->pipe >= tx->cwnd && !(probe && tx->nxt == tx->una)) {
+		tx->probe = probe;
+		return 0;
+	}
 	for (x = tx->head; x; x = x->next)
 		if (tx->nxt - x->first_psn < x->nfrag)
 			break;
@@ -181,6 +199,7 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	if (rel_diff(tx->nxt, tx->top) < 0)
 		tx->retrans++;
 	rel_tx_sent(tx, tx->nxt, now);
+	tx->pipe++;
 	tx->nxt++;
 	if (rel_diff(tx->nxt, tx->top) > 0)
 		tx->top = tx->nxt;
@@ -220,17 +239,19 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
 	}
 	/* The bitmap is relative to ack: only one about una tells us now. */
 	if (ack == tx->una) {
-		rel_bits b;
 		uint32_t i;
 
 		tx->sacked = sack;
-		for (b = sack, i = 0; b; b >>= 1, i++)
-			if (b & 1)
+		for (i = 0; i < REL_SACK_BITS; i++)
+			if (!sack.w[i / 64])
+				i |= 63; /* skip an empty word */
+			else if (rel_bit(&sack, i))
 				rel_tx_got(tx, ack + 1 + i, &newest, &fresh);
 	}
 	/* Not ack - 1: behind a gap it may have waited for the hole. */
 	if (fresh)
 		rel_tx_sample(tx, newest, now);
+	rel_tx_count_pipe(tx);
 	/* Something newer is known received, or the receiver saw a gap:
 	 * go back now for what that shows lost instead of waiting for the
 	 * timer (rel_tx_next picks the lost ones). */
@@ -315,7 +336,7 @@ void rel_rx_init(struct rel_rx *rx, uint32_t window)
 void rel_rx_forget(struct rel_rx *rx)
 {
 	rx->joined = 0;
-	rx->ahead = 0;
+	memset(&rx->ahead, 0, sizeof(rx->ahead));
 	rx->blocked = 0;
 	rx->ack_due = rx->nak_due = rx->nak_sent = rx->ack_now = 0;
 }
@@ -337,13 +358,13 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 		rx->nxt = 0;
 		rx->blocked = 0;
 		rx->nak_sent = 0;
-		rx->ahead = 0;
+		memset(&rx->ahead, 0, sizeof(rx->ahead));
 		rx->acked = 0;
 		rx->ack_now = 1;
 		*joined = 1;
 	}
 	d = psn - rx->nxt;
-	if (d < REL_SACK_BITS && (rx->ahead >> d) & 1) {
+	if (rel_bit(&rx->ahead, d)) {
 		rx->ack_due = 1;
 		rx->ack_now = 1;
 		rx->dups++; /* held already (at nxt: the caller drains it) */
@@ -363,7 +384,7 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 	}
 	/* Keep it, unless blocked: then only the probe at nxt matters. */
 	if (d < REL_SACK_BITS && !rx->blocked) {
-		rx->ahead |= (rel_bits)1 << d;
+		rel_bit_put(&rx->ahead, d, 1);
 		return REL_AHEAD;
 	}
 	return REL_OOO;
@@ -372,13 +393,13 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 void rel_rx_advance(struct rel_rx *rx)
 {
 	rx->nxt++;
-	rx->ahead >>= 1;
+	rx->ahead = rel_bits_down(rx->ahead);
 	rx->ack_due = 1;
 	rx->nak_sent = 0;
 	rx->nak_due = 0;
 	/* Stopped at a gap with more held past it: say so now, or the
 	 * sender only learns at its timeout. */
-	if (rx->ahead && !(rx->ahead & 1)) {
+	if (rel_bits_any(&rx->ahead) && !rel_bit(&rx->ahead, 0)) {
 		rx->nak_due = 1;
 		rx->nak_sent = 1;
 	}
@@ -386,7 +407,7 @@ void rel_rx_advance(struct rel_rx *rx)
 
 int rel_rx_ready(const struct rel_rx *rx)
 {
-	return rx->ahead & 1;
+	return rel_bit(&rx->ahead, 0);
 }
 
 void rel_rx_unhold(struct rel_rx *rx, uint32_t psn)
@@ -394,12 +415,12 @@ void rel_rx_unhold(struct rel_rx *rx, uint32_t psn)
 	uint32_t d = psn - rx->nxt;
 
 	if (d < REL_SACK_BITS)
-		rx->ahead &= ~((rel_bits)1 << d);
+		rel_bit_put(&rx->ahead, d, 0);
 }
 
 rel_bits rel_rx_sack(const struct rel_rx *rx)
 {
-	return rx->ahead >> 1;
+	return rel_bits_down(rx->ahead);
 }
 
 uint32_t rel_rx_credit(const struct rel_rx *rx)

@@ -929,6 +929,9 @@ static const enum peer_drop tp_wire_drops[] = {
 	[WIRE_DROP_NO_MEMORY] = DROP_QUEUE_FULL,
 };
 
+_Static_assert(REL_SACK_WORDS == WIRE_SACK_WORDS,
+	       "the wire carries the whole sack bitmap");
+
 /* ---- delivery = reliable ------------------------------------------- */
 
 int tp_peer_reliable(const struct tp *tp, const struct peer *p)
@@ -940,9 +943,11 @@ int tp_peer_reliable(const struct tp *tp, const struct peer *p)
 static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w)
 {
 	if (r->rx.joined) {
+		rel_bits s = rel_rx_sack(&r->rx);
+
 		w->ack_sess = r->rx.sess;
 		w->ack = r->rx.nxt;
-		w->sack = rel_rx_sack(&r->rx);
+		memcpy(w->sack, s.w, sizeof(w->sack));
 		w->rflags |= WIRE_REL_ACK;
 		if (r->rx.nak_due)
 			w->rflags |= WIRE_REL_NAK;
@@ -1087,7 +1092,7 @@ static void tp_rel_drop_held(struct tp_rel *r)
 	r->held = 0;
 	r->rx.blocked = 0;
 	wire_seq_reset(&r->seq);
-	r->rx.ahead = 0;
+	memset(&r->rx.ahead, 0, sizeof(r->rx.ahead));
 }
 
 /* Keep datagram psn, which came past a gap, until the gap fills. */
@@ -1116,7 +1121,7 @@ static void tp_rel_drain(struct tp *tp, struct peer *p, struct tp_rel *r)
 
 	while (!r->held && rel_rx_ready(&r->rx)) {
 		k = r->rx.nxt % REL_SACK_BITS;
-		r->rx.ahead &= ~(rel_bits)1; /* taken now, whatever becomes of it */
+		rel_bit_put(&r->rx.ahead, 0, 0); /* taken now, whatever becomes of it */
 		tp_rel_take(tp, p, r, r->ahead + k * tp->info.mtu_bytes,
 			    r->ahead_len[k]);
 	}
@@ -1143,9 +1148,13 @@ static void tp_rel_recv(struct tp *tp, struct peer *p,
 		return;
 	}
 	pthread_mutex_lock(&tp->rel_lock);
-	if (w.rflags & WIRE_REL_ACK)
+	if (w.rflags & WIRE_REL_ACK) {
+		rel_bits s;
+
+		memcpy(s.w, w.sack, sizeof(s.w));
 		rel_tx_ack(&r->tx, w.ack_sess, w.ack, w.credit,
-			   !!(w.rflags & WIRE_REL_NAK), w.sack, now);
+			   !!(w.rflags & WIRE_REL_NAK), s, now);
+	}
 	if (h->type != WIRE_DATA)
 		goto out;
 	v = rel_rx_check(&r->rx, w.sess, w.psn, &joined);

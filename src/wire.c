@@ -861,6 +861,7 @@ int wire_reasm_next_timeout(const struct wire_reasm *r, uint64_t now_ms)
 size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 {
 	uint8_t *b = dgram;
+	int k;
 
 	b[OFF_FLAGS] |= WIRE_FLAG_REL;
 	b += len;
@@ -870,10 +871,12 @@ size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 	put32(b + 12, r->ack);
 	put32(b + 16, r->credit);
 	put32(b + 20, r->rflags);
-	put32(b + 24, (uint32_t)(r->sack >> 96));
-	put32(b + 28, (uint32_t)(r->sack >> 64));
-	put32(b + 32, (uint32_t)(r->sack >> 32));
-	put32(b + 36, (uint32_t)r->sack);
+	for (k = 0; k < WIRE_SACK_WORDS; k++) {
+		uint64_t w = r->sack[WIRE_SACK_WORDS - 1 - k];
+
+		put32(b + 24 + 8 * k, (uint32_t)(w >> 32));
+		put32(b + 28 + 8 * k, (uint32_t)w);
+	}
 	return len + WIRE_REL_LEN;
 }
 
@@ -881,6 +884,7 @@ size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 {
 	const uint8_t *b = dgram;
+	int k;
 
 	if (len < WIRE_HDR_LEN + WIRE_REL_LEN || !(b[OFF_FLAGS] & WIRE_FLAG_REL))
 		return -EBADMSG;
@@ -892,9 +896,9 @@ long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 	r->ack = get32(b + 12);
 	r->credit = get32(b + 16);
 	r->rflags = get32(b + 20);
-	r->sack = (unsigned __int128)get32(b + 24) << 96 |
-		  (unsigned __int128)get32(b + 28) << 64 |
-		  (uint64_t)get32(b + 32) << 32 | get32(b + 36);
+	for (k = 0; k < WIRE_SACK_WORDS; k++)
+		r->sack[WIRE_SACK_WORDS - 1 - k] =
+			(uint64_t)get32(b + 24 + 8 * k) << 32 | get32(b + 28 + 8 * k);
 	return (long)len;
 }
 
