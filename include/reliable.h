@@ -47,7 +47,8 @@
 #define REL_PIPE_DEFAULT 128	/* datagrams that may be on the wire at once */
 #define REL_RTO_INIT_MS 100	/* retransmission timeout before a round trip
 				 * is measured (the first window may queue) */
-#define REL_RTO_MIN_MS 20	/* its floor after */
+#define REL_RTO_MIN_MS 10	/* its floor after: two timer ticks (a
+				 * needless timeout costs one probe) */
 #define REL_RTO_MAX_MS 1000	/* backoff ceiling */
 #define REL_SACK_BITS 256	/* how far past a gap a receiver keeps */
 #define REL_SACK_WORDS (REL_SACK_BITS / 64)
