@@ -95,6 +95,13 @@ static inline rel_bits rel_bits_down(rel_bits b)
 	return b;
 }
 
+/* The last copy of one psn put on the wire. */
+struct rel_sent {
+	uint64_t xmit;		/* rel_tx.xmits when it went */
+	uint64_t at;		/* ... and the time (ms) */
+	uint8_t n;		/* copies of this psn so far (max 255) */
+};
+
 /* One message a writer waits for; freed by whoever calls done. */
 struct rel_msg {
 	struct rel_msg *next;
@@ -127,11 +134,8 @@ struct rel_tx {
 	uint32_t srtt8;		/* smoothed round trip, 1/8 ms (0: no sample) */
 	uint32_t rttvar4;	/* its mean deviation, x4, in ms */
 	uint64_t xmits;		/* datagrams put on the wire, ever */
-	uint64_t delivered;	/* highest xmit_at of a psn known received */
-	uint64_t xmit_at[REL_SACK_BITS]; /* by psn mod REL_SACK_BITS: xmits at
-					  * its last copy */
-	uint64_t sent_at[REL_SACK_BITS]; /* ... when (ms) */
-	uint8_t nsent[REL_SACK_BITS];	/* ... how often it went (max 255) */
+	uint64_t delivered;	/* highest xmit of a copy known received */
+	struct rel_sent sent[REL_SACK_BITS]; /* by psn mod REL_SACK_BITS */
 	uint64_t rto_at;	/* when to go back to una; 0 = not armed */
 	uint64_t heard_at;	/* last ack of this session, or queue start */
 	uint32_t peer_timeout_ms;

@@ -57,6 +57,12 @@ void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
 	tx->tail = m;
 }
 
+/* What went on the wire for psn (in [una, top): one slot each). */
+static struct rel_sent *rel_tx_slot(struct rel_tx *tx, uint32_t psn)
+{
+	return &tx->sent[psn % REL_SACK_BITS];
+}
+
 /* Whether the receiver said it holds psn (a selective ack). */
 static int rel_tx_sacked(const struct rel_tx *tx, uint32_t psn)
 {
@@ -69,9 +75,9 @@ static int rel_tx_sacked(const struct rel_tx *tx, uint32_t psn)
  * Whether psn (not held) is lost: something put on the wire after its last
  * copy is known received.  If not, that copy may still be on its way.
  */
-static int rel_tx_lost(const struct rel_tx *tx, uint32_t psn)
+static int rel_tx_lost(struct rel_tx *tx, uint32_t psn)
 {
-	return tx->xmit_at[psn % REL_SACK_BITS] < tx->delivered;
+	return rel_tx_slot(tx, psn)->xmit < tx->delivered;
 }
 
 /*
@@ -81,7 +87,7 @@ static int rel_tx_lost(const struct rel_tx *tx, uint32_t psn)
 static void rel_tx_got(struct rel_tx *tx, uint32_t psn, uint32_t *newest,
 		       int *any)
 {
-	uint64_t x = tx->xmit_at[psn % REL_SACK_BITS];
+	uint64_t x = rel_tx_slot(tx, psn)->xmit;
 
 	if (x > tx->delivered) {
 		tx->delivered = x;
@@ -104,14 +110,14 @@ static void rel_tx_count_pipe(struct rel_tx *tx)
 /* Record that psn goes on the wire now. */
 static void rel_tx_sent(struct rel_tx *tx, uint32_t psn, uint64_t now)
 {
-	uint32_t i = psn % REL_SACK_BITS;
+	struct rel_sent *s = rel_tx_slot(tx, psn);
 
 	if (rel_diff(psn, tx->top) >= 0)
-		tx->nsent[i] = 1;
-	else if (tx->nsent[i] < UINT8_MAX)
-		tx->nsent[i]++;
-	tx->sent_at[i] = now;
-	tx->xmit_at[i] = ++tx->xmits;
+		s->n = 1;
+	else if (s->n < UINT8_MAX)
+		s->n++;
+	s->at = now;
+	s->xmit = ++tx->xmits;
 }
 
 /*
@@ -120,12 +126,13 @@ static void rel_tx_sent(struct rel_tx *tx, uint32_t psn, uint64_t now)
  */
 static void rel_tx_sample(struct rel_tx *tx, uint32_t psn, uint64_t now)
 {
-	uint32_t i = psn % REL_SACK_BITS, rto;
+	struct rel_sent *s = rel_tx_slot(tx, psn);
 	int64_t m, err;
+	uint32_t rto;
 
-	if (tx->nsent[i] != 1 || now < tx->sent_at[i])
+	if (s->n != 1 || now < s->at)
 		return;
-	m = (int64_t)(now - tx->sent_at[i]);
+	m = (int64_t)(now - s->at);
 	if (m > REL_RTO_MAX_MS)
 		m = REL_RTO_MAX_MS;
 	if (!tx->srtt8) {
@@ -173,21 +180,19 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	if (!limit)
 		limit = 1;
 	/* Going back: only what is lost goes again, not what the receiver
-	 * holds or what may still be on its way; the timer's probe at una
-	 * goes regardless. */
-	while (tx->nxt != tx->end && rel_diff(tx->nxt, tx->top) < 0 &&
-	       !(probe && tx->nxt == tx->una) &&
+	 * holds or what may still be on its way; the timer's probe (nxt is
+	 * una then) goes regardless. */
+	tx->probe = 0;
+	while (!probe && tx->nxt != tx->end &&
+	       rel_diff(tx->nxt, tx->top) < 0 &&
 	       (rel_tx_sacked(tx, tx->nxt) || !rel_tx_lost(tx, tx->nxt)))
 		tx->nxt++;
-	tx->probe = 0;
 	if (tx->nxt == tx->end || tx->nxt - tx->una >= limit)
 		return 0;
 	/* A short queue on the way keeps a resent hole from waiting behind
 	 * a whole window; the span past una may be longer (see cwnd). */
-	if (tx->pipe >= tx->cwnd && !(probe && tx->nxt == tx->una)) {
-		tx->probe = probe;
+	if (tx->pipe >= tx->cwnd && !probe)
 		return 0;
-	}
 	for (x = tx->head; x; x = x->next)
 		if (tx->nxt - x->first_psn < x->nfrag)
 			break;
