@@ -232,7 +232,8 @@ void rel_rx_advance(struct rel_rx *rx);
 /* Whether the caller holds the datagram at nxt (kept as REL_AHEAD). */
 int rel_rx_ready(const struct rel_rx *rx);
 
-/* The caller could not keep psn (given REL_AHEAD): it will come again. */
+/* The caller no longer holds psn: it could not keep it (given REL_AHEAD;
+ * it will come again), or it takes the datagram at nxt now. */
 void rel_rx_unhold(struct rel_rx *rx, uint32_t psn);
 
 /* The selective-ack bitmap to send: bit i is psn nxt + 1 + i. */

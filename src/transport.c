@@ -1121,7 +1121,8 @@ static void tp_rel_drain(struct tp *tp, struct peer *p, struct tp_rel *r)
 
 	while (!r->held && rel_rx_ready(&r->rx)) {
 		k = r->rx.nxt % REL_SACK_BITS;
-		rel_bit_put(&r->rx.ahead, 0, 0); /* taken now, whatever becomes of it */
+		/* taken now, whatever becomes of it: no longer held */
+		rel_rx_unhold(&r->rx, r->rx.nxt);
 		tp_rel_take(tp, p, r, r->ahead + k * tp->info.mtu_bytes,
 			    r->ahead_len[k]);
 	}

@@ -183,7 +183,7 @@ static void rx_one(struct sim *s, const struct pkt *p)
 		struct pkt q = s->ahead[s->rx.nxt % REL_SACK_BITS];
 
 		assert_int_equal(q.psn, s->rx.nxt);
-		rel_bit_put(&s->rx.ahead, 0, 0);
+		rel_rx_unhold(&s->rx, s->rx.nxt);
 		rx_take(s, &q);
 	}
 }
