@@ -52,7 +52,7 @@
 #define REL_RTO_MAX_MS 1000	/* backoff ceiling */
 #define REL_SACK_BITS 256	/* how far past a gap a receiver keeps */
 #define REL_SACK_WORDS (REL_SACK_BITS / 64)
-#define REL_ACK_EVERY 32	/* datagrams taken before an ack goes at once */
+#define REL_ACK_EVERY 32	/* datagrams arrived before an ack goes at once */
 
 /* A bitmap of REL_SACK_BITS psns (word 0 holds bits 0..63). */
 typedef struct {
@@ -152,10 +152,18 @@ void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
 /* Append m (nfrag set); assigns its psns.  Starts the liveness clock. */
 void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now);
 
+enum rel_go {
+	REL_GO = 1,	/* a datagram to send; more may follow */
+	REL_GO_LAST,	/* ... the last that may go now: ask for an ack in
+			 * it, or the sender learns of a loss near it only
+			 * at the receiver's timer tick or at ours */
+};
+
 /*
  * The next datagram to put on the wire now, if the window and credit let
- * one go: returns 1 with *m, *frag and *psn set (and counts a
- * retransmission when psn was sent before), 0 when nothing may go.
+ * one go: returns REL_GO or REL_GO_LAST with *m, *frag and *psn set (and
+ * counts a retransmission when psn was sent before), 0 when nothing may
+ * go.
  */
 int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 		uint32_t *frag, uint32_t *psn);
@@ -207,7 +215,8 @@ struct rel_rx {
 	int blocked;		/* a whole message waits for queue space */
 	int ack_due;		/* an ack should go out */
 	int ack_now;		/* ... at once, not at the next tick */
-	uint32_t acked;		/* nxt when the last ack went out */
+	uint32_t arrived;	/* datagrams of the stream since the last
+				 * ack, taken or kept past a gap */
 	int nak_due;		/* ... saying there is a gap at nxt */
 	int nak_sent;		/* a NAK for this nxt went already */
 	rel_bits ahead;		/* bit i: the caller holds psn nxt + i */
@@ -245,12 +254,17 @@ uint32_t rel_rx_credit(const struct rel_rx *rx);
 /* An ack (piggy-backed or standalone) went out. */
 void rel_rx_acked(struct rel_rx *rx);
 
+/* The sender asked for an ack at once (it has nothing more to send). */
+void rel_rx_ask_ack(struct rel_rx *rx);
+
 /*
  * Whether a standalone ack should go now rather than at the next timer
  * tick (a few ms): a NAK, a duplicate (the sender is retransmitting), a
- * new session, REL_ACK_EVERY datagrams taken, or ack_now set by the
- * caller (a message queued, a blocked receiver answering a probe).
- * Fewer acks on a one-way stream, none later where it matters.
+ * new session, REL_ACK_EVERY datagrams arrived (held past a gap too: the
+ * sender counts them on the wire until a sack says otherwise), the sender
+ * asked, or ack_now set by the caller (a message queued, a blocked
+ * receiver answering a probe).  Fewer acks on a one-way stream, none
+ * later where it matters.
  */
 int rel_rx_ack_urgent(const struct rel_rx *rx);
 

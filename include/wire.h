@@ -157,7 +157,9 @@ void wire_seq_reset(struct wire_seq *s);
  *   -48 u32 ack_sess  the session of the reverse stream acked here
  *   -44 u32 ack       next psn expected on it (cumulative)
  *   -40 u32 credit    datagrams the sender of this one will take now
- *   -36 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK
+ *   -36 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK,
+ *                     WIRE_REL_ACKREQ (ack this one at once; a receiver
+ *                     that ignores it acks at its next tick)
  *   -32 u256 sack     psns past ack the receiver holds (bit i: ack+1+i),
  *                     most significant word first
  * A standalone ACK is type WIRE_ACK, chan_len 0, frag 0 of 1, total_len 0,
@@ -168,6 +170,7 @@ void wire_seq_reset(struct wire_seq *s);
 #define WIRE_REL_LEN (24 + 8 * WIRE_SACK_WORDS)
 #define WIRE_REL_ACK 0x1
 #define WIRE_REL_NAK 0x2
+#define WIRE_REL_ACKREQ 0x4
 
 struct wire_rel {
 	uint32_t sess, psn;

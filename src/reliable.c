@@ -75,9 +75,9 @@ static int rel_tx_sacked(const struct rel_tx *tx, uint32_t psn)
  * Whether psn (not held) is lost: something put on the wire after its last
  * copy is known received.  If not, that copy may still be on its way.
  */
-static int rel_tx_lost(struct rel_tx *tx, uint32_t psn)
+static int rel_tx_lost(const struct rel_tx *tx, uint32_t psn)
 {
-	return rel_tx_slot(tx, psn)->xmit < tx->delivered;
+	return tx->sent[psn % REL_SACK_BITS].xmit < tx->delivered;
 }
 
 /*
@@ -169,6 +169,21 @@ int rel_tx_busy(const struct rel_tx *tx)
 	return tx->head != NULL;
 }
 
+/*
+ * Whether another datagram may follow at once (as rel_tx_next would find
+ * it, without moving nxt): none when the queue is sent, only what may
+ * still arrive lies before top, or the span or cwnd is full.
+ */
+static int rel_tx_more(const struct rel_tx *tx, uint32_t limit)
+{
+	uint32_t p = tx->nxt;
+
+	while (p != tx->end && rel_diff(p, tx->top) < 0 &&
+	       (rel_tx_sacked(tx, p) || !rel_tx_lost(tx, p)))
+		p++;
+	return p != tx->end && p - tx->una < limit && tx->pipe < tx->cwnd;
+}
+
 int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 		uint32_t *frag, uint32_t *psn)
 {
@@ -210,7 +225,7 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 		tx->top = tx->nxt;
 	if (!tx->rto_at)
 		tx->rto_at = now + tx->rto_ms;
-	return 1;
+	return rel_tx_more(tx, limit) ? REL_GO : REL_GO_LAST;
 }
 
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
@@ -364,10 +379,10 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 		rx->blocked = 0;
 		rx->nak_sent = 0;
 		memset(&rx->ahead, 0, sizeof(rx->ahead));
-		rx->acked = 0;
 		rx->ack_now = 1;
 		*joined = 1;
 	}
+	rx->arrived++;
 	d = psn - rx->nxt;
 	if (rel_bit(&rx->ahead, d)) {
 		rx->ack_due = 1;
@@ -438,11 +453,17 @@ void rel_rx_acked(struct rel_rx *rx)
 	rx->ack_due = 0;
 	rx->nak_due = 0;
 	rx->ack_now = 0;
-	rx->acked = rx->nxt;
+	rx->arrived = 0;
+}
+
+void rel_rx_ask_ack(struct rel_rx *rx)
+{
+	rx->ack_due = 1;
+	rx->ack_now = 1;
 }
 
 int rel_rx_ack_urgent(const struct rel_rx *rx)
 {
 	return rx->ack_due && (rx->nak_due || rx->ack_now ||
-			       rx->nxt - rx->acked >= REL_ACK_EVERY);
+			       rx->arrived >= REL_ACK_EVERY);
 }

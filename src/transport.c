@@ -968,6 +968,7 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
 	struct tp_rel *r = &tp->rel[p->idx];
 	uint32_t depth = tp->cfg->send_depth, n = 0, frag, psn;
 	struct rel_msg *m;
+	int go;
 	struct wire_rel w;
 	struct tp_dest d;
 	uint8_t *sb;
@@ -986,7 +987,8 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
 			if (!tp_free_slots(tp) && tp_wait_slot(tp))
 				goto out;
 		}
-		if (!rel_tx_next(&r->tx, now, &m, &frag, &psn))
+		go = rel_tx_next(&r->tx, now, &m, &frag, &psn);
+		if (!go)
 			break;
 		sb = tp_slot(tp, n);
 		dlen = wire_frag_build(sb, m->mtu - WIRE_REL_LEN, tp->self_id,
@@ -997,6 +999,8 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
 		memset(&w, 0, sizeof(w));
 		w.sess = r->tx.sess;
 		w.psn = psn;
+		if (go == REL_GO_LAST)
+			w.rflags = WIRE_REL_ACKREQ;
 		tp_rel_ack_fields(r, &w);
 		dlen = wire_rel_put(sb, dlen, &w);
 		tp_fill_wr(tp, &d, n++, sb, dlen);
@@ -1161,6 +1165,8 @@ static void tp_rel_recv(struct tp *tp, struct peer *p,
 	v = rel_rx_check(&r->rx, w.sess, w.psn, &joined);
 	if (joined)
 		tp_rel_drop_held(r);
+	if ((w.rflags & WIRE_REL_ACKREQ) && r->rx.joined)
+		rel_rx_ask_ack(&r->rx);
 	if (v == REL_AHEAD) {
 		tp_rel_keep(tp, r, w.psn, dg, (size_t)plen);
 		goto out;

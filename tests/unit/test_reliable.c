@@ -34,6 +34,7 @@ struct pkt {
 	uint32_t sess, psn, frag, nfrag, msg_id;
 	uint32_t ack, credit;
 	int nak;
+	int ackreq;	/* the sender has nothing more to send now */
 	rel_bits sack;
 };
 
@@ -168,6 +169,8 @@ static void rx_one(struct sim *s, const struct pkt *p)
 		s->held = 0;
 		s->cur_frag = 0;
 	}
+	if (p->ackreq && s->rx.joined)
+		rel_rx_ask_ack(&s->rx);
 	if (v == REL_AHEAD) {
 		if (s->no_sack)
 			rel_rx_unhold(&s->rx, p->psn);
@@ -242,9 +245,11 @@ static void sim_step(struct sim *s)
 	struct rel_msg *m;
 	uint32_t frag, psn;
 	struct pkt p;
+	int go;
 
-	while (rel_tx_next(&s->tx, s->now, &m, &frag, &psn)) {
+	while ((go = rel_tx_next(&s->tx, s->now, &m, &frag, &psn))) {
 		memset(&p, 0, sizeof(p));
+		p.ackreq = go == REL_GO_LAST;
 		p.sess = s->tx.sess;
 		p.psn = psn;
 		p.frag = frag;
@@ -368,7 +373,8 @@ static void test_backoff(void **state)
 
 	sim_init(&s, 8, 100000);
 	rel_tx_queue(&s.tx, mk_msg(&s, 0, 1), s.now);
-	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 1);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn),
+			 REL_GO_LAST);
 	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 0);
 	t = s.now;
 	for (int k = 0; k < 8; k++) {
@@ -379,7 +385,8 @@ static void test_backoff(void **state)
 		/* ... a retransmission at it */
 		t += expect;
 		rel_tx_tick(&s.tx, t, 99);
-		assert_int_equal(rel_tx_next(&s.tx, t, &m, &frag, &psn), 1);
+		assert_int_equal(rel_tx_next(&s.tx, t, &m, &frag, &psn),
+				 REL_GO_LAST);
 		assert_int_equal(psn, 0);
 		expect = expect * 2 > REL_RTO_MAX_MS ? REL_RTO_MAX_MS
 						     : expect * 2;
@@ -464,7 +471,8 @@ static void test_ack_bounds(void **state)
 	assert_int_equal(s.tx.una, 0);
 	/* credit 0 stops all but the probe */
 	rel_tx_ack(&s.tx, 7, 4, 0, 0, none, s.now);
-	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 1);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn),
+			 REL_GO_LAST);
 	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 0);
 	/* a NAK at una goes back at once */
 	rel_tx_ack(&s.tx, 7, 4, 4, 1, none, s.now);
@@ -696,8 +704,9 @@ static void test_span_past_holes(void **state)
 
 /*
  * Delayed acks: on a one-way stream a standalone ack is urgent only at a
- * new session, every REL_ACK_EVERY datagrams, on a gap (NAK) or a
- * duplicate; the rest wait for the timer tick.
+ * new session, every REL_ACK_EVERY datagrams arrived (taken or held past
+ * a gap), on a gap (NAK), a duplicate or the sender's request; the rest
+ * wait for the timer tick.
  */
 static void test_ack_urgency(void **state)
 {
@@ -718,7 +727,7 @@ static void test_ack_urgency(void **state)
 	}
 	assert_int_equal(rel_rx_check(&rx, 5, i, &joined), REL_ACCEPT);
 	rel_rx_advance(&rx);
-	assert_true(rel_rx_ack_urgent(&rx)); /* REL_ACK_EVERY taken */
+	assert_true(rel_rx_ack_urgent(&rx)); /* REL_ACK_EVERY arrived */
 	rel_rx_acked(&rx);
 	assert_false(rel_rx_ack_urgent(&rx));
 	/* a duplicate: the sender did not hear us */
@@ -729,6 +738,61 @@ static void test_ack_urgency(void **state)
 	assert_int_equal(rel_rx_check(&rx, 5, rx.nxt + 2, &joined), REL_AHEAD);
 	assert_true(rx.nak_due);
 	assert_true(rel_rx_ack_urgent(&rx));
+	rel_rx_acked(&rx);
+	/* held past the gap: the sender counts these as on the wire until
+	 * a sack says otherwise, so they are acked as often as taken ones */
+	for (i = 0; i + 1 < REL_ACK_EVERY; i++) {
+		assert_int_equal(rel_rx_check(&rx, 5, rx.nxt + 3 + i, &joined),
+				 REL_AHEAD);
+		assert_false(rel_rx_ack_urgent(&rx));
+	}
+	assert_int_equal(rel_rx_check(&rx, 5, rx.nxt + 3 + i, &joined),
+			 REL_AHEAD);
+	assert_true(rel_rx_ack_urgent(&rx));
+	rel_rx_acked(&rx);
+	/* the sender asks: it has nothing more to send */
+	rel_rx_ask_ack(&rx);
+	assert_true(rel_rx_ack_urgent(&rx));
+}
+
+/*
+ * The sender marks the last datagram that may go now (the queue is sent,
+ * or the cwnd is full), so that the receiver acks it at once instead of
+ * at its timer tick; no mark while more follows.
+ */
+static void test_ack_request(void **state)
+{
+	static struct sim s;
+	struct rel_msg *m;
+	uint32_t frag, psn;
+
+	sim_init(&s, 64, 100000);
+	rel_tx_queue(&s.tx, mk_msg(&s, 0, 3), s.now);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), REL_GO);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), REL_GO);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn),
+			 REL_GO_LAST);
+	assert_int_equal(psn, 2);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 0);
+	rel_tx_reset(&s.tx, -ENOTCONN, 8);
+	drain_done(&s);
+
+	sim_init(&s, 64, 100000);
+	s.tx.cwnd = 2;
+	rel_tx_queue(&s.tx, mk_msg(&s, 0, 5), s.now);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), REL_GO);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn),
+			 REL_GO_LAST); /* the cwnd is full */
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 0);
+	/* 0 and 1 acked: two more, the second marked again */
+	rel_tx_ack(&s.tx, 7, 2, 64, 0, none, s.now + 1);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), REL_GO);
+	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn),
+			 REL_GO_LAST);
+	assert_int_equal(psn, 3);
+	drain_done(&s);
+	rel_tx_reset(&s.tx, -ENOTCONN, 8);
+	drain_done(&s);
 }
 
 int main(void)
@@ -748,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_rtt_adapts),
 		cmocka_unit_test(test_span_past_holes),
 		cmocka_unit_test(test_ack_urgency),
+		cmocka_unit_test(test_ack_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
