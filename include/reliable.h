@@ -43,14 +43,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REL_WINDOW_DEFAULT 256	/* psns past the oldest unacked one, per peer */
-#define REL_PIPE_DEFAULT 128	/* datagrams that may be on the wire at once */
+#define REL_WINDOW_DEFAULT 512	/* psns past the oldest unacked one, per peer */
+#define REL_PIPE_DEFAULT 256	/* datagrams that may be on the wire at once */
 #define REL_RTO_INIT_MS 100	/* retransmission timeout before a round trip
 				 * is measured (the first window may queue) */
 #define REL_RTO_MIN_MS 10	/* its floor after: two timer ticks (a
 				 * needless timeout costs one probe) */
 #define REL_RTO_MAX_MS 1000	/* backoff ceiling */
-#define REL_SACK_BITS 256	/* how far past a gap a receiver keeps */
+#define REL_SACK_BITS 512	/* how far past a gap a receiver keeps */
 #define REL_SACK_WORDS (REL_SACK_BITS / 64)
 #define REL_ACK_EVERY 32	/* datagrams arrived before an ack goes at once */
 

@@ -25,7 +25,8 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x49424653u /* "IBFS" */
-#define WIRE_VERSION 4 /* 4: the reliable trailer carries a 256-bit sack */
+#define WIRE_VERSION 5 /* 5: reliable trailer of 24 bytes, 512-bit sack in
+			  * standalone acks only */
 #define WIRE_HDR_LEN 24
 #define WIRE_CHAN_MAX 63 /* longest channel name on the wire */
 
@@ -149,28 +150,33 @@ void wire_seq_reset(struct wire_seq *s);
 
 /*
  * Reliable delivery (delivery = reliable) marks its datagrams with
- * WIRE_FLAG_REL in flags and appends a fixed trailer of WIRE_REL_LEN
- * bytes, so that what precedes it is a plain datagram reassembly takes
- * as is (fragments are cut for mtu - WIRE_REL_LEN):
- *   -56 u32 sess      sender's session of this stream (DATA)
- *   -52 u32 psn       sequence number of this datagram (DATA)
- *   -48 u32 ack_sess  the session of the reverse stream acked here
- *   -44 u32 ack       next psn expected on it (cumulative)
- *   -40 u32 credit    datagrams the sender of this one will take now
- *   -36 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK,
+ * WIRE_FLAG_REL in flags and appends a trailer, so that what precedes it
+ * is a plain datagram reassembly takes as is.  Its last WIRE_REL_LEN
+ * bytes are fixed:
+ *   -24 u32 sess      sender's session of this stream (DATA)
+ *   -20 u32 psn       sequence number of this datagram (DATA)
+ *   -16 u32 ack_sess  the session of the reverse stream acked here
+ *   -12 u32 ack       next psn expected on it (cumulative)
+ *    -8 u32 credit    datagrams the sender of this one will take now
+ *    -4 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK,
  *                     WIRE_REL_ACKREQ (ack this one at once; a receiver
- *                     that ignores it acks at its next tick)
- *   -32 u256 sack     psns past ack the receiver holds (bit i: ack+1+i),
- *                     most significant word first
- * A standalone ACK is type WIRE_ACK, chan_len 0, frag 0 of 1, total_len 0,
- * then the trailer.
+ *                     that ignores it acks at its next tick),
+ *                     WIRE_REL_SACK (the sack precedes the fixed part)
+ * and with WIRE_REL_SACK they follow WIRE_REL_SACK_LEN bytes of selective
+ * ack: the psns past ack the receiver holds (bit i: ack + 1 + i), most
+ * significant word first.  Fragments are cut for mtu - WIRE_REL_LEN, so a
+ * DATA datagram has no room for a sack: an ack that needs one goes alone,
+ * as a standalone ACK (type WIRE_ACK, chan_len 0, frag 0 of 1, total_len
+ * 0, then the trailer).
  */
 #define WIRE_FLAG_REL 0x01
-#define WIRE_SACK_WORDS 4 /* 64-bit words of the sack */
-#define WIRE_REL_LEN (24 + 8 * WIRE_SACK_WORDS)
+#define WIRE_SACK_WORDS 8 /* 64-bit words of the sack */
+#define WIRE_REL_LEN 24
+#define WIRE_REL_SACK_LEN (8 * WIRE_SACK_WORDS)
 #define WIRE_REL_ACK 0x1
 #define WIRE_REL_NAK 0x2
 #define WIRE_REL_ACKREQ 0x4
+#define WIRE_REL_SACK 0x8
 
 struct wire_rel {
 	uint32_t sess, psn;
@@ -179,17 +185,19 @@ struct wire_rel {
 	uint64_t sack[WIRE_SACK_WORDS]; /* [0]: bits 0..63 */
 };
 
-/* Mark dgram[0..len) reliable and append r; returns the new length. */
+/* Mark dgram[0..len) reliable and append r (its sack only with
+ * WIRE_REL_SACK in rflags); returns the new length. */
 size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r);
 
 /*
  * Read the trailer of a reliable datagram: the length without it, or
- * -EBADMSG when the flag is missing or the datagram too short.
+ * -EBADMSG when the flag is missing or the datagram too short.  The sack
+ * is zero unless rflags has WIRE_REL_SACK.
  */
 long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r);
 
 /* A standalone reliable ACK from src into buf (>= WIRE_HDR_LEN +
- * WIRE_REL_LEN bytes); returns its length. */
+ * WIRE_REL_SACK_LEN + WIRE_REL_LEN bytes); returns its length. */
 size_t wire_ack_build(void *buf, uint32_t src, const struct wire_rel *r);
 
 #endif

@@ -939,21 +939,36 @@ int tp_peer_reliable(const struct tp *tp, const struct peer *p)
 	return tp->rel[p->idx].on;
 }
 
-/* The ack half of a trailer: what we have taken of p's stream. */
-static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w)
+/*
+ * The ack half of a trailer: what we have taken of p's stream.  Only a
+ * standalone ACK has room for the sack (room); while we hold datagrams
+ * past a gap a DATA datagram carries no ack at all, since one without the
+ * sack would tell the sender we hold nothing, and the ack goes alone at
+ * the end of the flush instead.
+ */
+static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w, int room)
 {
-	if (r->rx.joined) {
-		rel_bits s = rel_rx_sack(&r->rx);
+	rel_bits s;
 
-		w->ack_sess = r->rx.sess;
-		w->ack = r->rx.nxt;
-		memcpy(w->sack, s.w, sizeof(w->sack));
-		w->rflags |= WIRE_REL_ACK;
-		if (r->rx.nak_due)
-			w->rflags |= WIRE_REL_NAK;
-		rel_rx_acked(&r->rx);
-	}
 	w->credit = rel_rx_credit(&r->rx);
+	if (!r->rx.joined)
+		return;
+	s = rel_rx_sack(&r->rx);
+	if (rel_bits_any(&s)) {
+		if (!room) {
+			if (r->rx.ack_due)
+				r->rx.ack_now = 1;
+			return;
+		}
+		memcpy(w->sack, s.w, sizeof(w->sack));
+		w->rflags |= WIRE_REL_SACK;
+	}
+	w->ack_sess = r->rx.sess;
+	w->ack = r->rx.nxt;
+	w->rflags |= WIRE_REL_ACK;
+	if (r->rx.nak_due)
+		w->rflags |= WIRE_REL_NAK;
+	rel_rx_acked(&r->rx);
 }
 
 /*
@@ -1001,7 +1016,7 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
 		w.psn = psn;
 		if (go == REL_GO_LAST)
 			w.rflags = WIRE_REL_ACKREQ;
-		tp_rel_ack_fields(r, &w);
+		tp_rel_ack_fields(r, &w, 0);
 		dlen = wire_rel_put(sb, dlen, &w);
 		tp_fill_wr(tp, &d, n++, sb, dlen);
 	}
@@ -1009,7 +1024,7 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
 	    (tick ? r->rx.ack_due : rel_rx_ack_urgent(&r->rx))) {
 		sb = tp_slot(tp, n);
 		memset(&w, 0, sizeof(w));
-		tp_rel_ack_fields(r, &w);
+		tp_rel_ack_fields(r, &w, 1);
 		dlen = wire_ack_build(sb, tp->self_id, &w);
 		tp_fill_wr(tp, &d, n++, sb, dlen);
 	}

@@ -865,18 +865,22 @@ size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 
 	b[OFF_FLAGS] |= WIRE_FLAG_REL;
 	b += len;
+	if (r->rflags & WIRE_REL_SACK) {
+		for (k = 0; k < WIRE_SACK_WORDS; k++) {
+			uint64_t w = r->sack[WIRE_SACK_WORDS - 1 - k];
+
+			put32(b + 8 * k, (uint32_t)(w >> 32));
+			put32(b + 8 * k + 4, (uint32_t)w);
+		}
+		b += WIRE_REL_SACK_LEN;
+		len += WIRE_REL_SACK_LEN;
+	}
 	put32(b, r->sess);
 	put32(b + 4, r->psn);
 	put32(b + 8, r->ack_sess);
 	put32(b + 12, r->ack);
 	put32(b + 16, r->credit);
 	put32(b + 20, r->rflags);
-	for (k = 0; k < WIRE_SACK_WORDS; k++) {
-		uint64_t w = r->sack[WIRE_SACK_WORDS - 1 - k];
-
-		put32(b + 24 + 8 * k, (uint32_t)(w >> 32));
-		put32(b + 28 + 8 * k, (uint32_t)w);
-	}
 	return len + WIRE_REL_LEN;
 }
 
@@ -889,16 +893,22 @@ long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 	if (len < WIRE_HDR_LEN + WIRE_REL_LEN || !(b[OFF_FLAGS] & WIRE_FLAG_REL))
 		return -EBADMSG;
 	len -= WIRE_REL_LEN;
-	b += len;
-	r->sess = get32(b);
-	r->psn = get32(b + 4);
-	r->ack_sess = get32(b + 8);
-	r->ack = get32(b + 12);
-	r->credit = get32(b + 16);
-	r->rflags = get32(b + 20);
+	r->sess = get32(b + len);
+	r->psn = get32(b + len + 4);
+	r->ack_sess = get32(b + len + 8);
+	r->ack = get32(b + len + 12);
+	r->credit = get32(b + len + 16);
+	r->rflags = get32(b + len + 20);
+	memset(r->sack, 0, sizeof(r->sack));
+	if (!(r->rflags & WIRE_REL_SACK))
+		return (long)len;
+	if (len < WIRE_HDR_LEN + WIRE_REL_SACK_LEN)
+		return -EBADMSG;
+	len -= WIRE_REL_SACK_LEN;
 	for (k = 0; k < WIRE_SACK_WORDS; k++)
 		r->sack[WIRE_SACK_WORDS - 1 - k] =
-			(uint64_t)get32(b + 24 + 8 * k) << 32 | get32(b + 28 + 8 * k);
+			(uint64_t)get32(b + len + 8 * k) << 32 |
+			get32(b + len + 8 * k + 4);
 	return (long)len;
 }
 

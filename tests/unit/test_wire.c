@@ -187,7 +187,7 @@ static void test_node_id(void **state __attribute__((unused)))
 static void test_hdr_roundtrip(void **state __attribute__((unused)))
 {
 	static const uint8_t want[WIRE_HDR_LEN] = {
-		'I',  'B',  'F',  'S',	4,    1,    5,	  0x80,
+		'I',  'B',  'F',  'S',	5,    1,    5,	  0x80,
 		0x01, 0x02, 0x03, 0x04, 0xa1, 0xb2, 0xc3, 0xd4,
 		0x00, 0x02, 0x00, 0x07, 0x00, 0x12, 0x34, 0x56,
 	};
@@ -1276,9 +1276,11 @@ static void test_seq_broken(void **state __attribute__((unused)))
 }
 
 /*
- * The reliable trailer: every field, the 256-bit sack included, survives
- * the trip at the documented offsets; a datagram without the flag or too
- * short for a trailer is refused; a bare ACK parses as one.
+ * The reliable trailer: the fixed 24 bytes last, at the documented
+ * offsets; the sack before them only with WIRE_REL_SACK (a DATA datagram
+ * is cut for mtu - WIRE_REL_LEN and never carries one); a datagram without
+ * the flag or too short for what rflags says is refused; a bare ACK
+ * parses as one.
  */
 static void test_rel_trailer(void **state __attribute__((unused)))
 {
@@ -1296,18 +1298,16 @@ static void test_rel_trailer(void **state __attribute__((unused)))
 	size_t len;
 	long plen;
 
-	r.sack[3] = 0x8000000000000001ull;
-	r.sack[1] = 0x0123456789abcdefull;
-	r.sack[0] = 0x5ull;
+	r.sack[0] = 0x5ull; /* not sent: no WIRE_REL_SACK */
 	len = wire_frag_build(buf, 200, 9, 1, "c", msg, sizeof(msg), 0);
 	assert_true(len > 0);
 	len = wire_rel_put(buf, len, &r);
 	assert_int_equal(len, WIRE_HDR_LEN + 1 + sizeof(msg) + WIRE_REL_LEN);
-	/* big-endian, most significant word of the sack first */
-	assert_int_equal(buf[len - 32], 0x80);
-	assert_int_equal(buf[len - 24], 0x00);
-	assert_int_equal(buf[len - 16], 0x01);
-	assert_int_equal(buf[len - 1], 0x05);
+	/* big-endian; sess first, rflags last */
+	assert_int_equal(buf[len - 24], 0x01);
+	assert_int_equal(buf[len - 21], 0x04);
+	assert_int_equal(buf[len - 12], 0x80);
+	assert_int_equal(buf[len - 1], WIRE_REL_ACK | WIRE_REL_NAK);
 	plen = wire_rel_get(buf, len, &g);
 	assert_int_equal(plen, WIRE_HDR_LEN + 1 + sizeof(msg));
 	assert_int_equal(g.sess, r.sess);
@@ -1316,21 +1316,32 @@ static void test_rel_trailer(void **state __attribute__((unused)))
 	assert_int_equal(g.ack, r.ack);
 	assert_int_equal(g.credit, r.credit);
 	assert_int_equal(g.rflags, r.rflags);
-	assert_memory_equal(g.sack, r.sack, sizeof(r.sack));
+	assert_int_equal(g.sack[0], 0);
 	assert_int_equal(wire_hdr_decode(&h, buf, (size_t)plen), 0);
 	assert_true(h.flags & WIRE_FLAG_REL);
-
 	assert_int_equal(wire_rel_get(buf, WIRE_HDR_LEN + WIRE_REL_LEN - 1, &g),
 			 -EBADMSG);
 	buf[7] &= (uint8_t)~WIRE_FLAG_REL;
 	assert_int_equal(wire_rel_get(buf, len, &g), -EBADMSG);
 
+	/* a standalone ACK with the sack, most significant word first */
+	r.rflags |= WIRE_REL_SACK;
+	r.sack[WIRE_SACK_WORDS - 1] = 0x8000000000000001ull;
+	r.sack[1] = 0x0123456789abcdefull;
 	len = wire_ack_build(buf, 9, &r);
-	assert_int_equal(len, WIRE_HDR_LEN + WIRE_REL_LEN);
+	assert_int_equal(len, WIRE_HDR_LEN + WIRE_REL_SACK_LEN + WIRE_REL_LEN);
+	assert_int_equal(buf[WIRE_HDR_LEN], 0x80);
+	assert_int_equal(buf[WIRE_HDR_LEN + 7], 0x01);
+	assert_int_equal(buf[len - WIRE_REL_LEN - 16], 0x01);
+	assert_int_equal(buf[len - WIRE_REL_LEN - 1], 0x05);
 	assert_int_equal(wire_rel_get(buf, len, &g), WIRE_HDR_LEN);
 	assert_int_equal(wire_hdr_decode(&h, buf, WIRE_HDR_LEN), 0);
 	assert_int_equal(h.type, WIRE_ACK);
 	assert_memory_equal(g.sack, r.sack, sizeof(r.sack));
+	/* the flag says a sack is there, the datagram is too short for it */
+	memmove(buf + WIRE_HDR_LEN, buf + len - WIRE_REL_LEN, WIRE_REL_LEN);
+	assert_int_equal(wire_rel_get(buf, WIRE_HDR_LEN + WIRE_REL_LEN, &g),
+			 -EBADMSG);
 }
 
 int main(void)
