@@ -30,7 +30,9 @@
  * enough, its ack showing what else is lost (resending the window would
  * duplicate whatever was only queued).  The timer follows the measured
  * round trip (srtt + 4 rttvar, Jacobson/Karels; samples from the newest
- * datagram an ack reports, if sent once: Karn).
+ * datagram an ack reports, if sent once: Karn).  Once all that is queued
+ * went out, a loss at its end has nothing after it to show it: a tail
+ * probe (RACK-TLP) goes at 1.25 srtt, before the timer.
  *
  * A stream is named by the sender's session number: a sender starts a new
  * session (psn 0) after every reset (peer down, restart, timeout); the
@@ -137,12 +139,15 @@ struct rel_tx {
 	uint64_t delivered;	/* highest xmit of a copy known received */
 	struct rel_sent sent[REL_SACK_BITS]; /* by psn mod REL_SACK_BITS */
 	uint64_t rto_at;	/* when to go back to una; 0 = not armed */
+	uint64_t pto_at;	/* tail probe due (all sent); 0 = not armed */
+	int tlp_out;		/* a tail probe went, no news since */
 	uint64_t heard_at;	/* last ack of this session, or queue start */
 	uint32_t peer_timeout_ms;
 	struct rel_msg *head, *tail;	/* queued, in psn order */
 	struct rel_msg *done;		/* finished, for rel_tx_take_done */
 	struct rel_msg **done_tail;
 	uint64_t retrans, timeouts;	/* counters */
+	uint64_t tail_probes;
 };
 
 /* Fresh sender state for session sess. */

@@ -170,18 +170,41 @@ int rel_tx_busy(const struct rel_tx *tx)
 }
 
 /*
- * Whether another datagram may follow at once (as rel_tx_next would find
- * it, without moving nxt): none when the queue is sent, only what may
- * still arrive lies before top, or the span or cwnd is full.
+ * Where rel_tx_next would look for the next datagram (without moving
+ * nxt): past what the receiver holds and what may still be on its way.
+ * end when everything queued went out and none of it is known lost.
  */
-static int rel_tx_more(const struct rel_tx *tx, uint32_t limit)
+static uint32_t rel_tx_scan(const struct rel_tx *tx)
 {
 	uint32_t p = tx->nxt;
 
 	while (p != tx->end && rel_diff(p, tx->top) < 0 &&
 	       (rel_tx_sacked(tx, p) || !rel_tx_lost(tx, p)))
 		p++;
-	return p != tx->end && p - tx->una < limit && tx->pipe < tx->cwnd;
+	return p;
+}
+
+/*
+ * Everything queued went out and waits for acks: if the last of it or of
+ * its resends is lost, no later datagram will show it, so a tail probe
+ * goes (RACK-TLP, RFC 8985) rather than waiting for the retransmission
+ * timeout, which a standing queue makes several round trips long.  RFC
+ * 8985 waits 2 srtt to cover a delayed ack; ours asks for an immediate
+ * one (REL_GO_LAST), so a quarter more than srtt will do, and a needless
+ * probe costs one datagram.  One probe per silence, none when the
+ * timeout comes first; re-armed by every ack.
+ */
+static void rel_tx_arm_tail(struct rel_tx *tx, uint64_t now)
+{
+	uint32_t pto = (tx->srtt8 >> 3) + (tx->srtt8 >> 5);
+
+	tx->pto_at = 0;
+	if (tx->tlp_out || !tx->srtt8 || tx->top == tx->una)
+		return;
+	if (pto < REL_RTO_MIN_MS)
+		pto = REL_RTO_MIN_MS;
+	if (!tx->rto_at || now + pto < tx->rto_at)
+		tx->pto_at = now + pto;
 }
 
 int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
@@ -190,6 +213,7 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	uint32_t limit = tx->window < tx->credit ? tx->window : tx->credit;
 	int probe = tx->probe;
 	struct rel_msg *x;
+	uint32_t next;
 
 	/* With no credit, one datagram still goes: the probe at una. */
 	if (!limit)
@@ -198,10 +222,8 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	 * holds or what may still be on its way; the timer's probe (nxt is
 	 * una then) goes regardless. */
 	tx->probe = 0;
-	while (!probe && tx->nxt != tx->end &&
-	       rel_diff(tx->nxt, tx->top) < 0 &&
-	       (rel_tx_sacked(tx, tx->nxt) || !rel_tx_lost(tx, tx->nxt)))
-		tx->nxt++;
+	if (!probe)
+		tx->nxt = rel_tx_scan(tx);
 	if (tx->nxt == tx->end || tx->nxt - tx->una >= limit)
 		return 0;
 	/* A short queue on the way keeps a resent hole from waiting behind
@@ -225,7 +247,15 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 		tx->top = tx->nxt;
 	if (!tx->rto_at)
 		tx->rto_at = now + tx->rto_ms;
-	return rel_tx_more(tx, limit) ? REL_GO : REL_GO_LAST;
+	next = rel_tx_scan(tx);
+	if (next == tx->end) {
+		rel_tx_arm_tail(tx, now);
+		return REL_GO_LAST;
+	}
+	/* the span or the cwnd is full */
+	if (next - tx->una >= limit || tx->pipe >= tx->cwnd)
+		return REL_GO_LAST;
+	return REL_GO;
 }
 
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
@@ -280,6 +310,12 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
 		if (nak)
 			tx->rto_at = now + tx->rto_ms;
 	}
+	if (fresh)
+		tx->tlp_out = 0;
+	if (rel_tx_scan(tx) == tx->end)
+		rel_tx_arm_tail(tx, now);
+	else
+		tx->pto_at = 0; /* something goes now, and is the new tail */
 	return 1;
 }
 
@@ -322,7 +358,18 @@ int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
 		rel_tx_reset(tx, -ETIMEDOUT, new_sess);
 		return -1;
 	}
-	if (tx->rto_at && now >= tx->rto_at) {
+	if (tx->pto_at && now >= tx->pto_at &&
+	    (!tx->rto_at || now < tx->rto_at)) {
+		/* Tail probe: una, as the timer's; no backoff, and the
+		 * timer waits for the probe's answer. */
+		tx->pto_at = 0;
+		tx->tlp_out = 1;
+		tx->nxt = tx->una;
+		tx->probe = 1;
+		tx->rto_at = now + tx->rto_ms;
+		tx->tail_probes++;
+	} else if (tx->rto_at && now >= tx->rto_at) {
+		tx->pto_at = 0;
 		/* Silence: probe with una; its ack shows what else is lost
 		 * (resending all not held would duplicate what is queued). */
 		tx->nxt = tx->una;
@@ -334,6 +381,8 @@ int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
 	}
 	if (tx->rto_at && tx->rto_at < due)
 		due = tx->rto_at;
+	if (tx->pto_at && tx->pto_at < due)
+		due = tx->pto_at;
 	left = (int64_t)(due - now);
 	return left > 0 ? (int)left : 0;
 }

@@ -795,6 +795,58 @@ static void test_ack_request(void **state)
 	drain_done(&s);
 }
 
+/*
+ * Tail loss: once everything queued went out, a lost last datagram has
+ * nothing after it to show the loss, so one probe goes at a quarter more
+ * than srtt instead of at the timeout (here 90 ms: a standing queue made
+ * rttvar large); then the timeout takes over, from the probe.
+ */
+static void test_tail_probe(void **state)
+{
+	static struct sim s;
+	struct rel_msg *m;
+	uint32_t frag, psn;
+	uint64_t t0;
+
+	sim_init(&s, 64, 100000);
+	t0 = s.now;
+	s.tx.srtt8 = 10 << 3;
+	s.tx.rttvar4 = 80;
+	s.tx.rto_base = s.tx.rto_ms = 90;
+	rel_tx_queue(&s.tx, mk_msg(&s, 0, 3), t0);
+	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn), REL_GO);
+	assert_int_equal(s.tx.pto_at, 0); /* more to send: no tail yet */
+	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn), REL_GO);
+	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn),
+			 REL_GO_LAST);
+	/* 0 and 1 arrive, 2 is lost: the probe is re-armed by the ack */
+	rel_tx_ack(&s.tx, 7, 2, 64, 0, none, t0 + 10);
+	assert_int_equal(rel_tx_tick(&s.tx, t0 + 21, 8), 1);
+	assert_int_equal(rel_tx_next(&s.tx, t0 + 21, &m, &frag, &psn), 0);
+	rel_tx_tick(&s.tx, t0 + 22, 8);
+	assert_int_equal(rel_tx_next(&s.tx, t0 + 22, &m, &frag, &psn),
+			 REL_GO_LAST);
+	assert_int_equal(psn, 2);
+	assert_int_equal(s.tx.tail_probes, 1);
+	/* the probe is lost too: one per silence, then the timeout, which
+	 * waited for the probe's answer */
+	rel_tx_tick(&s.tx, t0 + 50, 8);
+	assert_int_equal(rel_tx_next(&s.tx, t0 + 50, &m, &frag, &psn), 0);
+	rel_tx_tick(&s.tx, t0 + 111, 8);
+	assert_int_equal(rel_tx_next(&s.tx, t0 + 111, &m, &frag, &psn), 0);
+	rel_tx_tick(&s.tx, t0 + 112, 8);
+	assert_int_equal(rel_tx_next(&s.tx, t0 + 112, &m, &frag, &psn),
+			 REL_GO_LAST);
+	assert_int_equal(psn, 2);
+	assert_int_equal(s.tx.tail_probes, 1);
+	assert_int_equal(s.tx.retrans, 2);
+	rel_tx_ack(&s.tx, 7, 3, 64, 0, none, t0 + 120);
+	drain_done(&s);
+	assert_int_equal(s.ndone, 1);
+	assert_false(rel_tx_busy(&s.tx));
+	assert_int_equal(s.tx.pto_at, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -813,6 +865,7 @@ int main(void)
 		cmocka_unit_test(test_span_past_holes),
 		cmocka_unit_test(test_ack_urgency),
 		cmocka_unit_test(test_ack_request),
+		cmocka_unit_test(test_tail_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
