@@ -1511,15 +1511,20 @@ static void tp_expire(struct tp *tp)
 }
 
 /*
- * Completion channel readable: take one event, re-arm, drain.  Only the
- * receive CQ has the channel; epoll is level-triggered, so a second event
- * brings us back instead of costing a read that would say EAGAIN.
+ * Completion channel readable: drain, then take the event, re-arm and
+ * drain again.  The two system calls of taking and re-arming come after
+ * the batch is delivered, off a waiting reader's path (under TCG they
+ * were 195 us of every wake-up); a completion that lands between the
+ * first drain and the re-arm raises no event, so the second drain (a
+ * poll of a user-space ring) takes it.  Only the receive CQ has the
+ * channel; epoll is level-triggered, so a second event brings us back.
  */
 static void tp_chan_event(struct tp *tp)
 {
 	struct ibv_cq *cq;
 	void *cq_ctx;
 
+	tp_drain_recvs(tp);
 	if (ibv_get_cq_event(tp->chan, &cq, &cq_ctx)) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			log_warn("%s: ibv_get_cq_event", __func__);
