@@ -68,13 +68,32 @@ struct ibv_pd *tp_pd(const struct tp *tp);
 struct peer_counters *tp_totals(struct tp *tp);
 
 /*
- * Send one message of len bytes to p on channel chan.  Returns 0 once
- * every datagram is posted (UD gives no delivery guarantee), -ENOTCONN
- * when p is down, -EMSGSIZE beyond max_message, -EINVAL for a bad channel
- * name, -EIO on a verbs failure.  Safe from many threads at once.
+ * Send one message of len bytes to p on channel chan: tp_queue, then
+ * tp_flush.  Returns 0 once every datagram is handed to the QP (UD gives
+ * no delivery guarantee), -ENOTCONN when p is down, -EMSGSIZE beyond
+ * max_message, -EINVAL for a bad channel name, -EIO on a verbs failure.
+ * Safe from many threads at once.
  */
 int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	    size_t len);
+
+/*
+ * tp_send's first half: copy the message into registered send slots as
+ * work requests, with tp_send's checks and errors, without ringing the
+ * doorbell (soft-RoCE does its whole send inside that system call).  A
+ * caller answers its writer, then calls tp_flush; datagrams queued by
+ * others in between go with the same doorbell.  A message larger than
+ * the free slots rings it on the way.
+ */
+int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
+	     size_t len);
+
+/*
+ * Post every datagram queued so far.  When another thread is posting,
+ * return at once: that thread posts these after its own.  Never blocks
+ * on the QP.
+ */
+void tp_flush(struct tp *tp);
 
 /*
  * Send with a completion: done(arg, status, len) is called exactly once

@@ -1084,13 +1084,21 @@ static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 		}
 		return;
 	}
-	/* name and node are fixed for the channel's life: no lock needed. */
-	rc = fs->tp ? tp_send(fs->tp, c->node->peer, c->name, buf, size)
-		    : -ENOTCONN;
+	/*
+	 * name and node are fixed for the channel's life: no lock needed.
+	 * The writer is answered before the doorbell: it writes its next
+	 * message (or parks its read) while the kernel sends this one.
+	 */
+	if (!fs->tp) {
+		fuse_reply_err(req, ENOTCONN);
+		return;
+	}
+	rc = tp_queue(fs->tp, c->node->peer, c->name, buf, size);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_write(req, size);
+	tp_flush(fs->tp);
 }
 
 /* Last close of an open file. */

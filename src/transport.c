@@ -44,7 +44,6 @@
 #include "wire.h"
 
 #define TP_POLL_BATCH	32   /* completions per ibv_poll_cq */
-#define TP_SEND_BATCH	64   /* WRs per ibv_post_send chain */
 #define TP_INLINE_WANT	256  /* inline data asked of the QP */
 #define TP_SEND_WAIT_MS 5000 /* pool exhausted this long: -EIO */
 #define TP_LOG_EVERY_MS 1000 /* rate limit of completion error lines */
@@ -107,15 +106,24 @@ struct tp {
 	uint32_t max_inline;
 	uint32_t sig_every;
 
-	/* Send side, under slock. */
+	/*
+	 * Send side, under slock.  WR seq (1-based) lives in slot
+	 * (seq - 1) % send_depth of swr, ssge and sbuf.  Filling a WR and
+	 * ringing the doorbell are apart: a writer fills, answers its
+	 * caller, then posts; whoever finds another thread posting leaves
+	 * its WRs to that thread, which takes them after its own (so one
+	 * doorbell carries what piled up meanwhile).
+	 */
 	pthread_mutex_t slock;
-	uint64_t s_posted;   /* WRs posted so far */
+	uint64_t s_filled;   /* WRs filled so far */
+	uint64_t s_posted;   /* WRs handed to ibv_post_send */
 	uint64_t s_done;     /* WRs known complete (wr_id = seq) */
 	uint64_t s_last_sig; /* seq of the last signalled WR */
+	int s_posting;	     /* a thread is in ibv_post_send, slock dropped */
 	int sig_next;	     /* signal the next WR (an AH waits) */
 	struct tp_retired *retired;
-	struct ibv_send_wr swr[TP_SEND_BATCH];
-	struct ibv_sge ssge[TP_SEND_BATCH];
+	struct ibv_send_wr *swr; /* send_depth entries */
+	struct ibv_sge *ssge;	 /* send_depth entries */
 	uint64_t last_serr_ms;
 	unsigned long serr_suppressed;
 	int sq_error; /* a send failed: the QP may sit in SQE */
@@ -647,12 +655,67 @@ static int tp_reap_sends(struct tp *tp)
 /* Free send slots (ring of send_depth) right now. */
 static uint32_t tp_free_slots(const struct tp *tp)
 {
-	return tp->cfg->send_depth - (uint32_t)(tp->s_posted - tp->s_done);
+	return tp->cfg->send_depth - (uint32_t)(tp->s_filled - tp->s_done);
 }
 
 /*
- * Wait (under slock) until a slot frees: the last WR posted before the
- * pool ran dry was signalled (pool pressure), so its completion comes.
+ * Ring the doorbell for every WR filled and not yet posted, unless
+ * another thread is posting: it takes them when its own post returns.
+ * Called and returns under slock, which it drops around ibv_post_send
+ * (the kernel's work under soft-RoCE) so that others can fill meanwhile.
+ */
+static int tp_push(struct tp *tp)
+{
+	uint32_t depth = tp->cfg->send_depth, first, k, n, sent;
+	struct ibv_send_wr *bad = NULL;
+	uint64_t a, b, s;
+	int rc, ret = 0;
+
+	while (!tp->s_posting && tp->s_posted < tp->s_filled) {
+		a = tp->s_posted;
+		b = tp->s_filled;
+		for (s = a; s < b; s++)
+			tp->swr[s % depth].next =
+				s + 1 < b ? &tp->swr[(s + 1) % depth] : NULL;
+		first = (uint32_t)(a % depth);
+		/* Set before the post: a completion may be reaped at once. */
+		tp->s_posted = b;
+		tp->s_posting = 1;
+		pthread_mutex_unlock(&tp->slock);
+		rc = ibv_post_send(tp->qp, &tp->swr[first], &bad);
+		pthread_mutex_lock(&tp->slock);
+		tp->s_posting = 0;
+		if (!rc)
+			continue;
+		n = (uint32_t)(b - a);
+		sent = bad ? ((uint32_t)(bad - tp->swr) + depth - first) % depth
+			   : 0;
+		log_warnx("%s: ibv_post_send: %s (%u of %u WRs not posted)",
+			  __func__, strerror(rc), n - sent, n);
+		tp_add(&tp->totals.drops[DROP_MALFORMED], n - sent);
+		if (tp->s_filled == b) {
+			/* Nothing after them: their slots are free again. */
+			tp->s_filled = tp->s_posted = a + sent;
+			if (tp->s_last_sig > tp->s_filled)
+				tp->s_last_sig = tp->s_filled;
+			tp->sig_next = 1;
+		} else {
+			/* Filled after them: the last of those, signalled,
+			 * frees their slots when it completes. */
+			k = (uint32_t)((tp->s_filled - 1) % depth);
+			tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
+			tp->s_last_sig = tp->s_filled;
+		}
+		ret = -EIO;
+	}
+	return ret;
+}
+
+/*
+ * Wait until a slot frees (called and returns under slock, dropped while
+ * waiting, so a caller re-reads what slock guards, such as the AH): the
+ * last WR filled before the pool ran dry was signalled (pool pressure),
+ * so its completion comes once it is posted.
  */
 static int tp_wait_slot(struct tp *tp)
 {
@@ -663,11 +726,14 @@ static int tp_wait_slot(struct tp *tp)
 			return -EIO;
 		if (tp_free_slots(tp))
 			return 0;
+		tp_push(tp);
 		if (!deadline)
 			deadline = tp_now_ms() + TP_SEND_WAIT_MS;
 		else if (tp_now_ms() > deadline)
 			break;
+		pthread_mutex_unlock(&tp->slock);
 		sched_yield();
+		pthread_mutex_lock(&tp->slock);
 	}
 	log_warnx("%s: no send completion for %d ms; is the QP in error?",
 		  __func__, TP_SEND_WAIT_MS);
@@ -718,84 +784,52 @@ static int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 	return rc;
 }
 
-/* The registered send slot WR k of the batch being filled will use. */
-static uint8_t *tp_slot(struct tp *tp, uint32_t k)
+/* The registered send slot the next WR filled will use (under slock). */
+static uint8_t *tp_slot(struct tp *tp)
 {
-	return tp->sbuf + (size_t)((tp->s_posted + k) % tp->cfg->send_depth) *
+	return tp->sbuf + (size_t)(tp->s_filled % tp->cfg->send_depth) *
 				  tp->info.mtu_bytes;
 }
 
-/* Fill WR k of the send batch with slot sb (under slock). */
-static void tp_fill_wr(struct tp *tp, const struct tp_dest *d, uint32_t k,
-		       uint8_t *sb, size_t dlen)
+/* Fill the next WR with slot sb; a free slot is the caller's to check. */
+static void tp_fill_wr(struct tp *tp, const struct tp_dest *d, uint8_t *sb,
+		       size_t dlen)
 {
 	uint32_t depth = tp->cfg->send_depth, freeafter;
-	uint64_t seq = tp->s_posted + k + 1;
+	uint64_t seq = tp->s_filled + 1;
+	uint32_t k = (uint32_t)(tp->s_filled % depth);
+	struct ibv_send_wr *wr = &tp->swr[k];
 
 	tp->ssge[k].addr = (uintptr_t)sb;
 	tp->ssge[k].length = dlen;
 	tp->ssge[k].lkey = tp->smr->lkey;
-	memset(&tp->swr[k], 0, sizeof(tp->swr[k]));
-	tp->swr[k].wr_id = seq;
-	tp->swr[k].sg_list = &tp->ssge[k];
-	tp->swr[k].num_sge = 1;
-	tp->swr[k].opcode = IBV_WR_SEND;
-	tp->swr[k].wr.ud.ah = d->ah;
-	tp->swr[k].wr.ud.remote_qpn = d->qpn;
-	tp->swr[k].wr.ud.remote_qkey = d->qkey;
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = seq;
+	wr->sg_list = &tp->ssge[k];
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_SEND;
+	wr->wr.ud.ah = d->ah;
+	wr->wr.ud.remote_qpn = d->qpn;
+	wr->wr.ud.remote_qkey = d->qkey;
 	if (dlen <= tp->max_inline)
-		tp->swr[k].send_flags |= IBV_SEND_INLINE;
+		wr->send_flags |= IBV_SEND_INLINE;
 	freeafter = depth - (uint32_t)(seq - tp->s_done);
 	if (seq - tp->s_last_sig >= tp->sig_every ||
 	    freeafter < tp->sig_every || tp->sig_next) {
-		tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
+		wr->send_flags |= IBV_SEND_SIGNALED;
 		tp->s_last_sig = seq;
 		tp->sig_next = 0;
 	}
-	tp->swr[k].next = NULL;
-	if (k)
-		tp->swr[k - 1].next = &tp->swr[k];
+	tp->s_filled = seq;
 }
 
-/* Post the n WRs filled so far (under slock). */
-static int tp_post_wrs(struct tp *tp, uint32_t n)
+/* Post what is filled and not yet posted, or leave it to the thread
+ * posting now; thread-safe. */
+void tp_flush(struct tp *tp)
 {
-	struct ibv_send_wr *bad = NULL;
-	uint32_t k;
-	int rc;
-
-	if (!n)
-		return 0;
-	rc = ibv_post_send(tp->qp, tp->swr, &bad);
-	if (rc) {
-		k = bad ? (uint32_t)(bad - tp->swr) : 0;
-		tp->s_posted += k;
-		tp->sig_next = 1;
-		log_warnx("%s: ibv_post_send: %s", __func__, strerror(rc));
-		return -EIO;
-	}
-	tp->s_posted += n;
-	return 0;
-}
-
-/* Build and post fragments [idx, idx + n) as one chain (under slock). */
-static int tp_post_frags(struct tp *tp, const struct tp_dest *d,
-			 uint32_t msg_id, const char *chan, const void *buf,
-			 size_t len, uint32_t idx, uint32_t n)
-{
-	uint32_t k;
-	uint8_t *sb;
-	size_t dlen;
-
-	for (k = 0; k < n; k++) {
-		sb = tp_slot(tp, k);
-		dlen = wire_frag_build(sb, d->mtu, tp->self_id, msg_id, chan,
-				       buf, len, idx + k);
-		if (!dlen)
-			return -EINVAL;
-		tp_fill_wr(tp, d, k, sb, dlen);
-	}
-	return tp_post_wrs(tp, n);
+	pthread_mutex_lock(&tp->slock);
+	tp_push(tp);
+	pthread_mutex_unlock(&tp->slock);
 }
 
 /* A message tp may send: its channel name's length, or -errno. */
@@ -811,13 +845,14 @@ static int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 	return (int)chan_len;
 }
 
-/* Fragment one message into registered slots and post it; thread-safe. */
-int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
-	    size_t len)
+/* Fragment one message into registered slots, to go at tp_flush. */
+int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
+	     size_t len)
 {
 	struct tp_dest d;
-	uint32_t cnt, idx = 0, n, msg_id;
-	size_t chan_len;
+	uint32_t cnt, idx, msg_id;
+	size_t chan_len, dlen, mtu;
+	uint8_t *sb;
 	int rc;
 
 	rc = tp_msg_check(tp, chan, buf, len);
@@ -837,28 +872,31 @@ int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	/* Always reap (a poll of a user-space ring, no system call): it is
 	 * the only place send completions and errors are seen. */
 	tp_reap_sends(tp);
-	cnt = wire_frag_count(len, d.mtu, chan_len);
+	mtu = d.mtu; /* every fragment of a message has one geometry */
+	cnt = wire_frag_count(len, mtu, chan_len);
 	if (!cnt) {
 		rc = -EMSGSIZE;
 		goto out;
 	}
 	msg_id = atomic_fetch_add_explicit(&tp->msg_ids[p->idx], 1,
 					   memory_order_relaxed);
-	while (idx < cnt) {
+	for (idx = 0; idx < cnt; idx++) {
 		if (!tp_free_slots(tp)) {
+			/* Drops slock: the peer may have gone meanwhile. */
 			rc = tp_wait_slot(tp);
+			if (!rc)
+				rc = tp_dest_get(tp, p, &d);
 			if (rc)
 				goto out;
 		}
-		n = tp_free_slots(tp);
-		if (n > cnt - idx)
-			n = cnt - idx;
-		if (n > TP_SEND_BATCH)
-			n = TP_SEND_BATCH;
-		rc = tp_post_frags(tp, &d, msg_id, chan, buf, len, idx, n);
-		if (rc)
+		sb = tp_slot(tp);
+		dlen = wire_frag_build(sb, mtu, tp->self_id, msg_id, chan, buf,
+				       len, idx);
+		if (!dlen) {
+			rc = -EINVAL;
 			goto out;
-		idx += n;
+		}
+		tp_fill_wr(tp, &d, sb, dlen);
 	}
 out:
 	pthread_mutex_unlock(&tp->slock);
@@ -868,6 +906,16 @@ out:
 		tp_add(&tp->totals.msgs_tx, 1);
 		tp_add(&tp->totals.bytes_tx, len);
 	}
+	return rc;
+}
+
+/* tp_queue, then the doorbell. */
+int tp_send(struct tp *tp, struct peer *p, const char *chan, const void *buf,
+	    size_t len)
+{
+	int rc = tp_queue(tp, p, chan, buf, len);
+
+	tp_flush(tp);
 	return rc;
 }
 
@@ -972,16 +1020,17 @@ static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w, int room)
 }
 
 /*
- * Put on the wire what p's window allows, each datagram carrying our ack
- * of p's stream, then a standalone ACK if one is due: any that is due on
- * a timer tick, else only an urgent one (under rel_lock).  Nothing goes
- * while p is down.
+ * Fill WRs with what p's window allows, each datagram carrying our ack of
+ * p's stream, then a standalone ACK if one is due: any that is due on a
+ * timer tick, else only an urgent one (under rel_lock).  The caller rings
+ * the doorbell (tp_flush) once it has dropped rel_lock, so the progress
+ * thread can take acks meanwhile.  Nothing goes while p is down.
  */
 static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
 			 int tick)
 {
 	struct tp_rel *r = &tp->rel[p->idx];
-	uint32_t depth = tp->cfg->send_depth, n = 0, frag, psn;
+	uint32_t depth = tp->cfg->send_depth, frag, psn;
 	struct rel_msg *m;
 	int go;
 	struct wire_rel w;
@@ -995,17 +1044,15 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
 	if (tp_free_slots(tp) < depth / 2)
 		tp_reap_sends(tp);
 	for (;;) {
-		if (n == TP_SEND_BATCH || tp_free_slots(tp) <= n) {
-			if (tp_post_wrs(tp, n))
-				goto out;
-			n = 0;
-			if (!tp_free_slots(tp) && tp_wait_slot(tp))
-				goto out;
-		}
+		/* A slot first: rel_tx_next counts what it returns as sent.
+		 * The wait drops slock, so the AH is read again. */
+		if (!tp_free_slots(tp) &&
+		    (tp_wait_slot(tp) || tp_dest_get(tp, p, &d)))
+			goto out;
 		go = rel_tx_next(&r->tx, now, &m, &frag, &psn);
 		if (!go)
 			break;
-		sb = tp_slot(tp, n);
+		sb = tp_slot(tp);
 		dlen = wire_frag_build(sb, m->mtu - WIRE_REL_LEN, tp->self_id,
 				       m->msg_id, m->chan, m->data, m->len,
 				       frag);
@@ -1018,17 +1065,16 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
 			w.rflags = WIRE_REL_ACKREQ;
 		tp_rel_ack_fields(r, &w, 0);
 		dlen = wire_rel_put(sb, dlen, &w);
-		tp_fill_wr(tp, &d, n++, sb, dlen);
+		tp_fill_wr(tp, &d, sb, dlen);
 	}
 	if (r->rx.joined &&
 	    (tick ? r->rx.ack_due : rel_rx_ack_urgent(&r->rx))) {
-		sb = tp_slot(tp, n);
+		sb = tp_slot(tp);
 		memset(&w, 0, sizeof(w));
 		tp_rel_ack_fields(r, &w, 1);
 		dlen = wire_ack_build(sb, tp->self_id, &w);
-		tp_fill_wr(tp, &d, n++, sb, dlen);
+		tp_fill_wr(tp, &d, sb, dlen);
 	}
-	tp_post_wrs(tp, n);
 out:
 	pthread_mutex_unlock(&tp->slock);
 }
@@ -1260,6 +1306,7 @@ static int tp_rel_service(struct tp *tp, int tick)
 		pthread_mutex_unlock(&tp->rel_lock);
 		tp_rel_complete(tp, p, done);
 	}
+	tp_flush(tp);
 	return busy;
 }
 
@@ -1329,6 +1376,7 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 	done = rel_tx_take_done(&r->tx);
 	pthread_mutex_unlock(&tp->rel_lock);
 	tp_rel_complete(tp, p, done);
+	tp_flush(tp);
 	/* Let the progress thread arm its retransmission timer. */
 	if (write(tp->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_warn("%s: eventfd", __func__);
@@ -1547,6 +1595,7 @@ static void tp_busy_loop(struct tp *tp)
 		tp_drain_recvs(tp);
 		if (!pthread_mutex_trylock(&tp->slock)) {
 			tp_reap_sends(tp);
+			tp_push(tp);
 			pthread_mutex_unlock(&tp->slock);
 		}
 		now = tp_now_ms();
@@ -1672,8 +1721,10 @@ static int tp_alloc_tables(struct tp *tp)
 	tp->src = calloc(tp->npeers, sizeof(*tp->src));
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	tp->rel = calloc(tp->npeers, sizeof(*tp->rel));
+	tp->swr = calloc(tp->cfg->send_depth, sizeof(*tp->swr));
+	tp->ssge = calloc(tp->cfg->send_depth, sizeof(*tp->ssge));
 	if (!tp->rwr || !tp->rsge || !tp->rfree || !tp->src || !tp->msg_ids ||
-	    !tp->rel)
+	    !tp->rel || !tp->swr || !tp->ssge)
 		return -ENOMEM;
 	for (i = 0; i < (uint32_t)tp->npeers; i++) {
 		struct tp_rel *r = &tp->rel[i];
@@ -1711,6 +1762,8 @@ static void tp_free_tables(struct tp *tp)
 	free(tp->rwr);
 	free(tp->rsge);
 	free(tp->rfree);
+	free(tp->swr);
+	free(tp->ssge);
 	free(tp->src);
 	free((void *)tp->msg_ids);
 	free(tp->rel);
@@ -1906,6 +1959,7 @@ static void tp_drain_sends(struct tp *tp)
 
 	for (;;) {
 		pthread_mutex_lock(&tp->slock);
+		tp_push(tp);
 		tp_reap_sends(tp);
 		done = tp->s_done >= tp->s_last_sig;
 		pthread_mutex_unlock(&tp->slock);
@@ -2000,7 +2054,7 @@ static void tp_retire_ah(struct tp *tp, struct ibv_ah *ah)
 	struct tp_retired *r;
 
 	tp_reap_sends(tp);
-	if (tp->s_done >= tp->s_posted) {
+	if (tp->s_done >= tp->s_filled) {
 		if (ibv_destroy_ah(ah))
 			log_warn("%s: ibv_destroy_ah", __func__);
 		return;
@@ -2012,7 +2066,7 @@ static void tp_retire_ah(struct tp *tp, struct ibv_ah *ah)
 		return;
 	}
 	r->ah = ah;
-	r->seq = tp->s_posted;
+	r->seq = tp->s_filled;
 	r->next = tp->retired;
 	tp->retired = r;
 	tp->sig_next = 1;
