@@ -40,6 +40,8 @@ struct peer_counters {
 	atomic_uint_fast64_t rel_retrans;	/* datagrams sent again */
 	atomic_uint_fast64_t rel_dups;		/* duplicates dropped */
 	atomic_uint_fast64_t rel_timeouts;	/* peer silent: writes failed */
+	atomic_uint_fast64_t rel_probes;	/* tail probes sent */
+	atomic_uint_fast64_t rel_rtos;		/* retransmission timer fired */
 	atomic_uint_fast64_t rel_srtt_ms;	/* smoothed round trip */
 	atomic_uint_fast64_t rel_rto_ms;	/* retransmission timeout now */
 };

@@ -147,7 +147,7 @@ struct rel_tx {
 	struct rel_msg *done;		/* finished, for rel_tx_take_done */
 	struct rel_msg **done_tail;
 	uint64_t retrans, timeouts;	/* counters */
-	uint64_t tail_probes;
+	uint64_t tail_probes, rtos;	/* ... probes, timer expiries */
 };
 
 /* Fresh sender state for session sess. */

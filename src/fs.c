@@ -456,10 +456,12 @@ static void fs_print_counters(FILE *f, struct peer_counters *c)
 		fprintf(f, "drop_%s=%lu\n", peer_drop_names[i],
 			(unsigned long)c->drops[i]);
 	fprintf(f, "rel_window=%lu\nrel_inflight=%lu\nrel_retrans=%lu\n"
-		   "rel_dups=%lu\nrel_timeouts=%lu\n",
+		   "rel_dups=%lu\nrel_timeouts=%lu\nrel_probes=%lu\n"
+		   "rel_rtos=%lu\n",
 		(unsigned long)c->rel_window, (unsigned long)c->rel_inflight,
 		(unsigned long)c->rel_retrans, (unsigned long)c->rel_dups,
-		(unsigned long)c->rel_timeouts);
+		(unsigned long)c->rel_timeouts, (unsigned long)c->rel_probes,
+		(unsigned long)c->rel_rtos);
 }
 
 /* MOUNT/.status: this node's identity and totals. */

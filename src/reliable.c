@@ -325,6 +325,7 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 	struct rel_msg **done_tail = tx->done_tail;
 	uint32_t window = tx->window, pt = tx->peer_timeout_ms;
 	uint64_t retrans = tx->retrans, timeouts = tx->timeouts;
+	uint64_t probes = tx->tail_probes, rtos = tx->rtos;
 
 	if (!done)
 		done_tail = NULL;
@@ -333,6 +334,8 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 	rel_tx_init(tx, new_sess, window, pt);
 	tx->retrans = retrans;
 	tx->timeouts = timeouts;
+	tx->tail_probes = probes;
+	tx->rtos = rtos;
 	if (done) {
 		tx->done = done;
 		tx->done_tail = done_tail;
@@ -370,6 +373,7 @@ int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
 		tx->tail_probes++;
 	} else if (tx->rto_at && now >= tx->rto_at) {
 		tx->pto_at = 0;
+		tx->rtos++;
 		/* Silence: probe with una; its ack shows what else is lost
 		 * (resending all not held would duplicate what is queued). */
 		tx->nxt = tx->una;

@@ -77,6 +77,7 @@ struct tp_rel {
 	uint8_t *ahead;      /* REL_SACK_BITS datagrams past a gap (lazy) */
 	uint32_t ahead_len[REL_SACK_BITS];
 	uint64_t pub_retrans, pub_dups, pub_timeouts; /* published so far */
+	uint64_t pub_probes, pub_rtos;
 };
 
 /* A message completed during a poll batch, delivered after unlocking. */
@@ -1079,6 +1080,15 @@ out:
 	pthread_mutex_unlock(&tp->slock);
 }
 
+/* Add what a state machine counted since last time to a peer and total. */
+static void tp_rel_pub(atomic_uint_fast64_t *peer, atomic_uint_fast64_t *total,
+		       uint64_t now, uint64_t *seen)
+{
+	tp_add(peer, now - *seen);
+	tp_add(total, now - *seen);
+	*seen = now;
+}
+
 /* Counters for .status (under rel_lock). */
 static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 {
@@ -1088,15 +1098,16 @@ static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 	atomic_store(&p->cnt.rel_inflight, rel_tx_inflight(&r->tx));
 	atomic_store(&p->cnt.rel_srtt_ms, rel_tx_srtt(&r->tx));
 	atomic_store(&p->cnt.rel_rto_ms, r->tx.rto_ms);
-	tp_add(&p->cnt.rel_retrans, r->tx.retrans - r->pub_retrans);
-	tp_add(&tp->totals.rel_retrans, r->tx.retrans - r->pub_retrans);
-	tp_add(&p->cnt.rel_dups, r->rx.dups - r->pub_dups);
-	tp_add(&tp->totals.rel_dups, r->rx.dups - r->pub_dups);
-	tp_add(&p->cnt.rel_timeouts, r->tx.timeouts - r->pub_timeouts);
-	tp_add(&tp->totals.rel_timeouts, r->tx.timeouts - r->pub_timeouts);
-	r->pub_retrans = r->tx.retrans;
-	r->pub_dups = r->rx.dups;
-	r->pub_timeouts = r->tx.timeouts;
+	tp_rel_pub(&p->cnt.rel_retrans, &tp->totals.rel_retrans, r->tx.retrans,
+		   &r->pub_retrans);
+	tp_rel_pub(&p->cnt.rel_dups, &tp->totals.rel_dups, r->rx.dups,
+		   &r->pub_dups);
+	tp_rel_pub(&p->cnt.rel_timeouts, &tp->totals.rel_timeouts,
+		   r->tx.timeouts, &r->pub_timeouts);
+	tp_rel_pub(&p->cnt.rel_probes, &tp->totals.rel_probes,
+		   r->tx.tail_probes, &r->pub_probes);
+	tp_rel_pub(&p->cnt.rel_rtos, &tp->totals.rel_rtos, r->tx.rtos,
+		   &r->pub_rtos);
 }
 
 /* Call done for finished messages (no lock held) and free them. */

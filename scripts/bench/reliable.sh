@@ -92,6 +92,8 @@ phase() {
 		fig "${tag}_rtt_p99_us" "$(kv p99_us "$rtt")" us "p99"
 		fig "${tag}_rtt_lost" "$(kv lost "$rtt")" n "round trips with no answer in 2 s"
 		fig "${tag}_retrans" "$(peer_status "$M" beta rel_retrans)" dgrams "retransmitted"
+		fig "${tag}_probes" "$(peer_status "$M" beta rel_probes)" n "tail probes"
+		fig "${tag}_rtos" "$(peer_status "$M" beta rel_rtos)" n "retransmission timer expiries"
 		fig "${tag}_srtt_ms" "$(peer_status "$M" beta rel_srtt_ms)" ms "smoothed round trip at the end"
 		fig "${tag}_dups" "$(pair_get "$tag-dups" 30)" dgrams "duplicates the receiver dropped (needless resends)"
 		pair_sync "$tag-rtt-done" 900

@@ -40,7 +40,11 @@ round() {
 	fi
 	retr=$(peer_status "$A" beta rel_retrans)
 	dups=$(peer_status "$B" alpha rel_dups)
-	log "alpha->beta retransmissions $retr, duplicates dropped at beta $dups"
+	probes=$(peer_status "$A" beta rel_probes)
+	rtos=$(peer_status "$A" beta rel_rtos)
+	log "alpha->beta retransmissions $retr, duplicates dropped at beta $dups, tail probes $probes, timer expiries $rtos"
+	[[ $probes =~ ^[0-9]+$ && $rtos =~ ^[0-9]+$ ]] ||
+		fail "rel_probes/rel_rtos missing from .status"
 	((retr > 0)) || fail "no retransmission at $permille permille loss"
 	assert_eq 0 "$(peer_status "$B" alpha drop_queue_full)" "queue drops"
 	assert_eq 0 "$(peer_status "$A" beta rel_timeouts)" "timeouts"

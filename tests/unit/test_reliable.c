@@ -828,6 +828,7 @@ static void test_tail_probe(void **state)
 			 REL_GO_LAST);
 	assert_int_equal(psn, 2);
 	assert_int_equal(s.tx.tail_probes, 1);
+	assert_int_equal(s.tx.rtos, 0);
 	/* the probe is lost too: one per silence, then the timeout, which
 	 * waited for the probe's answer */
 	rel_tx_tick(&s.tx, t0 + 50, 8);
@@ -839,12 +840,18 @@ static void test_tail_probe(void **state)
 			 REL_GO_LAST);
 	assert_int_equal(psn, 2);
 	assert_int_equal(s.tx.tail_probes, 1);
+	assert_int_equal(s.tx.rtos, 1);
 	assert_int_equal(s.tx.retrans, 2);
 	rel_tx_ack(&s.tx, 7, 3, 64, 0, none, t0 + 120);
 	drain_done(&s);
 	assert_int_equal(s.ndone, 1);
 	assert_false(rel_tx_busy(&s.tx));
 	assert_int_equal(s.tx.pto_at, 0);
+	/* a new session (the peer restarted) keeps the counts for .status */
+	rel_tx_reset(&s.tx, -ENOTCONN, 8);
+	assert_int_equal(s.tx.tail_probes, 1);
+	assert_int_equal(s.tx.rtos, 1);
+	assert_int_equal(s.tx.retrans, 2);
 }
 
 int main(void)
