@@ -191,17 +191,19 @@ bed_vm_run() {
 	return "$(bed_vm_result "$dir" "$qrc")"
 }
 
-# Print a free TCP port on 127.0.0.1.
+# Print a UDP port P on 127.0.0.1 with P and P + 1 both free.
 bed_free_port() {
 	local p
 	while :; do
 		p=$((20000 + RANDOM % 20000))
-		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+		ss -Hlun "( sport = :$p or sport = :$((p + 1)) )" 2>/dev/null |
+			grep -q . || { echo "$p"; return; }
 	done
 }
 
 # Boot two VMs, node1 (192.0.2.1) and node2 (192.0.2.2), joined by a QEMU
-# socket link (distinct GIDs, so real inter-node RoCE v2), each with -smp 1,
+# UDP link (-netdev dgram: distinct GIDs, so real inter-node RoCE v2; the
+# host drops frames when a VM falls behind, as a switch would), each -smp 1,
 # and run argv on both. In the guests: BED_NODE_INDEX (1|2), BED_NODES=2,
 # BED_PEER_IPS, BED_SHARE (a dir both see, for barriers). Output lines are
 # prefixed "[nodeN] "; returns the first non-zero node result.
@@ -218,17 +220,18 @@ bed_vm_run_pair() {
 		mkdir -p "$dir/node$i" && chmod 777 "$dir/node$i"
 		BED_EXTRA_ENV="export BED_NODE_INDEX=$i BED_NODES=2 BED_PEER_IPS='192.0.2.1 192.0.2.2'" \
 			bed_write_env "$dir/node$i" "node$i" "192.0.2.$i" "$@"
-		local net=listen
-		((i == 1)) || net=connect
+		# UDP, one frame per datagram: over a TCP socket link
+		# (-netdev socket,listen/connect) Nagle held the second of
+		# two back-to-back frames until the peer's delayed ack, ~40 ms.
+		local lp=$port rp=$((port + 1))
+		((i == 1)) || { lp=$((port + 1)); rp=$port; }
 		BED_SMP=1 BED_MEM=${BED_PAIR_MEM:-1536M} bed_vm_launch "$dir/node$i" \
-			-netdev "socket,id=n0,$net=127.0.0.1:$port" \
+			-netdev "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lp,remote.type=inet,remote.host=127.0.0.1,remote.port=$rp" \
 			-device "virtio-net-pci,netdev=n0,mac=52:54:00:12:35:0$i" \
 			-fsdev "local,id=fsshare,path=$dir/share,security_model=none" \
 			-device virtio-9p-pci,fsdev=fsshare,mount_tag=bedshare
 		pids+=("$BED_VM_PID")
 		BED_LIVE_PIDS+=("$BED_VM_PID")
-		# node2 connects: wait until node1's QEMU listens.
-		((i == 2)) || wait_listen "$port" "$BED_VM_PID"
 	done
 	for i in 1 2; do
 		bed_stream_output "$dir/node$i" "${pids[i - 1]}" "[node$i] " &
@@ -247,14 +250,4 @@ bed_vm_run_pair() {
 		((rc != 0)) || rc=$r
 	done
 	return "$rc"
-}
-
-# Wait (max 10 s) until 127.0.0.1:$1 listens or pid $2 exits.
-wait_listen() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
-		kill -0 "$2" 2>/dev/null || return 0
-		sleep 0.1
-	done
 }

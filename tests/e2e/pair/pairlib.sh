@@ -1,6 +1,6 @@
 # Helpers for two-VM e2e tests (tests/e2e/pair/t_*.sh), on top of lib.sh and
 # fslib.sh. `scripts/bed/run.sh --pair` boots node1 (192.0.2.1) and node2
-# (192.0.2.2), each with its own rxe device on a QEMU socket wire; both run
+# (192.0.2.2), each with its own rxe device on a QEMU UDP wire; both run
 # the same test. Node 1 is alpha, node 2 is beta. Provides:
 #   SELF PEER                  this node's and the other node's name
 #   pair_start                 write the two-node config, start SELF, wait up
