@@ -664,13 +664,15 @@ static uint32_t tp_free_slots(const struct tp *tp)
  * another thread is posting: it takes them when its own post returns.
  * Called and returns under slock, which it drops around ibv_post_send
  * (the kernel's work under soft-RoCE) so that others can fill meanwhile.
+ * A failed post is logged and its datagrams counted as dropped: the
+ * writers were answered already.
  */
-static int tp_push(struct tp *tp)
+static void tp_push(struct tp *tp)
 {
 	uint32_t depth = tp->cfg->send_depth, first, k, n, sent;
 	struct ibv_send_wr *bad = NULL;
 	uint64_t a, b, s;
-	int rc, ret = 0;
+	int rc;
 
 	while (!tp->s_posting && tp->s_posted < tp->s_filled) {
 		a = tp->s_posted;
@@ -707,9 +709,7 @@ static int tp_push(struct tp *tp)
 			tp->swr[k].send_flags |= IBV_SEND_SIGNALED;
 			tp->s_last_sig = tp->s_filled;
 		}
-		ret = -EIO;
 	}
-	return ret;
 }
 
 /*
@@ -1082,11 +1082,11 @@ out:
 
 /* Add what a state machine counted since last time to a peer and total. */
 static void tp_rel_pub(atomic_uint_fast64_t *peer, atomic_uint_fast64_t *total,
-		       uint64_t now, uint64_t *seen)
+		       uint64_t count, uint64_t *seen)
 {
-	tp_add(peer, now - *seen);
-	tp_add(total, now - *seen);
-	*seen = now;
+	tp_add(peer, count - *seen);
+	tp_add(total, count - *seen);
+	*seen = count;
 }
 
 /* Counters for .status (under rel_lock). */
