@@ -2,7 +2,9 @@
 # `make bench`: ibfs's latency, bandwidth, message rate, shell rate and idle
 # cost in the soft-RoCE test bed (one VM boot), each beside what the same
 # machine does without ibfs: ibv_ud_pingpong, ib_send_bw -c UD and a null
-# FUSE file system (tests/tools/nullfs.c).
+# FUSE file system (tests/tools/nullfs.c).  The round trip is taken in both
+# completion modes the target names: event-driven nodes against
+# ud_pingpong -e, and busy_poll = 1 nodes against ud_pingpong polling.
 #
 #   scripts/bench.sh [--profile]     on the host: boots the bed, runs the
 #                                    rest inside, copies build/bench.json
@@ -432,6 +434,38 @@ phase_idle() {
 	fig idle_wakeups_per_s "$wake" "ctxsw/s" "idle daemon context switches (worse of two)"
 }
 
+# The issue's second completion mode: busy_poll = 1 on both nodes against
+# ud_pingpong polling.  Spinning daemons would share the 2 vCPUs with the
+# references, so each round takes ud_pingpong and the FUSE floor with no
+# ibfs running, then starts both nodes busy-polling for the round trips
+# (one paired ratio per round); the event-driven nodes come back after.
+phase_busy() {
+	local r n=$((BENCH_RTT_N / ROUNDS)) ud fl rt epid
+	local extra="${IBFS_CONF_EXTRA:+$IBFS_CONF_EXTRA$'\n'}busy_poll = 1"
+	log "busy poll: $ROUNDS x (ud_pingpong polling, FUSE floor, ibfs busy_poll = 1 conversation)"
+	ibfs_stop_nodes
+	for ((r = 1; r <= ROUNDS; r++)); do
+		ud=$(ref_ud_pingpong $((18800 + r)))
+		acc udpp_poll_busy "$ud"
+		rtt_run floor_busy -m floor-conv -n "$n" -w 5 -o "$WORK/floor-busy.us" "$NULLMNT/null" "$NULLMNT/null"
+		fl=$RTT_MEDIAN
+		IBFS_CONF_EXTRA=$extra ibfs_start_nodes alpha beta
+		"$IBFS_TOOLS/bench_echo" -c -t 600 "$B/alpha/bconv" "$B/alpha/bconv" >>"$LOGS/echo-busy.log" 2>&1 &
+		epid=$!
+		rtt_run busy -m conv -n "$n" -w 5 -o "$WORK/busy.us" "$A/beta/bconv" "$A/beta/bconv"
+		rt=$RTT_MEDIAN
+		kill "$epid" 2>/dev/null || true
+		wait "$epid" 2>/dev/null || true
+		ibfs_stop_nodes
+		pair "$rt" "$(fsum2 "$fl" "$ud")" "$WORK/pairs-rtt-busy"
+		log "busy round $r: ud_pingpong ${ud:-?} us, floor ${fl:-?} us, ibfs busy_poll conv ${rt:-?} us"
+	done
+	fig udpp_poll_busy_us "$(acc_mean udpp_poll_busy)" us "ibv_ud_pingpong -s 64, polling, in the busy-poll phase: mean round trip"
+	fig rtt_busy_median_us "$(quantile "$WORK/busy.us" 0.5)" us "ibfs 64 B round trip, conversation, busy_poll = 1 on both nodes: median"
+	fig rtt_busy_p99_us "$(quantile "$WORK/busy.us" 0.99)" us "ibfs busy_poll round trip, p99"
+	ibfs_start_nodes alpha beta
+}
+
 # Ratio NAME = A / B against OP TARGET (OP "" = for scale, no target),
 # described as WHAT; a missing part makes it n/a.  File $7, if given,
 # holds the paired ratios A summarises (listed in the JSON).
@@ -477,6 +511,10 @@ report() {
 		"ibfs round trip / (FUSE floor + ud_pingpong -e), median of ${m#* } calm paired blocks" \
 		"$WORK/pairs-rtt"
 	# The better completion mode of ib_send_bw is the reference.
+	m=$(median_calm "$WORK/pairs-rtt-busy" min)
+	ratio rtt_busy "${m% *}" 1 "<=" 1.2 \
+		"ibfs busy_poll round trip / (FUSE floor + ud_pingpong polling), median of ${m#* } calm paired rounds" \
+		"$WORK/pairs-rtt-busy"
 	m=$(median_calm "$WORK/pairs-bw" max)
 	ratio bw "${m% *}" 1 ">=" 0.95 \
 		"ibfs 1 MiB bandwidth / ib_send_bw -c UD -s $MTU (better of polling and -e), median of ${m#* } calm pairs" \
@@ -586,6 +624,7 @@ bed_main() {
 	phase_shell
 	bg_kill_all # the echo: idle means no client either
 	phase_idle
+	phase_busy
 	report
 	if ((profile)); then
 		# shellcheck source=bench/profile.sh
