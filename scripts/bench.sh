@@ -12,7 +12,10 @@
 #
 # Prints a table, then "bench: NAME VALUE UNIT" per figure and "ratio: NAME
 # VALUE (target OP VALUE)" per target, and writes the same as JSON to
-# build/bench.json.  --profile then profiles both daemons under the load
+# build/bench.json; callgrind's user-space instructions per message in each
+# daemon (scripts/bench/callgrind.sh), the figures the host's load does not
+# move, with their annotations in build/bench-callgrind/.
+# --profile then profiles both daemons under the load
 # (strace, perf) into build/bench-profile/.  Exit 0 when every figure was
 # measured (targets missed still exit 0: this reports, it does not gate),
 # 1 when one could not be.
@@ -58,6 +61,11 @@ host_main() {
 	if [[ -n $out && -f $out/bench.json ]]; then
 		cp "$out/bench.json" "$BENCH_ROOT/build/bench.json"
 		echo "bench: wrote build/bench.json"
+		if [[ -d $out/callgrind ]]; then
+			rm -rf "$BENCH_ROOT/build/bench-callgrind"
+			cp -r "$out/callgrind" "$BENCH_ROOT/build/bench-callgrind"
+			echo "bench: callgrind annotations in build/bench-callgrind/"
+		fi
 		if [[ -d $out/profile ]]; then
 			rm -rf "$BENCH_ROOT/build/bench-profile"
 			cp -r "$out/profile" "$BENCH_ROOT/build/bench-profile"
@@ -438,7 +446,7 @@ phase_idle() {
 # ud_pingpong polling.  Spinning daemons would share the 2 vCPUs with the
 # references, so each round takes ud_pingpong and the FUSE floor with no
 # ibfs running, then starts both nodes busy-polling for the round trips
-# (one paired ratio per round); the event-driven nodes come back after.
+# (one paired ratio per round).  Leaves no node running.
 phase_busy() {
 	local r n=$((BENCH_RTT_N / ROUNDS)) ud fl rt epid
 	local extra="${IBFS_CONF_EXTRA:+$IBFS_CONF_EXTRA$'\n'}busy_poll = 1"
@@ -463,7 +471,6 @@ phase_busy() {
 	fig udpp_poll_busy_us "$(acc_mean udpp_poll_busy)" us "ibv_ud_pingpong -s 64, polling, in the busy-poll phase: mean round trip"
 	fig rtt_busy_median_us "$(quantile "$WORK/busy.us" 0.5)" us "ibfs 64 B round trip, conversation, busy_poll = 1 on both nodes: median"
 	fig rtt_busy_p99_us "$(quantile "$WORK/busy.us" 0.99)" us "ibfs busy_poll round trip, p99"
-	ibfs_start_nodes alpha beta
 }
 
 # Ratio NAME = A / B against OP TARGET (OP "" = for scale, no target),
@@ -625,6 +632,9 @@ bed_main() {
 	bg_kill_all # the echo: idle means no client either
 	phase_idle
 	phase_busy
+	# shellcheck source=bench/callgrind.sh
+	source "$BENCH_ROOT/scripts/bench/callgrind.sh"
+	phase_callgrind # ends with alpha and beta up again, for --profile
 	report
 	if ((profile)); then
 		# shellcheck source=bench/profile.sh
