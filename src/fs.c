@@ -557,11 +557,17 @@ static int fs_entry(struct fs *fs, fuse_ino_t ino, struct fuse_entry_param *e)
 	if (rc)
 		return rc;
 	e->ino = ino;
-	/* Channels come and go and their size moves: never cache them. */
-	if (k == FS_DIR) {
+	/*
+	 * A channel's size moves with every arrival: its attributes are
+	 * never cached.  Its name may be: channels go only by unlink through
+	 * this mount, which drops the kernel's entry, and a new one is never
+	 * hidden, since a failed lookup is not cached.  That spares a LOOKUP
+	 * on every open of a known channel (echo > file, cat).
+	 */
+	if (k == FS_DIR || k == FS_CHAN)
 		e->entry_timeout = 3600;
+	if (k == FS_DIR)
 		e->attr_timeout = 3600;
-	}
 	if (chan)
 		chan->nlookup++;
 	return 0;

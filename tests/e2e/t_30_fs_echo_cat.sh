@@ -79,6 +79,16 @@ echo doomed >"$A/beta/gone"
 wait_size "$B/alpha/gone" 7
 rm "$B/alpha/gone"
 [ ! -e "$B/alpha/gone" ] || fail "channel still there after rm"
+# The kernel keeps channel names it found, never ones it missed: a name
+# looked up before its first message, or removed, is found once a
+# message brings the channel (again), with only what came since.
+[ ! -e "$B/alpha/later" ] || fail "a channel before any message"
+echo first >"$A/beta/later"
+wait_file "$B/alpha/later"
+assert_eq first "$(timeout 10 cat "$B/alpha/later")" "a channel missed, then made"
+echo again >"$A/beta/gone"
+wait_size "$B/alpha/gone" 6
+assert_eq again "$(timeout 10 cat "$B/alpha/gone")" "a channel made again after rm"
 
 # O_TRUNC/truncate are accepted and discard nothing; O_APPEND works.
 echo keep >"$A/beta/tr"
