@@ -517,11 +517,11 @@ report() {
 	ratio rtt "${m% *}" 1 "<=" 1.2 \
 		"ibfs round trip / (FUSE floor + ud_pingpong -e), median of ${m#* } calm paired blocks" \
 		"$WORK/pairs-rtt"
-	# The better completion mode of ib_send_bw is the reference.
 	m=$(median_calm "$WORK/pairs-rtt-busy" min)
 	ratio rtt_busy "${m% *}" 1 "<=" 1.2 \
 		"ibfs busy_poll round trip / (FUSE floor + ud_pingpong polling), median of ${m#* } calm paired rounds" \
 		"$WORK/pairs-rtt-busy"
+	# The better completion mode of ib_send_bw is the reference.
 	m=$(median_calm "$WORK/pairs-bw" max)
 	ratio bw "${m% *}" 1 ">=" 0.95 \
 		"ibfs 1 MiB bandwidth / ib_send_bw -c UD -s $MTU (better of polling and -e), median of ${m#* } calm pairs" \

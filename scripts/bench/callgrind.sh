@@ -17,10 +17,9 @@
 CG_RATE_N=${CG_RATE_N:-1000}
 CG_RTT_N=${CG_RTT_N:-200}
 
-# Program totals (Ir) of callgrind dump $1.
+# Program totals (Ir) from annotation $1.
 cg_total() {
-	callgrind_annotate "$1" 2>/dev/null |
-		awk '/PROGRAM TOTALS/ && v == "" { gsub(",", "", $1); v = $1 } END { print v }'
+	awk '/PROGRAM TOTALS/ && v == "" { gsub(",", "", $1); v = $1 } END { print v }' "$1"
 }
 
 # Dump both daemons' counters (which zeroes them) as part $1 of their
@@ -40,10 +39,10 @@ cg_fig() {
 	local name=$1 load=$2 node=$3 n=$4 what=$5 f tot v=
 	f=$CG_DIR/$load-$node.cg
 	if [[ -s $f ]]; then
-		tot=$(cg_total "$f")
-		[[ -z $tot ]] || v=$(awk -v t="$tot" -v n="$n" 'BEGIN { printf "%.0f", t / n }')
 		callgrind_annotate --inclusive=no --auto=no --threshold=100 "$f" >"$CG_DIR/$load-$node.txt" 2>&1 || true
 		callgrind_annotate --inclusive=yes --auto=no "$f" >"$CG_DIR/$load-$node-inclusive.txt" 2>&1 || true
+		tot=$(cg_total "$CG_DIR/$load-$node.txt")
+		[[ -z $tot ]] || v=$(awk -v t="$tot" -v n="$n" 'BEGIN { printf "%.0f", t / n }')
 		log "callgrind $load $node: ${v:-?} Ir per message:$(cg_by_object "$CG_DIR/$load-$node.txt" "$n")"
 	fi
 	fig "$name" "$v" Ir "$what"
