@@ -37,17 +37,16 @@ if [[ $SELF == alpha ]]; then
 	pair_sync big-checked
 else
 	pair_sync big-ready
-	got=
-	for ((i = 0; i < 300 && !got; i++)); do
+	# Set got to the first try whose 1 MiB has all arrived.
+	big_arrived() {
 		for try in 1 2 3 4 5; do
-			if [[ $(stat -c %s "$M/alpha/big$try" 2>/dev/null) == $((1 << 20)) ]]; then
-				got=$try
-				break
-			fi
+			[[ $(stat -c %s "$M/alpha/big$try" 2>/dev/null) == $((1 << 20)) ]] &&
+				got=$try && return 0
 		done
-		((got)) || sleep 0.2
-	done
-	[[ -n $got ]] || fail "no 1 MiB message from alpha in 5 tries"
+		return 1
+	}
+	got=
+	wait_for big_arrived 60 || fail "no 1 MiB message from alpha in 5 tries"
 	cmp "$PAIR_DIR/big" "$M/alpha/big$got" || fail "1 MiB differs"
 	log "1 MiB byte-exact from alpha (try $got)"
 	pair_put big-got "$got"
