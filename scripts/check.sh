@@ -11,21 +11,36 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-300}
 PASSED=0 FAILED=0 SKIPPED=0
 
-# Count one unit binary's TAP results; show its output when it fails.
+# Count one unit binary's TAP results against its plan ("1..N"): a binary
+# that stops (or exits 0) after fewer results than it planned fails, and
+# under CI=true a skipped test is a failure. Show its output when it fails.
 run_unit_binary() {
-	local bin=$1 name out rc=0 ok nok skp
+	local bin=$1 name out rc=0 ok nok skp plan why=''
 	name=$(basename "$bin")
 	out=$(CMOCKA_MESSAGE_OUTPUT=TAP timeout -k 5 "$UNIT_TIMEOUT" "$bin" 2>&1 </dev/null) || rc=$?
 	# cmocka 1.1 reports a skipped test as "not ok N # SKIP name".
 	skp=$(grep -ciE '^(not )?ok [0-9]+ *# *skip' <<<"$out" || true)
 	ok=$(grep -E '^ok ' <<<"$out" | grep -cviE '# *skip' || true)
 	nok=$(grep -E '^not ok ' <<<"$out" | grep -cviE '# *skip' || true)
-	if ((rc != 0 && nok == 0)); then
-		nok=1 # crashed or failed outside any test
+	# One plan per cmocka group: add them up.
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' <<<"$out" |
+		awk '{ n += $1 } END { if (NR) print n }')
+	if [[ -z $plan ]]; then
+		why="no TAP plan"
+	elif ((ok + nok + skp != plan)); then
+		why="planned $plan, reported $((ok + nok + skp))"
+	elif ((rc != 0 && nok == 0)); then
+		why="exit $rc with no failed test"
+	elif ((skp > 0)) && [[ ${CI:-} == true ]]; then
+		why="$skp skipped under CI=true"
+	fi
+	# What is missing from the plan, or skipped in CI, counts as failed.
+	if [[ -n $why ]] && ((nok == 0)); then
+		nok=1
 	fi
 	PASSED=$((PASSED + ok)) FAILED=$((FAILED + nok)) SKIPPED=$((SKIPPED + skp))
 	if ((nok > 0)); then
-		echo "FAIL $name ($ok ok, $nok not ok, exit $rc)"
+		echo "FAIL $name ($ok ok, $nok not ok, exit $rc${why:+, $why})"
 		sed 's/^/    | /' <<<"$out" | tail -n 60
 	else
 		echo "PASS $name ($ok ok$( ((skp == 0)) || echo ", $skp skipped"))"

@@ -95,6 +95,8 @@ struct fs_node {
 	LIST_HEAD(, fs_chan) chans;
 	unsigned nchans;
 	unsigned nremote; /* channels this peer's messages created */
+	unsigned nparked; /* reads parked on its channels (.status) */
+	unsigned nwrites; /* reliable writes to it awaiting the ack */
 };
 
 /* Per open file: a channel reader, or a snapshot of a .status or dir. */
@@ -320,11 +322,20 @@ static void fs_waiter_free(struct fs *fs, struct fs_waiter *w)
 	free(w);
 }
 
+/* Park w on both wait lists; caller holds lock. */
+static void fs_waiter_link(struct fs *fs, struct fs_waiter *w)
+{
+	TAILQ_INSERT_TAIL(&w->chan->waiters, w, chan_link);
+	TAILQ_INSERT_TAIL(&fs->waiters, w, all_link);
+	w->chan->node->nparked++;
+}
+
 /* Remove w from both wait lists; the caller now owns its reply. */
 static void fs_waiter_unlink(struct fs *fs, struct fs_waiter *w)
 {
 	TAILQ_REMOVE(&w->chan->waiters, w, chan_link);
 	TAILQ_REMOVE(&fs->waiters, w, all_link);
+	w->chan->node->nparked--;
 }
 
 /*
@@ -464,6 +475,32 @@ static void fs_print_counters(FILE *f, struct peer_counters *c)
 		(unsigned long)c->rel_rtos);
 }
 
+/*
+ * The requests parked in node (all nodes when NULL): what a script waits
+ * on to know a read is parked before it acts, instead of sleeping.
+ */
+static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
+{
+	unsigned reads = 0, writes = 0, polls = 0;
+	size_t i;
+	int n;
+
+	pthread_mutex_lock(&fs->lock);
+	for (n = 0; n < fs->nnodes; n++) {
+		if (node && node != &fs->nodes[n])
+			continue;
+		reads += fs->nodes[n].nparked;
+		writes += fs->nodes[n].nwrites;
+	}
+	for (i = 0; i < fs->nslots; i++)
+		if (fs->chans[i] && fs->chans[i]->ph &&
+		    (!node || fs->chans[i]->node == node))
+			polls++;
+	pthread_mutex_unlock(&fs->lock);
+	fprintf(f, "parked_reads=%u\nparked_polls=%u\nwaiting_writes=%u\n",
+		reads, polls, writes);
+}
+
 /* MOUNT/.status: this node's identity and totals. */
 static void fs_render_root(struct fs *fs, FILE *f)
 {
@@ -485,6 +522,7 @@ static void fs_render_root(struct fs *fs, FILE *f)
 	fprintf(f, "max_message=%lu\n", (unsigned long)cfg->max_message);
 	fprintf(f, "route=%s\n", cfg->route == ROUTE_SA ? "sa" : "gid");
 	fprintf(f, "uptime=%ld\n", (long)(time(NULL) - fs->started));
+	fs_print_parked(fs, NULL, f);
 	if (fs->tp)
 		fs_print_counters(f, tp_totals(fs->tp));
 }
@@ -509,6 +547,7 @@ static void fs_render_peer(struct fs *fs, struct fs_node *node, FILE *f)
 	fprintf(f, "since=%ld\n", (long)p->since);
 	pthread_mutex_unlock(&p->lock);
 	fprintf(f, "channels=%u\n", node->nchans);
+	fs_print_parked(fs, node, f);
 	fs_print_counters(f, &p->cnt);
 	/* per stream, so not among the totals */
 	fprintf(f, "rel_srtt_ms=%lu\nrel_rto_ms=%lu\n",
@@ -983,8 +1022,7 @@ static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 		w->size = size;
 		if (fs->cfg->read_timeout_ms > 0)
 			w->deadline = fs_now_ms() + fs->cfg->read_timeout_ms;
-		TAILQ_INSERT_TAIL(&c->waiters, w, chan_link);
-		TAILQ_INSERT_TAIL(&fs->waiters, w, all_link);
+		fs_waiter_link(fs, w);
 		if (w->deadline)
 			pthread_cond_signal(&fs->reaper_cond);
 		pthread_mutex_unlock(&fs->lock);
@@ -1020,6 +1058,7 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 /* A reliable write in flight: whom to answer once the peer acked. */
 struct fs_wreq {
 	struct fs *fs;
+	struct fs_node *node;
 	fuse_req_t req;
 };
 
@@ -1034,6 +1073,7 @@ static void fs_write_done(void *arg, int status, size_t len)
 	struct fs *fs = w->fs;
 
 	pthread_mutex_lock(&fs->lock);
+	w->node->nwrites--;
 	if (!fs->stopping) {
 		if (status)
 			fuse_reply_err(w->req, -status);
@@ -1082,11 +1122,18 @@ static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 			return;
 		}
 		w->fs = fs;
+		w->node = c->node;
 		w->req = req;
+		pthread_mutex_lock(&fs->lock);
+		c->node->nwrites++;
+		pthread_mutex_unlock(&fs->lock);
 		rc = tp_send_async(fs->tp, c->node->peer, c->name, buf, size,
 				   nonblock ? TP_SEND_NONBLOCK : 0,
 				   fs_write_done, w);
 		if (rc) {
+			pthread_mutex_lock(&fs->lock);
+			c->node->nwrites--;
+			pthread_mutex_unlock(&fs->lock);
 			free(w);
 			fuse_reply_err(req, -rc);
 		}

@@ -5,6 +5,8 @@
 #   status_of MNT KEY         a key's value in MNT/.status
 #   peer_status MNT NODE KEY  a key's value in MNT/NODE/.status
 #   errno_of CMD...           run CMD, print its stderr (for errno checks)
+#   wait_parked MNT NODE N [KEY]  until MNT/NODE/.status says KEY=N
+#                             (parked_reads; waiting_writes, parked_polls)
 #   parked_big SRC DST FILE   a reader already waiting at DST gets FILE whole
 # shellcheck shell=bash
 
@@ -27,6 +29,14 @@ wait_size() {
 		fail "$1: size $(stat -c %s "$1" 2>&1), want $2"
 }
 
+# Wait until MNT/NODE/.status has KEY (default parked_reads) = N (60 s):
+# a read is parked, not merely started, before the test acts on it.
+wait_parked() {
+	local key=${4:-parked_reads}
+	wait_for "[ \"\$(peer_status '$1' '$2' $key)\" = '$3' ]" 60 ||
+		fail "$1/$2: $key=$(peer_status "$1" "$2" "$key"), want $3"
+}
+
 # A reader waiting on a conversation fd (<>) at mount DST gets the message
 # that mount SRC then sends, FILE's bytes (over 64 KiB: handed over after
 # the daemon's acks), byte-exact in one read.
@@ -38,7 +48,7 @@ parked_big() {
 		>"$WORK/parked.got") &
 	rpid=$!
 	wait_file "$dst/$srcn/parked"
-	sleep 0.5 # let the read park
+	wait_parked "$dst" "$srcn" 1
 	dd if="$file" of="$src/$dstn/parked" bs="$n" count=1 status=none ||
 		fail "write to a waiting reader failed"
 	wait_for "! kill -0 $rpid 2>/dev/null" 60 || fail "the waiting reader got nothing"

@@ -8,6 +8,12 @@
 #   on_exit CMD               run CMD at exit (before nodes are stopped)
 #   ibfs_start_nodes NAME...  write $WORK/ibfs.conf, start all, wait all up
 #   ibfs_start NAME | ibfs_stop NAME | ibfs_stop_nodes | ibfs_mnt NAME
+#   ibfs_kill NAME [SIG]      kill a daemon on purpose (not a crash)
+#   ibfs_reaped NAME RC       a daemon the test waited for itself
+#   no_sanitizer_report TEXT  fail when TEXT holds a sanitizer report
+# Every daemon a test starts must end with exit 0 on SIGTERM: one that died
+# by itself, needed SIGKILL, exited non-zero or left a sanitizer or
+# memcheck report in its log fails the test (ibfs_stop, and at exit).
 # Do not set your own EXIT trap: use on_exit (lib.sh owns the trap).
 # shellcheck shell=bash
 
@@ -26,9 +32,17 @@ if [[ -z ${WORK:-} ]]; then
 fi
 export IBFS_ROOT IBFS_BIN IBFS_TOOLS IBFS_DEV IBFS_IP WORK
 
+IBFS_STOP_TIMEOUT=${IBFS_STOP_TIMEOUT:-10}
 IBFS_NODES=()          # names in ibfs.conf order
 declare -A IBFS_PID=() # running daemon pid per name
 _LIB_ON_EXIT=()
+_LIB_DAEMON_BAD=0 # a daemon failed its ending (see ibfs_stop)
+# A sanitizer's own exit status, apart from ibfs's 1 and 2, so that a
+# report from a run expected to fail is not taken for that failure.
+if [[ -n ${SANITIZE:-} ]]; then
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=86:print_stacktrace=1
+fi
 
 # Print a timestamped progress line (to the test log).
 log() { echo "[$(date +%T.%3N)] $*" >&2; }
@@ -108,16 +122,32 @@ on_exit() {
 	_LIB_ON_EXIT+=("$1")
 }
 
-# Fail (rc 1) when a daemon log of this test holds a sanitizer report:
-# under SANITIZE a report must fail the test, even one printed at exit.
+# The lines that start a sanitizer's or memcheck's report of an error.
+_LIB_REPORT_RE='ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:|ERROR SUMMARY: [1-9]|definitely lost: [1-9]'
+
+# Print the reports in log file $1; 1 when it holds none.
+_lib_reports_in() {
+	grep -qE "$_LIB_REPORT_RE" "$1" 2>/dev/null || return 1
+	grep -E -A12 "$_LIB_REPORT_RE" "$1" | head -n 40
+}
+
+# Fail when TEXT (a one-shot run's output) holds a sanitizer report.
+no_sanitizer_report() {
+	grep -qE "$_LIB_REPORT_RE" <<<"$1" || return 0
+	grep -E -A12 "$_LIB_REPORT_RE" <<<"$1" | head -n 40 >&2
+	fail "sanitizer or memcheck report in a run's output"
+}
+
+# 1 when a log of this test ($WORK/*.log: daemons, valgrind) holds a
+# sanitizer or memcheck report, which must fail the test even when it
+# was printed at exit.
 _lib_sanitizer_check() {
 	local f bad=0
 	for f in "$WORK"/*.log; do
 		[[ -e $f ]] || continue
-		if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f"; then
-			echo "FAIL: sanitizer report in $(basename "$f"):" >&2
-			grep -E -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f" |
-				head -n 40 >&2
+		if _lib_reports_in "$f" >"$WORK/.report" 2>&1; then
+			echo "FAIL: sanitizer or memcheck report in $(basename "$f"):" >&2
+			cat "$WORK/.report" >&2
 			bad=1
 		fi
 	done
@@ -132,8 +162,8 @@ _lib_exit() {
 		eval "${_LIB_ON_EXIT[i]}"
 	done
 	ibfs_stop_nodes
-	if [[ -n ${SANITIZE:-} ]] && ! _lib_sanitizer_check && ((rc == 0)); then
-		rc=1
+	if ! _lib_sanitizer_check || ((_LIB_DAEMON_BAD)); then
+		((rc != 0 && rc != 77)) || rc=1
 	fi
 	exit "$rc"
 }
@@ -247,30 +277,88 @@ _ibfs_unmount() {
 	fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
 }
 
-# Stop node NAME: SIGTERM, wait up to 10 s, SIGKILL, unmount leftovers.
+# Record that daemon NAME failed its ending with MSG: the test fails.
+_ibfs_bad() {
+	echo "FAIL: node $1: $2" >&2
+	_LIB_DAEMON_BAD=1
+	ibfs_dump_logs
+}
+
+# Describe exit status $1 of a waited-for process ("exit N", "signal S").
+_ibfs_status_str() {
+	if (($1 > 128)); then
+		echo "killed by signal $(kill -l $(($1 - 128)) 2>/dev/null || echo $(($1 - 128)))"
+	else
+		echo "exit $1"
+	fi
+}
+
+# Stop node NAME: SIGTERM, wait up to IBFS_STOP_TIMEOUT s, then SIGKILL;
+# unmount leftovers. 1 (and the test fails) when the daemon had died
+# already, needed SIGKILL, or did not exit 0.
 ibfs_stop() {
-	local name=$1 pid=${IBFS_PID[$1]:-} i
-	if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-		log "stopping $name"
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			log "$name ignored SIGTERM; killing"
-			kill -KILL "$pid" 2>/dev/null || true
+	local name=$1 pid=${IBFS_PID[$1]:-} i rc=0 bad=''
+	if [[ -n $pid ]]; then
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid" 2>/dev/null || rc=$?
+			bad="died before it was stopped ($(_ibfs_status_str "$rc"))"
+		else
+			log "stopping $name"
+			kill -TERM "$pid" 2>/dev/null || true
+			for ((i = 0; i < IBFS_STOP_TIMEOUT * 10; i++)); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			if kill -0 "$pid" 2>/dev/null; then
+				bad="still running ${IBFS_STOP_TIMEOUT} s after SIGTERM; killed"
+				kill -KILL "$pid" 2>/dev/null || true
+			fi
+			wait "$pid" 2>/dev/null || rc=$?
+			if [[ -z $bad ]] && ((rc != 0)); then
+				bad="$(_ibfs_status_str "$rc") after SIGTERM, want exit 0"
+			fi
 		fi
-		wait "$pid" 2>/dev/null || true
 	fi
 	unset "IBFS_PID[$name]"
 	_ibfs_unmount "$(ibfs_mnt "$name")"
+	if [[ -z $bad ]] && _lib_reports_in "$WORK/$name.log" >"$WORK/.report" 2>&1; then
+		bad="sanitizer or memcheck report in $name.log:
+$(cat "$WORK/.report")"
+	fi
+	[[ -n $bad ]] || return 0
+	_ibfs_bad "$name" "$bad"
+	return 1
 }
 
-# Stop every node this test started.
+# Kill node NAME's daemon on purpose with SIG (default KILL) and reap it:
+# a death the test asked for, not a crash. The mount stays (dead) for
+# the test to look at; ibfs_stop or the exit trap unmounts it.
+ibfs_kill() {
+	local name=$1 pid=${IBFS_PID[$1]:-}
+	[[ -n $pid ]] || fail "ibfs_kill $name: not running"
+	log "killing $name with SIG${2:-KILL}"
+	kill "-${2:-KILL}" "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	unset "IBFS_PID[$name]"
+}
+
+# The test waited for daemon NAME itself and saw status RC: forget it, and
+# fail unless RC is 0 and its log is free of reports.
+ibfs_reaped() {
+	local name=$1 rc=$2
+	unset "IBFS_PID[$name]"
+	((rc == 0)) || { _ibfs_bad "$name" "$(_ibfs_status_str "$rc"), want exit 0"; fail "node $name: exit $rc"; }
+	if _lib_reports_in "$WORK/$name.log" >"$WORK/.report" 2>&1; then
+		_ibfs_bad "$name" "report in $name.log: $(cat "$WORK/.report")"
+		fail "node $name left a sanitizer or memcheck report"
+	fi
+}
+
+# Stop every node this test started (all of them, even after a failure).
 ibfs_stop_nodes() {
-	local n
+	local n bad=0
 	for n in "${IBFS_NODES[@]}"; do
-		ibfs_stop "$n"
+		ibfs_stop "$n" || bad=1
 	done
+	return "$bad"
 }

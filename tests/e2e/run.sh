@@ -2,7 +2,9 @@
 # Run every tests/e2e/t_*.sh (lexical order) inside the test bed, each in a
 # fresh temp WORK dir with its own timeout (120 s, or a "# timeout: N" line),
 # printing "PASS name", "FAIL name" (then its log tail) or "SKIP name (why)".
-# A test skips by exiting 77. E2E_FILTER=REGEX runs only matching names.
+# A test skips by exiting 77; under CI=true a skip is a FAIL that names
+# what was missing, since CI must never pass on a test that did not run.
+# E2E_FILTER=REGEX runs only matching names.
 # E2E_SUITE=pair runs tests/e2e/pair/t_*.sh instead, on both VMs of
 # `scripts/bed/run.sh --pair`: the nodes start each test together and node 1
 # reports the joint result.
@@ -80,18 +82,31 @@ pair_wait_other() {
 }
 
 # Two-VM mode: publish this node's exit status $2 of test $1; on node 1,
-# print the joint one (the first failure of the two).
+# print the joint one: a failure on either node wins over a skip, a skip
+# over a pass, so node 1 skipping never hides node 2 failing. Node 2's
+# skip reason travels with its status.
 pair_join() {
-	local name=$1 rc=$2 other
+	local name=$1 rc=$2 work=$3 other why
+	if ((rc == 77)); then
+		cp "$work/.skip" "$BED_SHARE/skip.$name.$BED_NODE_INDEX" 2>/dev/null || true
+	fi
 	echo "$rc" >"$BED_SHARE/rc.$name.$BED_NODE_INDEX"
 	if ((BED_NODE_INDEX != 1)); then
 		echo "$rc"
 		return
 	fi
 	other=$(pair_wait_other "rc.$name" 60)
-	if [[ $rc == 0 && $other != 0 ]]; then
-		echo "node 2 of $name: ${other/#timeout/no result}" >&2
-		[[ $other =~ ^[0-9]+$ ]] && rc=$other || rc=1
+	if ! [[ $other =~ ^[0-9]+$ ]]; then
+		echo "node 2 of $name: no result within 60 s" >&2
+		other=1
+	fi
+	if ((other != 0 && other != 77 && (rc == 0 || rc == 77))); then
+		echo "node 2 of $name: exit ${other}" >&2
+		rc=$other
+	elif ((other == 77 && rc == 0)); then
+		why=$(cat "$BED_SHARE/skip.$name.2" 2>/dev/null || true)
+		echo "node 2: ${why:-skipped}" >"$work/.skip"
+		rc=77
 	fi
 	echo "$rc"
 }
@@ -118,7 +133,15 @@ run_one() {
 	wait "$pid" || rc=$?
 	kill_leftovers "$pid" >>"$work/test.log" 2>&1
 	cleanup_mounts "$work"
-	[[ ${BED_MODE:-} != pair ]] || rc=$(pair_join "$name" "$rc" 2>>"$work/test.log")
+	[[ ${BED_MODE:-} != pair ]] || rc=$(pair_join "$name" "$rc" "$work" 2>>"$work/test.log")
+	if ((rc == 77)) && [[ ${CI:-} == true ]]; then
+		why=$(cat "$work/.skip" 2>/dev/null || tail -n 1 "$work/test.log")
+		echo "FAIL $name (skipped under CI=true: ${why:-no reason given})"
+		show_tail "$work/test.log"
+		NFAIL=$((NFAIL + 1))
+		echo "$name $rc $((SECONDS - t0))" >>"${BED_OUT:-$work}/e2e-times"
+		return
+	fi
 	case $rc in
 	0)
 		echo "PASS $name"

@@ -70,7 +70,7 @@ ev = p.poll(20000)
 sys.exit(0 if ev and ev[0][1] & select.POLLIN and os.read(fd, 64) == b"ping\n" else 1)
 PY
 poller=$!
-sleep 1
+wait_parked "$B" alpha 1 parked_polls # the wake-up is under test
 echo ping >"$A/beta/nb"
 wait "$poller" || fail "poll did not report the message"
 
@@ -115,11 +115,14 @@ for q in one two three; do
 	IFS= read -r -t 20 ans <&3 || fail "no answer to $q"
 	assert_eq "answer to $q" "$ans" "conversation"
 done
-# After data, an empty queue still waits (cat on O_RDONLY would end).
+# After data, an empty queue still waits (cat on O_RDONLY would end):
+# the read is parked before the question that brings its answer goes.
+(IFS= read -r -t 20 ans <&3 && echo "$ans" >"$WORK/four") &
+r4=$!
+wait_parked "$A" beta 1
 echo four >&3
-sleep 1
-IFS= read -r -t 20 ans <&3 || fail "no answer to four"
-assert_eq "answer to four" "$ans" "a read that waited after data"
+wait "$r4" || fail "no answer to four"
+assert_eq "answer to four" "$(cat "$WORK/four")" "a read that waited after data"
 exec 3<&-
 kill "$server"
 # fcntl O_NONBLOCK after open is honoured (the read carries the flags).

@@ -21,9 +21,7 @@ side=$!
 wait_file "$A/beta/big" 60
 wait_for "[ \$(stat -c %s '$A/beta/big') -ge 2097152 ]" 60 ||
 	fail "fewer than two messages arrived before the kill"
-kill -KILL "${IBFS_PID[beta]}"
-wait "${IBFS_PID[beta]}" 2>/dev/null || true
-unset "IBFS_PID[beta]"
+ibfs_kill beta
 wait "$streamer" 2>/dev/null || true
 wait_for "grep -qx state=down '$A/beta/.status'" 30 || fail "alpha did not see beta down"
 assert_match 'Transport endpoint is not connected' \

@@ -10,6 +10,7 @@ need_bin
 try() {
 	local rc=0 out
 	out=$("$IBFS_BIN" -c "$1" -n alpha -f "$2" 2>&1) || rc=$?
+	no_sanitizer_report "$out" >&2
 	echo "$rc|$out"
 }
 

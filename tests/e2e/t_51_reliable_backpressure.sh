@@ -42,7 +42,7 @@ dd if="$WORK/m2" of="$A/beta/k" bs=700000 iflag=fullblock status=none \
 	2>"$WORK/kerr" &
 w=$!
 sleep 2
-kill -9 "${IBFS_PID[beta]}"
+ibfs_kill beta
 if wait "$w"; then fail "write to a killed peer succeeded"; fi
 log "writer to a killed peer: $(cat "$WORK/kerr")"
 grep -Eq "not connected|timed out" "$WORK/kerr" ||

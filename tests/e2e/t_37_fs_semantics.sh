@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# README's semantics table, row by row, with the exact errno each row
+# names: ESPIPE for lseek, EINVAL for a 64-byte channel name, EACCES for
+# writing a .status file, EPERM for what the tree has no room for,
+# ENOSPC past max_channels, EMSGSIZE past max_message, ENOTCONN to a down
+# peer; fsync succeeds; mtime is the last arrival; owner and modes follow
+# file_mode and dir_mode; poll says always writable and readable once a
+# message is queued; so does epoll.
+# timeout: 180
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fslib.sh"
+need_cmd python3 mknod
+IBFS_CONF_EXTRA="max_message = 64k
+max_channels = 4
+file_mode = 0640
+dir_mode = 0750"
+ibfs_start_nodes alpha beta
+A=$(ibfs_mnt alpha)
+B=$(ibfs_mnt beta)
+
+# Print the errno name (or OK) of python3 statement $2 run with p = path $1.
+py_errno() {
+	python3 - "$1" "$2" <<'PY'
+import errno, os, sys
+p, stmt = sys.argv[1], sys.argv[2]
+try:
+    exec(stmt)
+    print("OK")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+PY
+}
+
+echo x >"$A/beta/chat"
+wait_file "$B/alpha/chat"
+
+# Errnos, exactly.
+assert_eq ESPIPE "$(py_errno "$B/alpha/chat" 'os.lseek(os.open(p, os.O_RDONLY), 0, os.SEEK_SET)')" "lseek"
+long=$(printf 'c%.0s' $(seq 64))
+assert_eq EINVAL "$(py_errno "$A/beta/$long" 'os.open(p, os.O_WRONLY | os.O_CREAT)')" "64-byte channel name"
+assert_eq OK "$(py_errno "$A/beta/${long:1}" 'os.close(os.open(p, os.O_WRONLY | os.O_CREAT))')" "63-byte channel name"
+assert_eq EACCES "$(py_errno "$A/beta/.status" 'os.open(p, os.O_WRONLY)')" "write .status"
+assert_eq EACCES "$(py_errno "$A/.status" 'os.open(p, os.O_RDWR)')" "write root .status"
+assert_eq EPERM "$(py_errno "$A/rootfile" 'os.open(p, os.O_WRONLY | os.O_CREAT)')" "a file in the root"
+assert_eq EPERM "$(py_errno "$A/beta/.dot" 'os.open(p, os.O_WRONLY | os.O_CREAT)')" "a dot name"
+assert_eq EPERM "$(py_errno "$A/beta/fifo" 'os.mkfifo(p)')" "mknod"
+assert_eq EPERM "$(py_errno "$A/beta/chat" 'os.chown(p, 1, 1)')" "chown"
+assert_eq EPERM "$(py_errno "$A/beta/chat" 'os.chmod(p, 0o600)')" "chmod"
+assert_eq EPERM "$(py_errno "$A/beta" 'os.rmdir(p)')" "rmdir"
+assert_eq EPERM "$(py_errno "$A/beta/.status" 'os.unlink(p)')" "rm .status"
+assert_eq EMSGSIZE "$(py_errno "$A/beta/chat" 'os.write(os.open(p, os.O_WRONLY), b"x" * 65537)')" "max_message + 1"
+assert_eq OK "$(py_errno "$A/beta/chat" 'os.write(os.open(p, os.O_WRONLY), b"x" * 65536)')" "max_message"
+assert_eq ENOENT "$(py_errno "$A/nosuch/chat" 'os.open(p, os.O_WRONLY | os.O_CREAT)')" "unknown node"
+assert_eq ENOENT "$(py_errno "$A/beta/never" 'os.open(p, os.O_RDONLY)')" "no such channel without O_CREAT"
+log "ESPIPE, EINVAL, EACCES, EPERM, EMSGSIZE, ENOENT"
+
+# max_channels = 4 in beta/ of alpha's tree: chat, the 63-byte one and two
+# more; the fifth open(O_CREAT) fails ENOSPC.
+n=$(peer_status "$A" beta channels)
+for ((i = n; i < 4; i++)); do
+	assert_eq OK "$(py_errno "$A/beta/more$i" 'os.close(os.open(p, os.O_WRONLY | os.O_CREAT))')" "channel $((i + 1))"
+done
+assert_eq 4 "$(peer_status "$A" beta channels)" "channels"
+assert_eq ENOSPC "$(py_errno "$A/beta/fifth" 'os.open(p, os.O_WRONLY | os.O_CREAT)')" "channel 5 of max_channels 4"
+log "ENOSPC past max_channels"
+
+# fsync succeeds at once; owner is the user running ibfs; modes.
+assert_eq OK "$(py_errno "$A/beta/chat" 'fd = os.open(p, os.O_WRONLY); os.fsync(fd); os.fdatasync(fd)')" "fsync"
+assert_eq "640 $(id -u) $(id -g)" "$(stat -c '%a %u %g' "$B/alpha/chat")" "channel mode and owner"
+assert_eq "750 $(id -u)" "$(stat -c '%a %u' "$B/alpha")" "node directory mode and owner"
+assert_eq "750" "$(stat -c '%a' "$B")" "root directory mode"
+assert_match '^4[0-9][0-9]$' "$(stat -c '%a' "$B/alpha/.status")" ".status is read-only"
+
+# mtime is the last arrival: later for a later message, and unchanged by
+# reading.
+m1=$(stat -c %Y "$B/alpha/chat")
+sleep 1.1 # a visibly later second for the next arrival
+echo y >"$A/beta/chat"
+wait_for "[ \$(stat -c %Y '$B/alpha/chat') -gt $m1 ]" 20 ||
+	fail "mtime did not move with an arrival ($m1)"
+m2=$(stat -c %Y "$B/alpha/chat")
+cat "$B/alpha/chat" >/dev/null
+assert_eq "$m2" "$(stat -c %Y "$B/alpha/chat")" "mtime after reading"
+log "fsync, owner, modes, mtime"
+
+# poll: POLLOUT at once on an empty channel, POLLIN only with a message;
+# epoll the same, woken by the arrival.
+touch "$B/alpha/pl"
+got=$(python3 - "$B/alpha/pl" <<'PY'
+import os, select, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_NONBLOCK)
+p = select.poll()
+p.register(fd, select.POLLIN | select.POLLOUT)
+ev = p.poll(0)
+print("out" if ev and ev[0][1] & select.POLLOUT else "no-out",
+      "in" if ev and ev[0][1] & select.POLLIN else "no-in")
+PY
+)
+assert_eq "out no-in" "$got" "poll on an empty channel"
+python3 - "$B/alpha/pl" >"$WORK/epoll.out" <<'PY' &
+import os, select, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+ep = select.epoll()
+ep.register(fd, select.EPOLLIN)
+ev = ep.poll(30)
+print("in" if ev and ev[0][1] & select.EPOLLIN else "timeout", os.read(fd, 64).decode().strip())
+PY
+ep=$!
+wait_parked "$B" alpha 1 parked_polls
+echo wake >"$A/beta/pl"
+wait "$ep" || fail "epoll reader failed"
+assert_eq "in wake" "$(cat "$WORK/epoll.out")" "epoll woken by an arrival"
+log "poll and epoll"
+
+# ENOTCONN to a peer that is down (and nothing queued for it).
+ibfs_stop beta
+wait_for "grep -qx state=down '$A/beta/.status'" 30 || fail "alpha did not mark beta down"
+assert_eq ENOTCONN "$(py_errno "$A/beta/chat" 'os.write(os.open(p, os.O_WRONLY), b"x")')" "write to a down peer"
+log "ENOTCONN"
