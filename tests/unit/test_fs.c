@@ -815,7 +815,7 @@ static void wake_reaper(void)
 
 /*
  * A reader parked behind an interrupted one gets what came meanwhile.
- * SKIPPED: fs.c stalls here (reported; see the fs-unit branch notes): the
+ * SKIPPED until fs.c is fixed (reported, not changed here): it stalls; the
  * message queues because r0 is the reaper's, r1 parks because a waiter is
  * listed, and the reaper's EINTR for r0 does not hand the message on, so
  * r1 waits for the next message, a timeout or the unmount.
