@@ -30,6 +30,8 @@ B        := build
 SRCS     := $(wildcard src/*.c)
 OBJS     := $(SRCS:src/%.c=$(B)/obj/%.o)
 LIBOBJS  := $(filter-out $(B)/obj/main.o,$(OBJS))
+LIB      := $(B)/libibfs.a
+FAKES    := $(wildcard tests/unit/fake_*.c tests/unit/fake_*.h)
 UNITS    := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 TOOLS    := $(patsubst tests/tools/%.c,$(B)/tools/%,$(wildcard tests/tools/*.c))
 
@@ -45,14 +47,23 @@ $(B)/obj/%.o: src/%.c
 $(B)/ibfs: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Unit tests link every module but main; the linker keeps what they use.
-$(B)/tests/%: tests/unit/%.c $(LIBOBJS) tests/unit/unit.h
+# Every module but main, as an archive: a program linked against it pulls
+# in only the objects it needs, so a unit test may define fakes (of tp_*,
+# say) in place of a module without clashing with it.
+$(LIB): $(LIBOBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS) -lcmocka
+	rm -f $@
+	$(AR) rcs $@ $^
 
-$(B)/tools/%: tests/tools/%.c $(LIBOBJS)
+# A unit test is tests/unit/test_X.c, its fakes tests/unit/fake_*.c
+# included by it; link order: the test, the archive, then the libraries.
+$(B)/tests/%: tests/unit/%.c $(LIB) tests/unit/unit.h $(FAKES)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+
+$(B)/tools/%: tests/tools/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 deps:
 	scripts/deps.sh
@@ -71,7 +82,7 @@ fmt:
 	clang-format -i src/*.c include/*.h tests/unit/*.c tests/unit/*.h tests/tools/*.c
 
 clean:
-	rm -rf $(B)/obj $(B)/tests $(B)/tools $(B)/ibfs
+	rm -rf $(B)/obj $(B)/tests $(B)/tools $(B)/ibfs $(LIB)
 
 -include $(OBJS:.o=.d)
 
