@@ -86,7 +86,6 @@ struct fs_chan {
 	uint64_t nlookup;
 	int nopen;
 	int unlinked;
-	int remote; /* made by a peer's message: counts against max_channels */
 };
 
 struct fs_node {
@@ -94,7 +93,6 @@ struct fs_node {
 	fuse_ino_t ino;
 	LIST_HEAD(, fs_chan) chans;
 	unsigned nchans;
-	unsigned nremote; /* channels this peer's messages created */
 	unsigned nparked; /* reads parked on its channels (.status) */
 	unsigned nwrites; /* reliable writes to it awaiting the ack */
 };
@@ -195,17 +193,17 @@ static struct fs_chan *fs_chan_find(struct fs_node *node, const char *name)
 }
 
 /*
- * Make a channel in node.  A peer may create at most max_channels (-ENOSPC
- * beyond), so no peer can exhaust our memory; the mounting user's own
- * O_CREATs are not limited.
+ * Make a channel in node.  A node's directory holds at most max_channels,
+ * whoever makes them (-ENOSPC beyond: a peer's message is dropped, an
+ * open(O_CREAT) fails), so no peer can exhaust our memory.
  */
 static int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
-		       int remote, struct fs_chan **out)
+		       struct fs_chan **out)
 {
 	struct fs_chan *c;
 	size_t slot;
 
-	if (remote && node->nremote >= fs->cfg->max_channels)
+	if (node->nchans >= fs->cfg->max_channels)
 		return -ENOSPC;
 	slot = fs->next_ino - fs->chan_base;
 	if (slot >= fs->nslots) {
@@ -230,8 +228,6 @@ static int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 	clock_gettime(CLOCK_REALTIME, &c->mtime);
 	LIST_INSERT_HEAD(&node->chans, c, dir_link);
 	node->nchans++;
-	c->remote = remote;
-	node->nremote += remote;
 	fs->chans[slot] = c;
 	*out = c;
 	return 0;
@@ -269,7 +265,6 @@ static void fs_chan_unlink(struct fs_chan *c)
 		return;
 	LIST_REMOVE(c, dir_link);
 	c->node->nchans--;
-	c->node->nremote -= c->remote;
 	c->unlinked = 1;
 	fs_chan_discard(c);
 }
@@ -375,6 +370,48 @@ static int fs_chan_take(struct fs_chan *c, size_t size, char **out,
 	return 0;
 }
 
+/* Answer a reader from the head of c's queue; caller holds the lock. */
+static int fs_read_now(struct fs_chan *c, struct fs_fh *fh, size_t size,
+		       char **buf, size_t *len)
+{
+	int rc = fs_chan_take(c, size, buf, len);
+
+	if (!rc)
+		fh->got = 1;
+	return rc;
+}
+
+/* The first reader parked on c that is not the reaper's; under lock. */
+static struct fs_waiter *fs_chan_live_waiter(struct fs_chan *c)
+{
+	struct fs_waiter *w;
+
+	TAILQ_FOREACH(w, &c->waiters, chan_link)
+		if (!w->interrupted)
+			return w;
+	return NULL;
+}
+
+/*
+ * Hand c's queued messages to its live parked readers, in order, onto out
+ * (via all_link), for the caller to answer after unlocking.  Messages wait
+ * beside a parked reader only while a reader ahead of it was the reaper's
+ * or a reply came back refused: whoever ends that calls this.  Under lock.
+ */
+static void fs_chan_feed(struct fs *fs, struct fs_chan *c,
+			 struct fs_waitq *out)
+{
+	struct fs_waiter *w;
+
+	while (!TAILQ_EMPTY(&c->msgs) && (w = fs_chan_live_waiter(c))) {
+		fs_waiter_unlink(fs, w);
+		w->rc = fs_read_now(c, w->fh, w->size, &w->buf, &w->blen);
+		TAILQ_INSERT_TAIL(out, w, all_link);
+	}
+}
+
+static void fs_answer_all(struct fs *fs, struct fs_waitq *q);
+
 /*
  * Reply to a reader with bytes taken from c.  If the kernel no longer
  * wants them (the read was interrupted meanwhile), put them back at the
@@ -383,6 +420,7 @@ static int fs_chan_take(struct fs_chan *c, size_t size, char **out,
 static void fs_reply_data(struct fs *fs, struct fs_chan *c, fuse_req_t req,
 			  char *buf, size_t len)
 {
+	struct fs_waitq next = TAILQ_HEAD_INITIALIZER(next);
 	struct fs_msg *m;
 
 	if (fuse_reply_buf(req, buf, len) == 0 || !len) {
@@ -401,7 +439,9 @@ static void fs_reply_data(struct fs *fs, struct fs_chan *c, fuse_req_t req,
 	m->len = len;
 	TAILQ_INSERT_HEAD(&c->msgs, m, link);
 	c->queued += len;
+	fs_chan_feed(fs, c, &next);
 	pthread_mutex_unlock(&fs->lock);
+	fs_answer_all(fs, &next);
 }
 
 /* Attributes of whatever ino is; -ENOENT when it is gone. */
@@ -478,6 +518,7 @@ static void fs_print_counters(FILE *f, struct peer_counters *c)
 /*
  * The requests parked in node (all nodes when NULL): what a script waits
  * on to know a read is parked before it acts, instead of sleeping.
+ * Caller holds fs->lock (fs_op_open renders under it).
  */
 static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
 {
@@ -485,7 +526,6 @@ static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
 	size_t i;
 	int n;
 
-	pthread_mutex_lock(&fs->lock);
 	for (n = 0; n < fs->nnodes; n++) {
 		if (node && node != &fs->nodes[n])
 			continue;
@@ -496,7 +536,6 @@ static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
 		if (fs->chans[i] && fs->chans[i]->ph &&
 		    (!node || fs->chans[i]->node == node))
 			polls++;
-	pthread_mutex_unlock(&fs->lock);
 	fprintf(f, "parked_reads=%u\nparked_polls=%u\nwaiting_writes=%u\n",
 		reads, polls, writes);
 }
@@ -934,7 +973,7 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	chan = fs_chan_find(node, name);
 	if (!chan) {
-		rc = fs_chan_new(fs, node, name, 0, &chan);
+		rc = fs_chan_new(fs, node, name, &chan);
 		if (rc)
 			goto out;
 	} else if ((fi->flags & O_EXCL)) {
@@ -955,17 +994,6 @@ out:
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_create(req, &e, fi);
-}
-
-/* Answer a reader from the head of c's queue; caller holds the lock. */
-static int fs_read_now(struct fs_chan *c, struct fs_fh *fh, size_t size,
-		       char **buf, size_t *len)
-{
-	int rc = fs_chan_take(c, size, buf, len);
-
-	if (!rc)
-		fh->got = 1;
-	return rc;
 }
 
 /*
@@ -1007,7 +1035,7 @@ static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 	/* Registered before the waiter is visible: see fs_read_interrupt. */
 	fuse_req_interrupt_func(req, fs_read_interrupt, fs);
 	pthread_mutex_lock(&fs->lock);
-	if (!TAILQ_EMPTY(&c->msgs) && TAILQ_EMPTY(&c->waiters)) {
+	if (!TAILQ_EMPTY(&c->msgs) && !fs_chan_live_waiter(c)) {
 		rc = fs_read_now(c, fh, size, &buf, &len);
 	} else if ((fh->got && !fh->follow) || c->unlinked || fs->stopping) {
 		rc = fs->stopping && !fh->got ? -ENOTCONN : 0;
@@ -1336,6 +1364,17 @@ static void fs_answer(struct fs *fs, struct fs_waiter *w)
 	fs_waiter_free(fs, w);
 }
 
+/* Answer, and empty, a list of readers (linked by all_link). */
+static void fs_answer_all(struct fs *fs, struct fs_waitq *q)
+{
+	struct fs_waiter *w;
+
+	while ((w = TAILQ_FIRST(q))) {
+		TAILQ_REMOVE(q, w, all_link);
+		fs_answer(fs, w);
+	}
+}
+
 /* Keep ph for fs_announce (under fs->lock); -ENOMEM: tell it now. */
 static int fs_poll_keep(struct fs *fs, struct fuse_pollhandle *ph)
 {
@@ -1384,7 +1423,7 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	if (!c && (!config_name_valid(chan) || chan[0] == '.'))
 		rc = -ENOSPC;
 	else if (!c)
-		rc = fs_chan_new(fs, node, chan, 1, &c);
+		rc = fs_chan_new(fs, node, chan, &c);
 	if (rc)
 		goto out;
 	if (c->queued + len > fs->cfg->queue_limit) {
@@ -1398,9 +1437,7 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	 * into the kernel (HPET) on every message. */
 	clock_gettime(CLOCK_REALTIME_COARSE, &c->mtime);
 	/* An interrupted waiter is the reaper's: skip it. */
-	TAILQ_FOREACH(w, &c->waiters, chan_link)
-		if (!w->interrupted)
-			break;
+	w = fs_chan_live_waiter(c);
 	if (w) {
 		fs_waiter_unlink(fs, w);
 		w->rc = fs_read_now(c, w->fh, w->size, &w->buf, &w->blen);
@@ -1480,6 +1517,7 @@ static void *fs_reaper(void *arg)
 {
 	struct fs *fs = arg;
 	struct fs_waitq done = TAILQ_HEAD_INITIALIZER(done);
+	struct fs_waitq fed = TAILQ_HEAD_INITIALIZER(fed);
 	struct fs_waiter *w, *tmp;
 	uint64_t now, next;
 
@@ -1497,6 +1535,9 @@ static void *fs_reaper(void *arg)
 			}
 		}
 		if (!TAILQ_EMPTY(&done)) {
+			/* what arrived while they blocked goes to the next */
+			TAILQ_FOREACH(w, &done, all_link)
+				fs_chan_feed(fs, w->chan, &fed);
 			pthread_mutex_unlock(&fs->lock);
 			while ((w = TAILQ_FIRST(&done))) {
 				TAILQ_REMOVE(&done, w, all_link);
@@ -1506,6 +1547,7 @@ static void *fs_reaper(void *arg)
 					fuse_reply_buf(w->req, NULL, 0);
 				fs_waiter_free(fs, w);
 			}
+			fs_answer_all(fs, &fed);
 			pthread_mutex_lock(&fs->lock);
 			continue;
 		}

@@ -560,24 +560,21 @@ static void test_limit_channel_names(void **state)
 }
 
 /*
- * fs.c's rule (fs_chan_new): the mounting user's own O_CREATs are not
- * limited by max_channels, nor counted against the peer's.  (README's
- * Semantics table says open(O_CREAT) fails with ENOSPC past the limit.)
+ * One rule for both: a node's directory holds max_channels, whoever made
+ * them; past it open(O_CREAT) fails ENOSPC and a peer's new channel is
+ * dropped, while existing channels still take messages.
  */
 static void test_limit_channels_local(void **state)
 {
-	struct fuse_file_info fi[3];
-	int i;
+	struct fuse_file_info fi[2];
 
-	t.cfg.max_channels = 1;
+	t.cfg.max_channels = 2;
 	open_chan("l0", O_RDONLY, &fi[0]);
-	open_chan("l1", O_RDONLY, &fi[1]);
-	open_chan("l2", O_RDONLY, &fi[2]);
-	assert_rc(deliver("l0", "x"), 0);
 	assert_rc(deliver("r0", "x"), 0);
+	assert_int_equal(create(t.alpha, "l1", O_RDONLY, &fi[1]), ENOSPC);
 	assert_rc(deliver("r1", "x"), -ENOSPC);
-	for (i = 0; i < 3; i++)
-		release(&fi[i]);
+	assert_rc(deliver("l0", "x"), 0);
+	release(&fi[0]);
 }
 
 /* ---- reads ---- */
@@ -814,18 +811,15 @@ static void wake_reaper(void)
 }
 
 /*
- * A reader parked behind an interrupted one gets what came meanwhile.
- * SKIPPED until fs.c is fixed (reported, not changed here): it stalls; the
- * message queues because r0 is the reaper's, r1 parks because a waiter is
- * listed, and the reaper's EINTR for r0 does not hand the message on, so
- * r1 waits for the next message, a timeout or the unmount.
+ * A reader parked behind an interrupted one gets what came meanwhile: the
+ * message queues because r0 is the reaper's, r1 parks, and the reaper's
+ * EINTR for r0 hands the message on (before, r1 waited for the next one).
  */
 static void test_read_behind_interrupted(void **state)
 {
 	struct fuse_file_info fi[2];
 	fuse_req_t r0, r1;
 
-	skip();
 	open_chan("chat", O_RDONLY, &fi[0]);
 	open_chan("chat", O_RDONLY, &fi[1]);
 	r0 = read_fi(&fi[0], 100);
@@ -873,15 +867,13 @@ static void test_read_reply_refused(void **state)
 
 /*
  * A reply refused by the kernel goes back to the head of the queue, and
- * to the next parked reader.  SKIPPED: fs.c leaves r1 parked with the
- * message queued (the same stall as test_read_behind_interrupted).
+ * to the next parked reader.
  */
 static void test_read_reply_refused_parked(void **state)
 {
 	struct fuse_file_info fi[2];
 	fuse_req_t r0, r1;
 
-	skip();
 	open_chan("chat", O_RDONLY, &fi[0]);
 	open_chan("chat", O_RDONLY, &fi[1]);
 	r0 = read_fi(&fi[0], 100);
