@@ -156,6 +156,8 @@ static uint8_t uc_pat(uint32_t id, uint32_t k, size_t i)
 /* How many numbers a short message of len bytes has room for. */
 static uint32_t uc_short_window(size_t len)
 {
+	if (!len)
+		return 1; /* an empty message is one of a kind */
 	return len >= 2 ? 65536 : 256;
 }
 
