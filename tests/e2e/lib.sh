@@ -75,6 +75,14 @@ need_bin() {
 	[[ -x $IBFS_BIN ]] || skip "build/ibfs not built"
 }
 
+# Print the path of build/tools/NAME; missing, skip, or fail under CI=true.
+need_tool() {
+	local t=$IBFS_TOOLS/$1
+	[[ -x $t ]] && { echo "$t"; return 0; }
+	[[ ${CI:-} == true ]] && fail "build/tools/$1 not built"
+	skip "build/tools/$1 not built"
+}
+
 # Fail unless WANT equals GOT.
 assert_eq() {
 	[[ $1 == "$2" ]] || fail "${3:-assert_eq}: want '$1', got '$2'"

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Two udchat processes on the one rxe device exchange UD messages both ways
 # and to themselves: 1 byte, exactly one datagram's worth, one byte more
-# (two datagrams) and 1 MiB (about a thousand datagrams), byte for byte.
+# (two datagrams) and 1 MiB (about a thousand datagrams), byte for byte,
+# each exactly once (udchat tracks every message by sender and number).
 # ROUTE=gid (t_11) builds the AHs from the hello instead of rdma_cm.
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
 need_cmd ibv_devinfo
-UDCHAT=$IBFS_TOOLS/udchat
-[[ -x $UDCHAT ]] || skip "build/tools/udchat not built"
+UDCHAT=$(need_tool udchat)
 ROUTE=${ROUTE:-sa}
 
 # Write $WORK/ud.conf for nodes NAME... with route $ROUTE.

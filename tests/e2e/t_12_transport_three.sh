@@ -6,8 +6,7 @@
 # timeout: 300
 source "$(dirname "$0")/lib.sh"
 need_cmd ibv_devinfo
-UDCHAT=$IBFS_TOOLS/udchat
-[[ -x $UDCHAT ]] || skip "build/tools/udchat not built"
+UDCHAT=$(need_tool udchat)
 
 # Write $WORK/ud.conf for nodes NAME... (route = sa).
 ud_conf() {

@@ -2,11 +2,12 @@
 # A peer restarts with a new QPN and the other follows without a restart:
 # alpha keeps running (-R: send its batch again whenever beta comes up
 # anew); beta runs, exits, runs again.  Alpha sees beta down, then up at
-# the new QPN (resolved again), and traffic resumes both ways.
+# the new QPN (resolved again), and traffic resumes both ways.  Alpha
+# takes beta's batch once per incarnation (udchat keys it by the sender's
+# QPN), so -r 20 means each of the two exactly once.
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
-UDCHAT=$IBFS_TOOLS/udchat
-[[ -x $UDCHAT ]] || skip "build/tools/udchat not built"
+UDCHAT=$(need_tool udchat)
 ROUTE=${ROUTE:-sa}
 
 {

@@ -6,8 +6,7 @@
 # timeout: 120
 source "$(dirname "$0")/lib.sh"
 need_cmd ss
-UDCHAT=$IBFS_TOOLS/udchat
-[[ -x $UDCHAT ]] || skip "build/tools/udchat not built"
+UDCHAT=$(need_tool udchat)
 aport=$((IBFS_BASE_PORT + 70))
 
 {
