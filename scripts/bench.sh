@@ -155,9 +155,10 @@ quantile() {
 # ibv_ud_pingpong server + client on port $1, extra args after; print the
 # client's usec/iter (the mean round trip).
 ref_ud_pingpong() {
-	local port=$1 srv tag
+	local port=$1 srv tag extra
 	shift
-	tag="udpp${*// /}-$port"
+	extra="$*" # ${*// /} would strip each word and join them with spaces
+	tag="udpp${extra// /}-$port"
 	local args=(-d "$IBFS_DEV" -i 1 -g "$GID" -p "$port" -s 64 -n "$UDPP_N" "$@")
 	timeout 60 ibv_ud_pingpong "${args[@]}" >"$LOGS/$tag-server.log" 2>&1 &
 	srv=$!
@@ -175,9 +176,10 @@ ref_ud_pingpong() {
 # ever.  perftest refuses -D with -e, so events run PERF_N iterations under
 # a shorter timeout (a lost datagram then costs that run).
 ref_send_bw() {
-	local port=$1 size=$2 srv tag to=60 mode=(-D "$PERF_SECS" -f 1)
+	local port=$1 size=$2 srv tag to=60 mode=(-D "$PERF_SECS" -f 1) extra
 	shift 2
-	tag="sendbw-$size${*// /}-$port"
+	extra="$*" # one word for the log names: "-l 16" -> "-l16"
+	tag="sendbw-$size${extra// /}-$port"
 	if [[ " $* " == *" -e "* ]]; then
 		mode=(-n "$PERF_N")
 		to=30
