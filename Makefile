@@ -153,19 +153,30 @@ FUZZ_CC   ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
-# What each target links beside itself.
-FUZZ_SRC_wire   := src/wire.c src/log.c
-FUZZ_SRC_config := src/config.c src/log.c
+# What each target links beside itself, built once for all of them.
+FUZZ_OBJ_wire   := wire log
+FUZZ_OBJ_config := config log
 FUZZ_LIB_config := -linih
-FUZZ_SRC_hello  := tests/fuzz/stubs.c src/bootstrap.c src/config.c src/log.c
+FUZZ_OBJ_hello  := stubs bootstrap config log
 FUZZ_LIB_hello  := -linih -lcrypto -lpthread
-FUZZ_SRC_rel    := src/wire.c src/reliable.c src/log.c
-FUZZ_SRC_relseq := src/wire.c src/reliable.c src/log.c
+FUZZ_OBJ_rel    := wire reliable log
+FUZZ_OBJ_relseq := wire reliable log
+
+$(B)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+$(B)/fuzz/obj/stubs.o: tests/fuzz/stubs.c $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+fuzz_objs = $(patsubst %,$(B)/fuzz/obj/%.o,$(FUZZ_OBJ_$(1)))
+.PRECIOUS: $(B)/fuzz/obj/%.o
 
 .SECONDEXPANSION:
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $(wildcard include/*.h)
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(wildcard include/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRC_$*) $(FUZZ_LIB_$*)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(call fuzz_objs,$*) $(FUZZ_LIB_$*)
 
 .PHONY: fuzz fuzz-bins fuzz-regress fuzz-seeds
 fuzz-bins: $(FUZZ_BINS)
