@@ -9,7 +9,9 @@
 #   make SANITIZE=address,undefined check
 #   make demo       three nodes in the test bed and a conversation among them
 #   make bench      ibfs beside ibv_ud_pingpong, ib_send_bw and a null FUSE fs
-#   make fuzz       libFuzzer on the datagram decoder and the config loader
+#   make fuzz       libFuzzer on the wire decoders, reliable streams, the
+#                   bootstrap hello and the config loader
+#   make fuzz-regress  every fuzz target over its seed corpus once
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall undoes it
 
 PKGS     := fuse3 libibverbs librdmacm inih
@@ -79,7 +81,8 @@ check: deps
 	scripts/check.sh
 
 fmt:
-	clang-format -i src/*.c include/*.h tests/unit/*.c tests/unit/*.h tests/tools/*.c
+	clang-format -i src/*.c include/*.h tests/unit/*.c tests/unit/*.h tests/tools/*.c \
+		tests/fuzz/*.c
 
 clean:
 	rm -rf $(B)/obj $(B)/tests $(B)/tools $(B)/ibfs $(LIB)
@@ -147,21 +150,65 @@ bench: all
 bench-reliable: all
 	scripts/bench/reliable.sh
 
-# libFuzzer targets (clang): the datagram decoder with reassembly, and the
-# config loader, FUZZ_TIME seconds each.  Crashes land in build/fuzz/;
-# each one found becomes a unit test.
+# libFuzzer targets (clang), FUZZ_TIME seconds each: the datagram decoder
+# with reassembly (wire), the config loader (config), the bootstrap hello
+# (hello), the reliable trailer and the sender's handling of acks (rel),
+# and in-order reassembly of reliable streams (relseq).  Each runs in
+# build/fuzz/NAME on top of its seeds in tests/fuzz/corpus/NAME; crashes
+# land in build/fuzz/.  Each one found becomes a unit test.
+# make fuzz-regress builds them all and runs each over its seeds once
+# (part of make unit and make check, through scripts/check.sh);
+# make fuzz-seeds writes the seeds again with the real encoders.
 FUZZ_TIME ?= 60
 FUZZ_CC   ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude
-.PHONY: fuzz
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS  := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
+# What each target links beside itself, built once for all of them.
+FUZZ_OBJ_wire   := wire log
+FUZZ_OBJ_config := config log
+FUZZ_LIB_config := -linih
+FUZZ_OBJ_hello  := stubs bootstrap config log
+FUZZ_LIB_hello  := -linih -lcrypto -lpthread
+FUZZ_OBJ_rel    := wire reliable log
+FUZZ_OBJ_relseq := wire reliable log
+
+$(B)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+$(B)/fuzz/obj/stubs.o: tests/fuzz/stubs.c $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+fuzz_objs = $(patsubst %,$(B)/fuzz/obj/%.o,$(FUZZ_OBJ_$(1)))
+.PRECIOUS: $(B)/fuzz/obj/%.o
+
+.SECONDEXPANSION:
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(call fuzz_objs,$*) $(FUZZ_LIB_$*)
+
+.PHONY: fuzz fuzz-bins fuzz-regress fuzz-seeds
+fuzz-bins: $(FUZZ_BINS)
+
 fuzz: deps
-	@mkdir -p $(B)/fuzz/wire $(B)/fuzz/config
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz/fuzz_wire tests/fuzz/fuzz_wire.c src/wire.c src/log.c
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz/fuzz_config tests/fuzz/fuzz_config.c src/config.c src/log.c -linih
-	cd $(B)/fuzz && ./fuzz_wire -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
-		wire $(CURDIR)/tests/fuzz/corpus/wire
-	cd $(B)/fuzz && ./fuzz_config -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
-		config $(CURDIR)/tests/fuzz/corpus/config
+	$(MAKE) fuzz-bins
+	set -e; for n in $(FUZZ_NAMES); do \
+		mkdir -p $(B)/fuzz/$$n; \
+		(cd $(B)/fuzz && ./fuzz_$$n -max_total_time=$(FUZZ_TIME) \
+			-print_final_stats=1 $$n $(CURDIR)/tests/fuzz/corpus/$$n); \
+	done
+
+fuzz-regress:
+	scripts/check.sh --fuzz-only
+
+fuzz-seeds:
+	@mkdir -p $(B)/fuzz
+	$(CC) $(CFLAGS) -o $(B)/fuzz/mkseeds tests/fuzz/mkseeds.c \
+		tests/fuzz/stubs.c src/wire.c src/bootstrap.c src/config.c \
+		src/log.c -linih -lcrypto -lpthread
+	$(B)/fuzz/mkseeds tests/fuzz/corpus
 
 # Ten minutes of steady traffic among three nodes in the bed, RSS sampled
 # every 10 s: no growth, nothing lost.  Not part of make check.

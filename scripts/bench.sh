@@ -155,9 +155,10 @@ quantile() {
 # ibv_ud_pingpong server + client on port $1, extra args after; print the
 # client's usec/iter (the mean round trip).
 ref_ud_pingpong() {
-	local port=$1 srv tag
+	local port=$1 srv tag extra
 	shift
-	tag="udpp${*// /}-$port"
+	extra="$*" # ${*// /} would strip each word and join them with spaces
+	tag="udpp${extra// /}-$port"
 	local args=(-d "$IBFS_DEV" -i 1 -g "$GID" -p "$port" -s 64 -n "$UDPP_N" "$@")
 	timeout 60 ibv_ud_pingpong "${args[@]}" >"$LOGS/$tag-server.log" 2>&1 &
 	srv=$!
@@ -175,9 +176,10 @@ ref_ud_pingpong() {
 # ever.  perftest refuses -D with -e, so events run PERF_N iterations under
 # a shorter timeout (a lost datagram then costs that run).
 ref_send_bw() {
-	local port=$1 size=$2 srv tag to=60 mode=(-D "$PERF_SECS" -f 1)
+	local port=$1 size=$2 srv tag to=60 mode=(-D "$PERF_SECS" -f 1) extra
 	shift 2
-	tag="sendbw-$size${*// /}-$port"
+	extra="$*" # one word for the log names: "-l 16" -> "-l16"
+	tag="sendbw-$size${extra// /}-$port"
 	if [[ " $* " == *" -e "* ]]; then
 		mode=(-n "$PERF_N")
 		to=30
@@ -205,8 +207,8 @@ mount_nullfs() {
 }
 
 # Run bench_rtt "${@:2}" (samples go to its -o FILE), keep its line in
-# the log, count its lost round trips under $1.lost; RTT_MEDIAN = its
-# median.
+# the log, count its lost round trips under $1.lost; RTT_MEDIAN and
+# RTT_MEAN = its median and mean of the same samples.
 rtt_run() {
 	local key=$1 line
 	shift
@@ -214,6 +216,13 @@ rtt_run() {
 	echo "$line" >>"$LOGS/rtt-$key.log"
 	acc "$key.lost" "$(kv lost "$line")"
 	RTT_MEDIAN=$(kv median_us "$line")
+	RTT_MEAN=$(kv mean_us "$line")
+}
+
+# The mean of the samples in file $1, one a line (empty when none).
+mean_of() {
+	[[ -s $1 ]] || return 0
+	awk '{ s += $1 } END { if (NR) printf "%.1f", s / NR }' "$1"
 }
 
 # Append "a/b b" to file $3 when both are there (one paired comparison;
@@ -244,9 +253,13 @@ median_calm() {
 # one O_RDWR file, write then a read that waits), ibfs (poll), ibfs
 # (reopen), back to back.  The host's load swings within seconds, so the
 # round-trip target is judged per block (one paired ratio each) and the
-# median of those is reported.
+# median of those is reported.  Each pair compares means: ud_pingpong
+# prints only its mean (usec/iter, elapsed over iterations), so the
+# block's ibfs and FUSE floor enter as the means of their own samples, not
+# their medians (a median under a mean flatters whichever side has the
+# longer tail).
 round_latency() {
-	local r=$1 n=$((BENCH_RTT_N / ROUNDS)) done=0 b k=0 ud fl rt rp
+	local r=$1 n=$((BENCH_RTT_N / ROUNDS)) done=0 b k=0 ud fl rt rp flm rtm
 	log "latency round $r/$ROUNDS: ud_pingpong, then blocks of ud_pingpong -e / FUSE floor / ibfs conv / ibfs poll / ibfs reopen"
 	acc udpp_poll "$(ref_ud_pingpong $((18600 + r)))"
 	while ((done < n)); do
@@ -255,14 +268,15 @@ round_latency() {
 		ud=$(ref_ud_pingpong $((18700 + 20 * r + k)) -e)
 		acc udpp_event "$ud"
 		rtt_run floor -m floor-conv -n "$b" -w 5 -o "$WORK/floor.us" "$NULLMNT/null" "$NULLMNT/null"
-		fl=$RTT_MEDIAN
+		fl=$RTT_MEDIAN flm=$RTT_MEAN
 		rtt_run rtt -m conv -n "$b" -w 5 -o "$WORK/rtt.us" "$A/beta/conv" "$A/beta/conv"
-		rt=$RTT_MEDIAN
+		rt=$RTT_MEDIAN rtm=$RTT_MEAN
 		rtt_run poll -n "$b" -w 5 -o "$WORK/poll.us" "$A/beta/ping" "$A/beta/pong"
 		rp=$RTT_MEDIAN
 		rtt_run reopen -m reopen -n $(((b + 1) / 2)) -w 2 -o "$WORK/reopen.us" "$A/beta/ping" "$A/beta/pong"
-		pair "$rt" "$(fsum2 "$fl" "$ud")" "$WORK/pairs-rtt"
-		echo "block $r.$k: ud_pingpong -e ${ud:-?} us, floor ${fl:-?} us, ibfs conv ${rt:-?} us, poll ${rp:-?} us" >>"$LOGS/blocks.log"
+		# mean / (mean + mean): ud_pingpong has no median to give
+		pair "$rtm" "$(fsum2 "$flm" "$ud")" "$WORK/pairs-rtt"
+		echo "block $r.$k: ud_pingpong -e mean ${ud:-?} us, floor mean ${flm:-?} median ${fl:-?} us, ibfs conv mean ${rtm:-?} median ${rt:-?} us, poll median ${rp:-?} us" >>"$LOGS/blocks.log"
 		done=$((done + b))
 	done
 	log "after round $r: floor median $(quantile "$WORK/floor.us" 0.5) us, ibfs conv $(quantile "$WORK/rtt.us" 0.5) us, poll $(quantile "$WORK/poll.us" 0.5) us, reopen $(quantile "$WORK/reopen.us" 0.5) us (pooled so far)"
@@ -307,17 +321,34 @@ acc_send_bw() {
 }
 
 # One stream round, each ibfs stream beside its reference (one paired
-# ratio each): ib_send_bw at the MTU polling, ibfs 1 MiB, ib_send_bw -e;
-# the null FUSE 64 B write stream, ibfs 64 B; ib_send_bw 64 B both ways.
+# ratio each): ib_send_bw at the MTU polling, ibfs 1 MiB, ib_send_bw -e,
+# then ib_send_bw at the MTU polling with a doorbell batch of 16 and of 32
+# (-l, post_list: ibfs posts its fragments in batches, perftest by default
+# one WR per ibv_post_send); the null FUSE 64 B write stream, ibfs 64 B;
+# ib_send_bw 64 B both ways, and polling with -l 16 and -l 32.  The
+# batched runs poll in duration mode like the default polling one:
+# perftest refuses -D with -e, and an -e run's count (PERF_N) would have
+# to be a multiple of the list.
 round_streams() {
-	local r=$1 line s1 s2 null
-	log "stream round $r/$ROUNDS: ib_send_bw -s $MTU, ibfs 1 MiB, ib_send_bw -s $MTU -e, null FUSE 64 B, ibfs 64 B, ib_send_bw -s 64 (poll, -e)"
+	local r=$1 line s1 s2 s16 s32 null l
+	log "stream round $r/$ROUNDS: ib_send_bw -s $MTU, ibfs 1 MiB, ib_send_bw -s $MTU -e, ib_send_bw -s $MTU -l 16/32, null FUSE 64 B, ibfs 64 B, ib_send_bw -s 64 (poll, -e, -l 16/32)"
 	acc_send_bw sbw_mtu "$(ref_send_bw $((18620 + r)) "$MTU")"
 	s1=$SBW_MBPS
 	stream 1048576 bw
 	acc_send_bw sbw_mtu_e "$(ref_send_bw $((18630 + r)) "$MTU" -e)"
 	s2=$SBW_MBPS
 	pair "$STREAM_MBPS" "$(max_of "$s1" "$s2")" "$WORK/pairs-bw"
+	for l in 16 32; do
+		acc_send_bw "sbw_mtu_l$l" "$(ref_send_bw $((18660 + 2 * r + l)) "$MTU" -l "$l")"
+		if ((l == 16)); then
+			s16=$SBW_MBPS
+		else
+			s32=$SBW_MBPS
+		fi
+	done
+	# reported, not targets: the same ibfs stream against the batched runs
+	pair "$STREAM_MBPS" "$s16" "$WORK/pairs-bw-l16"
+	pair "$STREAM_MBPS" "$s32" "$WORK/pairs-bw-l32"
 	line=$("$IBFS_TOOLS/bench_bw" send -s 64 -d "$STREAM_SECS" "$NULLMNT/null" || true)
 	log "null FUSE $line"
 	null=$(kv msgs_per_s "$line")
@@ -326,6 +357,9 @@ round_streams() {
 	pair "$STREAM_RATE" "$null" "$WORK/pairs-rate"
 	acc_send_bw sbw_64 "$(ref_send_bw $((18640 + r)) 64)"
 	acc_send_bw sbw_64_e "$(ref_send_bw $((18650 + r)) 64 -e)"
+	for l in 16 32; do
+		acc_send_bw "sbw_64_l$l" "$(ref_send_bw $((18900 + 2 * r + l)) 64 -l "$l")"
+	done
 }
 
 # The larger of two numbers (either may be empty).
@@ -341,8 +375,10 @@ figures_from_rounds() {
 	fig udpp_poll_us "$(acc_mean udpp_poll)" us "ibv_ud_pingpong -s 64, polling: mean round trip"
 	fig udpp_event_us "$(acc_mean udpp_event)" us "ibv_ud_pingpong -s 64 -e, events: mean round trip"
 	fig floor_median_us "$(quantile "$WORK/floor.us" 0.5)" us "FUSE floor: write+read 64 B on one O_RDWR nullfs file, median"
+	fig floor_mean_us "$(mean_of "$WORK/floor.us")" us "FUSE floor, mean (to set beside ud_pingpong's mean)"
 	fig floor_p99_us "$(quantile "$WORK/floor.us" 0.99)" us "FUSE floor, p99"
 	fig rtt_median_us "$(quantile "$WORK/rtt.us" 0.5)" us "ibfs 64 B round trip, conversation (O_RDWR, write then waiting read): median"
+	fig rtt_mean_us "$(mean_of "$WORK/rtt.us")" us "ibfs 64 B round trip, conversation: mean of the same samples"
 	fig rtt_p99_us "$(quantile "$WORK/rtt.us" 0.99)" us "ibfs 64 B round trip, conversation: p99"
 	fig rtt_poll_median_us "$(quantile "$WORK/poll.us" 0.5)" us "ibfs 64 B round trip, poll+O_NONBLOCK read: median"
 	fig rtt_reopen_median_us "$(quantile "$WORK/reopen.us" 0.5)" us "ibfs 64 B round trip, reopen+blocking read: median"
@@ -350,6 +386,8 @@ figures_from_rounds() {
 	fig rtt_lost "$((${ACC_SUM[rtt.lost]:-0} + ${ACC_SUM[poll.lost]:-0}))" n "ibfs round trips lost (no echo in 2 s)"
 	fig sendbw_mtu_MBps "$(acc_mean sbw_mtu.MBps)" MB/s "ib_send_bw -c UD -s $MTU, polling: received"
 	fig sendbw_mtu_e_MBps "$(acc_mean sbw_mtu_e.MBps)" MB/s "ib_send_bw -c UD -s $MTU -e, events: received"
+	fig sendbw_mtu_l16_MBps "$(acc_mean sbw_mtu_l16.MBps)" MB/s "ib_send_bw -c UD -s $MTU -l 16 (doorbell batch of 16), polling: received"
+	fig sendbw_mtu_l32_MBps "$(acc_mean sbw_mtu_l32.MBps)" MB/s "ib_send_bw -c UD -s $MTU -l 32 (doorbell batch of 32), polling: received"
 	fig bw_MBps "$(acc_rate bw.bytes | awk '{ if ($1 != "") printf "%.2f", $1 / 1048576 }')" MB/s "ibfs 1 MiB messages received intact"
 	fig bw_send_MBps "$(acc_rate bw.sendrate)" MB/s "ibfs 1 MiB write(2) rate at the sender"
 	fig bw_msgs_lost "$(diff_of "${ACC_SUM[bw.sent]:-}" "${ACC_SUM[bw.msgs]:-}")" msgs "1 MiB messages sent but not received intact (of ${ACC_SUM[bw.sent]:-?})"
@@ -364,6 +402,8 @@ figures_from_rounds() {
 	fig rate_msgs_lost "$(diff_of "${ACC_SUM[rate.sent]:-}" "${ACC_SUM[rate.msgs]:-}")" msgs "64 B messages sent but not received (of ${ACC_SUM[rate.sent]:-?})"
 	fig sendbw_64_msgs_per_s "$(acc_mean sbw_64.rate)" msgs/s "ib_send_bw -c UD -s 64, polling: received"
 	fig sendbw_64_e_msgs_per_s "$(acc_mean sbw_64_e.rate)" msgs/s "ib_send_bw -c UD -s 64 -e, events: received"
+	fig sendbw_64_l16_msgs_per_s "$(acc_mean sbw_64_l16.rate)" msgs/s "ib_send_bw -c UD -s 64 -l 16, polling: received"
+	fig sendbw_64_l32_msgs_per_s "$(acc_mean sbw_64_l32.rate)" msgs/s "ib_send_bw -c UD -s 64 -l 32, polling: received"
 }
 
 # $1 - $2, or nothing when either is missing.
@@ -448,7 +488,7 @@ phase_idle() {
 # ibfs running, then starts both nodes busy-polling for the round trips
 # (one paired ratio per round).  Leaves no node running.
 phase_busy() {
-	local r n=$((BENCH_RTT_N / ROUNDS)) ud fl rt epid
+	local r n=$((BENCH_RTT_N / ROUNDS)) ud fl rt flm rtm epid
 	local extra="${IBFS_CONF_EXTRA:+$IBFS_CONF_EXTRA$'\n'}busy_poll = 1"
 	log "busy poll: $ROUNDS x (ud_pingpong polling, FUSE floor, ibfs busy_poll = 1 conversation)"
 	ibfs_stop_nodes
@@ -456,20 +496,22 @@ phase_busy() {
 		ud=$(ref_ud_pingpong $((18800 + r)))
 		acc udpp_poll_busy "$ud"
 		rtt_run floor_busy -m floor-conv -n "$n" -w 5 -o "$WORK/floor-busy.us" "$NULLMNT/null" "$NULLMNT/null"
-		fl=$RTT_MEDIAN
+		fl=$RTT_MEDIAN flm=$RTT_MEAN
 		IBFS_CONF_EXTRA=$extra ibfs_start_nodes alpha beta
 		"$IBFS_TOOLS/bench_echo" -c -t 600 "$B/alpha/bconv" "$B/alpha/bconv" >>"$LOGS/echo-busy.log" 2>&1 &
 		epid=$!
 		rtt_run busy -m conv -n "$n" -w 5 -o "$WORK/busy.us" "$A/beta/bconv" "$A/beta/bconv"
-		rt=$RTT_MEDIAN
+		rt=$RTT_MEDIAN rtm=$RTT_MEAN
 		kill "$epid" 2>/dev/null || true
 		wait "$epid" 2>/dev/null || true
 		ibfs_stop_nodes
-		pair "$rt" "$(fsum2 "$fl" "$ud")" "$WORK/pairs-rtt-busy"
-		log "busy round $r: ud_pingpong ${ud:-?} us, floor ${fl:-?} us, ibfs busy_poll conv ${rt:-?} us"
+		# means, as in round_latency: ud_pingpong gives only its mean
+		pair "$rtm" "$(fsum2 "$flm" "$ud")" "$WORK/pairs-rtt-busy"
+		log "busy round $r: ud_pingpong mean ${ud:-?} us, floor mean ${flm:-?} median ${fl:-?} us, ibfs busy_poll conv mean ${rtm:-?} median ${rt:-?} us"
 	done
 	fig udpp_poll_busy_us "$(acc_mean udpp_poll_busy)" us "ibv_ud_pingpong -s 64, polling, in the busy-poll phase: mean round trip"
 	fig rtt_busy_median_us "$(quantile "$WORK/busy.us" 0.5)" us "ibfs 64 B round trip, conversation, busy_poll = 1 on both nodes: median"
+	fig rtt_busy_mean_us "$(mean_of "$WORK/busy.us")" us "ibfs busy_poll round trip, mean of the same samples"
 	fig rtt_busy_p99_us "$(quantile "$WORK/busy.us" 0.99)" us "ibfs busy_poll round trip, p99"
 }
 
@@ -508,38 +550,57 @@ fsum() {
 report() {
 	local n json=$BED_OUT/bench.json first=1 floor1 floor2 rev
 	rev=$(git -C "$BENCH_ROOT" describe --always --dirty 2>/dev/null || echo unknown)
-	floor1=$(fsum floor_median_us udpp_event_us)
-	floor2=$(fsum floor_median_us udpp_event_us 2)
+	# Every round-trip ratio sets means beside means: ibv_ud_pingpong
+	# prints only usec/iter, its elapsed time over its iterations, so no
+	# median of it exists; ibfs's and the FUSE floor's are the means of
+	# their own per-trip samples (bench_rtt's mean_us, or of the pooled
+	# sample files).  Their medians stay in the table as figures.
+	floor1=$(fsum floor_mean_us udpp_event_us)
+	floor2=$(fsum floor_mean_us udpp_event_us 2)
 	# Targets: the median of the calm paired ratios, each pair taken back
-	# to back (see median_calm).
+	# to back (see median_calm); each pair is mean / (mean + mean).
 	local m
 	m=$(median_calm "$WORK/pairs-rtt" min)
 	ratio rtt "${m% *}" 1 "<=" 1.2 \
-		"ibfs round trip / (FUSE floor + ud_pingpong -e), median of ${m#* } calm paired blocks" \
+		"ibfs mean round trip / (FUSE floor mean + ud_pingpong -e mean), median of ${m#* } calm paired blocks" \
 		"$WORK/pairs-rtt"
 	m=$(median_calm "$WORK/pairs-rtt-busy" min)
 	ratio rtt_busy "${m% *}" 1 "<=" 1.2 \
-		"ibfs busy_poll round trip / (FUSE floor + ud_pingpong polling), median of ${m#* } calm paired rounds" \
+		"ibfs busy_poll mean round trip / (FUSE floor mean + ud_pingpong polling mean), median of ${m#* } calm paired rounds" \
 		"$WORK/pairs-rtt-busy"
-	# The better completion mode of ib_send_bw is the reference.
+	# The better completion mode of ib_send_bw is the reference; rates
+	# beside rates (bytes over seconds, MiB both: perftest's MB is 2^20).
 	m=$(median_calm "$WORK/pairs-bw" max)
 	ratio bw "${m% *}" 1 ">=" 0.95 \
 		"ibfs 1 MiB bandwidth / ib_send_bw -c UD -s $MTU (better of polling and -e), median of ${m#* } calm pairs" \
 		"$WORK/pairs-bw"
+	# For scale, not targets: the same ibfs stream against ib_send_bw with
+	# a doorbell batch (-l), as ibfs batches its posts.  The target keeps
+	# its reference, one WR a post, which it was set against.
+	m=$(median_calm "$WORK/pairs-bw-l16" max)
+	ratio bw_l16 "${m% *}" 1 "" "" \
+		"ibfs 1 MiB bandwidth / ib_send_bw -c UD -s $MTU -l 16, median of ${m#* } calm pairs (for scale)" \
+		"$WORK/pairs-bw-l16"
+	m=$(median_calm "$WORK/pairs-bw-l32" max)
+	ratio bw_l32 "${m% *}" 1 "" "" \
+		"ibfs 1 MiB bandwidth / ib_send_bw -c UD -s $MTU -l 32, median of ${m#* } calm pairs (for scale)" \
+		"$WORK/pairs-bw-l32"
 	m=$(median_calm "$WORK/pairs-rate" max)
 	ratio rate "${m% *}" 1 ">=" 0.8 \
 		"ibfs 64 B message rate / null FUSE 64 B write rate, median of ${m#* } calm pairs" \
 		"$WORK/pairs-rate"
-	ratio rtt_pooled "${FIG_VAL[rtt_median_us]:-}" "$floor1" "" "" \
-		"pooled figures: rtt_median / (floor_median + udpp_event) (for scale)"
-	ratio rtt_both_ends "${FIG_VAL[rtt_median_us]:-}" "$floor2" "" "" \
-		"pooled: rtt_median / (2 x floor_median + udpp_event): FUSE at both ends (for scale)"
+	ratio rtt_pooled "${FIG_VAL[rtt_mean_us]:-}" "$floor1" "" "" \
+		"pooled figures: rtt_mean / (floor_mean + udpp_event mean) (for scale)"
+	ratio rtt_both_ends "${FIG_VAL[rtt_mean_us]:-}" "$floor2" "" "" \
+		"pooled: rtt_mean / (2 x floor_mean + udpp_event mean): FUSE at both ends (for scale)"
 	ratio bw_pooled "${FIG_VAL[bw_MBps]:-}" "$(max_of "${FIG_VAL[sendbw_mtu_MBps]:-}" "${FIG_VAL[sendbw_mtu_e_MBps]:-}")" "" "" \
 		"pooled figures: bw / better ib_send_bw (for scale)"
 	ratio rate_pooled "${FIG_VAL[rate_msgs_per_s]:-}" "${FIG_VAL[nullfs_write_msgs_per_s]:-}" "" "" \
 		"pooled figures: rate / null FUSE write rate (for scale)"
 	ratio rate_vs_verbs "${FIG_VAL[rate_msgs_per_s]:-}" "$(max_of "${FIG_VAL[sendbw_64_msgs_per_s]:-}" "${FIG_VAL[sendbw_64_e_msgs_per_s]:-}")" "" "" \
 		"ibfs 64 B message rate / ib_send_bw -c UD -s 64, better mode (for scale)"
+	ratio rate_vs_l32 "${FIG_VAL[rate_msgs_per_s]:-}" "${FIG_VAL[sendbw_64_l32_msgs_per_s]:-}" "" "" \
+		"ibfs 64 B message rate / ib_send_bw -c UD -s 64 -l 32 (for scale)"
 	ratio shell "${FIG_VAL[shell_ibfs_per_s]:-}" "${FIG_VAL[shell_tmpfs_per_s]:-}" "" "" \
 		"echo > ibfs file / echo > tmpfs file (for scale)"
 	ratio idle_cpu "${FIG_VAL[idle_cpu_pct]:-}" 100 "<" 0.01 \

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Test driver behind `make check`: unit tests (every build/tests/test_* cmocka
-# binary, TAP output, on the host, no root) then the e2e suite
-# (tests/e2e/run.sh, inside the test bed: scripts/bed/run.sh). Ends with one
-# line "N passed, N failed[, N skipped]"; exits 1 on any failure.
-#   scripts/check.sh [--unit-only|--e2e-only]
-# Under CI=true a test bed that cannot come up counts as a failure.
+# binary, TAP output, on the host, no root, then every fuzz target over its
+# seed corpus once) then the e2e suite (tests/e2e/run.sh, inside the test
+# bed: scripts/bed/run.sh). Ends with one line "N passed, N failed[, N
+# skipped]"; exits 1 on any failure.
+#   scripts/check.sh [--unit-only|--e2e-only|--fuzz-only]
+# Under CI=true a test bed that cannot come up, or no clang with libFuzzer
+# for the fuzz targets, counts as a failure.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-300}
+FUZZ_CC=${FUZZ_CC:-clang}
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-60}
 PASSED=0 FAILED=0 SKIPPED=0
 
 # Count one unit binary's TAP results against its plan ("1..N"): a binary
@@ -59,6 +63,79 @@ run_unit() {
 	((found)) || echo "(no unit test binaries in build/tests)"
 }
 
+# Count one fuzz target the toolchain cannot build as FAIL (CI) or SKIP.
+fuzz_absent() {
+	local name=$1 why=$2
+	if [[ ${CI:-} == true ]]; then
+		echo "FAIL fuzz_$name ($why)"
+		FAILED=$((FAILED + 1))
+	else
+		echo "SKIP fuzz_$name ($why)"
+		SKIPPED=$((SKIPPED + 1))
+	fi
+}
+
+# Build every fuzz target and run each over its seed corpus once
+# (-runs=0: the seeds, no fuzzing), so that none rots between `make fuzz`
+# runs: it must still build, and no seed may crash it.
+run_fuzz() {
+	local src name bin why='' log out rc probe
+	local -a names=()
+	echo "== fuzz targets over their seeds"
+	for src in "$ROOT"/tests/fuzz/fuzz_*.c; do
+		[[ -f $src ]] || continue
+		name=${src##*/fuzz_} names+=("${name%.c}")
+	done
+	((${#names[@]})) || { echo "(no fuzz targets in tests/fuzz)"; return 0; }
+	# A toolchain without clang or its libFuzzer runtime builds none.
+	probe=$(mktemp -d)
+	if ! command -v "$FUZZ_CC" >/dev/null 2>&1; then
+		why="no $FUZZ_CC on PATH (make deps installs clang)"
+	elif ! printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+		'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);' \
+		'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)' \
+		'{ return d && n ? 0 : 0; }' |
+		"$FUZZ_CC" -fsanitize=fuzzer,address,undefined -x c - \
+			-o "$probe/probe" >/dev/null 2>&1; then
+		why="$FUZZ_CC cannot link -fsanitize=fuzzer (make deps installs libclang-rt-14-dev)"
+	fi
+	rm -rf "$probe"
+	if [[ -n $why ]]; then
+		for name in "${names[@]}"; do
+			fuzz_absent "$name" "$why"
+		done
+		return 0
+	fi
+	log=$(mktemp)
+	# One parallel build; a target it could not build is not up to date.
+	make -C "$ROOT" -s -k -j"$(nproc)" FUZZ_CC="$FUZZ_CC" fuzz-bins \
+		>"$log" 2>&1 || true
+	for name in "${names[@]}"; do
+		bin=$ROOT/build/fuzz/fuzz_$name
+		if ! make -C "$ROOT" -s -q FUZZ_CC="$FUZZ_CC" \
+			"build/fuzz/fuzz_$name" >/dev/null 2>&1; then
+			echo "FAIL fuzz_$name (does not build)"
+			grep -F -A3 "fuzz_$name" "$log" | tail -n 20 | sed 's/^/    | /'
+			FAILED=$((FAILED + 1))
+			continue
+		fi
+		rc=0
+		out=$(cd "$ROOT/build/fuzz" && timeout -k 5 "$FUZZ_TIMEOUT" \
+			"$bin" -runs=0 -artifact_prefix="$ROOT/build/fuzz/" \
+			"$ROOT/tests/fuzz/corpus/$name" 2>&1 </dev/null) || rc=$?
+		if ((rc == 0)); then
+			echo "PASS fuzz_$name ($(grep -c . < <(ls -A \
+				"$ROOT/tests/fuzz/corpus/$name")) seeds)"
+			PASSED=$((PASSED + 1))
+		else
+			echo "FAIL fuzz_$name (exit $rc over tests/fuzz/corpus/$name)"
+			sed 's/^/    | /' <<<"$out" | tail -n 40
+			FAILED=$((FAILED + 1))
+		fi
+	done
+	rm -f "$log"
+}
+
 # Run the e2e suite in the bed; count its PASS/FAIL/SKIP lines. With
 # "pair", run tests/e2e/pair on two VMs and count node 1's joint results.
 run_e2e() {
@@ -95,14 +172,16 @@ run_e2e() {
 }
 
 main() {
-	local unit=1 e2e=1
+	local unit=1 fuzz=1 e2e=1
 	case ${1:-} in
 	--unit-only) e2e=0 ;;
-	--e2e-only) unit=0 ;;
+	--e2e-only) unit=0 fuzz=0 ;;
+	--fuzz-only) unit=0 e2e=0 ;;
 	"") ;;
-	*) echo "usage: $0 [--unit-only|--e2e-only]" >&2; return 2 ;;
+	*) echo "usage: $0 [--unit-only|--e2e-only|--fuzz-only]" >&2; return 2 ;;
 	esac
 	((unit)) && run_unit
+	((fuzz)) && run_fuzz
 	if ((e2e)); then
 		# One VM boot for the one-VM suite, then two for the pair suite;
 		# a suite E2E_FILTER leaves empty does not boot.
