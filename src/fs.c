@@ -86,6 +86,7 @@ struct fs_chan {
 	uint64_t nlookup;
 	int nopen;
 	int unlinked;
+	int remote; /* made by a peer's message: counts against max_channels */
 };
 
 struct fs_node {
@@ -93,6 +94,7 @@ struct fs_node {
 	fuse_ino_t ino;
 	LIST_HEAD(, fs_chan) chans;
 	unsigned nchans;
+	unsigned nremote; /* channels this peer's messages created */
 	unsigned nparked; /* reads parked on its channels (.status) */
 	unsigned nwrites; /* reliable writes to it awaiting the ack */
 };
@@ -193,17 +195,18 @@ static struct fs_chan *fs_chan_find(struct fs_node *node, const char *name)
 }
 
 /*
- * Make a channel in node.  A node's directory holds at most max_channels,
- * whoever makes them (-ENOSPC beyond: a peer's message is dropped, an
- * open(O_CREAT) fails), so no peer can exhaust our memory.
+ * Make a channel in node.  A peer's messages may create at most
+ * max_channels (-ENOSPC beyond: the message is dropped), so no peer can
+ * exhaust our memory.  The mounting user's own O_CREATs are not limited:
+ * a script that sends on many channels to one peer makes them here.
  */
 static int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
-		       struct fs_chan **out)
+		       int remote, struct fs_chan **out)
 {
 	struct fs_chan *c;
 	size_t slot;
 
-	if (node->nchans >= fs->cfg->max_channels)
+	if (remote && node->nremote >= fs->cfg->max_channels)
 		return -ENOSPC;
 	slot = fs->next_ino - fs->chan_base;
 	if (slot >= fs->nslots) {
@@ -228,6 +231,8 @@ static int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 	clock_gettime(CLOCK_REALTIME, &c->mtime);
 	LIST_INSERT_HEAD(&node->chans, c, dir_link);
 	node->nchans++;
+	c->remote = remote;
+	node->nremote += remote;
 	fs->chans[slot] = c;
 	*out = c;
 	return 0;
@@ -265,6 +270,7 @@ static void fs_chan_unlink(struct fs_chan *c)
 		return;
 	LIST_REMOVE(c, dir_link);
 	c->node->nchans--;
+	c->node->nremote -= c->remote;
 	c->unlinked = 1;
 	fs_chan_discard(c);
 }
@@ -973,7 +979,7 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	chan = fs_chan_find(node, name);
 	if (!chan) {
-		rc = fs_chan_new(fs, node, name, &chan);
+		rc = fs_chan_new(fs, node, name, 0, &chan);
 		if (rc)
 			goto out;
 	} else if ((fi->flags & O_EXCL)) {
@@ -1423,7 +1429,7 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	if (!c && (!config_name_valid(chan) || chan[0] == '.'))
 		rc = -ENOSPC;
 	else if (!c)
-		rc = fs_chan_new(fs, node, chan, &c);
+		rc = fs_chan_new(fs, node, chan, 1, &c);
 	if (rc)
 		goto out;
 	if (c->queued + len > fs->cfg->queue_limit) {

@@ -42,14 +42,14 @@ reader=$!
 wait_parked "$B" alpha 1
 pid=${IBFS_PID[beta]}
 kill -TERM "$pid"
-rc=0
-wait "$reader" || rc=$?
-assert_eq 1 "$rc" "parked reader's exit status after SIGTERM"
-assert_match 'Transport endpoint is not connected' "$(cat "$WORK/reader.err")" \
-	"parked reader's error after SIGTERM"
+rrc=0
+wait "$reader" || rrc=$?
 rc=0
 wait "$pid" || rc=$?
 ibfs_reaped beta "$rc"
+assert_eq 1 "$rrc" "parked reader's exit status after SIGTERM"
+assert_match 'Transport endpoint is not connected' "$(cat "$WORK/reader.err")" \
+	"parked reader's error after SIGTERM"
 ! grep -q " $B " /proc/mounts || fail "beta still mounted after SIGTERM"
 log "SIGTERM: reader got '$(head -c 80 "$WORK/reader.err")', daemon exit 0"
 

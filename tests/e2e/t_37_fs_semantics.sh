@@ -2,8 +2,9 @@
 # README's semantics table, row by row, with the exact errno each row
 # names: ESPIPE for lseek, EINVAL for a 64-byte channel name, EACCES for
 # writing a .status file, EPERM for what the tree has no room for,
-# ENOSPC past max_channels, EMSGSIZE past max_message, ENOTCONN to a down
-# peer; fsync succeeds; mtime is the last arrival; owner and modes follow
+# EMSGSIZE past max_message, ENOTCONN to a down peer; max_channels drops a
+# peer's new channels but not your own; fsync succeeds; mtime is the last
+# arrival; owner and modes follow
 # file_mode and dir_mode; poll says always writable and readable once a
 # message is queued; so does epoll.
 # timeout: 180
@@ -54,15 +55,18 @@ assert_eq ENOENT "$(py_errno "$A/nosuch/chat" 'os.open(p, os.O_WRONLY | os.O_CRE
 assert_eq ENOENT "$(py_errno "$A/beta/never" 'os.open(p, os.O_RDONLY)')" "no such channel without O_CREAT"
 log "ESPIPE, EINVAL, EACCES, EPERM, EMSGSIZE, ENOENT"
 
-# max_channels = 4 in beta/ of alpha's tree: chat, the 63-byte one and two
-# more; the fifth open(O_CREAT) fails ENOSPC.
-n=$(peer_status "$A" beta channels)
-for ((i = n; i < 4; i++)); do
-	assert_eq OK "$(py_errno "$A/beta/more$i" 'os.close(os.open(p, os.O_WRONLY | os.O_CREAT))')" "channel $((i + 1))"
-done
-assert_eq 4 "$(peer_status "$A" beta channels)" "channels"
-assert_eq ENOSPC "$(py_errno "$A/beta/fifth" 'os.open(p, os.O_WRONLY | os.O_CREAT)')" "channel 5 of max_channels 4"
-log "ENOSPC past max_channels"
+# max_channels = 4 bounds what alpha's messages create at beta: beta has
+# chat; alpha sends on six more, three are made, three dropped (counted).
+# Alpha's own tree holds all seven it made with open(O_CREAT), unlimited.
+d0=$(peer_status "$B" alpha drop_queue_full)
+for i in 1 2 3 4 5 6; do echo "n $i" >"$A/beta/more$i"; done
+wait_for "[ \$(peer_status '$B' alpha drop_queue_full) -ge $((d0 + 3)) ]" 30 ||
+	fail "beta counted $(peer_status "$B" alpha drop_queue_full) drops, want $((d0 + 3))"
+assert_eq 4 "$(peer_status "$B" alpha channels)" "channels alpha's messages made at beta"
+assert_eq $((d0 + 3)) "$(peer_status "$B" alpha drop_queue_full)" "drops at beta"
+assert_eq OK "$(py_errno "$A/beta/more7" 'os.close(os.open(p, os.O_WRONLY | os.O_CREAT))')" "alpha's own 9th channel"
+assert_eq 9 "$(ls "$A/beta" | wc -l)" "alpha's own channels to beta (chat, 63-byte, more1-7)"
+log "max_channels: a peer's new channels dropped past it, your own not"
 
 # fsync succeeds at once; owner is the user running ibfs; modes.
 assert_eq OK "$(py_errno "$A/beta/chat" 'fd = os.open(p, os.O_WRONLY); os.fsync(fd); os.fdatasync(fd)')" "fsync"

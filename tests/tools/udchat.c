@@ -100,7 +100,8 @@ struct uc_spec {
 struct uc_tx {
 	uint64_t epoch_sent; /* epoch the batches went out at; 0 = never */
 	uint16_t round;
-	uint8_t nbatch;
+	uint8_t nspecs; /* -s batches to this peer, short ones too */
+	uint8_t nbatch; /* of them with headers: a round's batch count */
 	uint32_t short_seq[UC_HDR];	 /* next number per short length */
 	unsigned long short_sum[UC_HDR]; /* short messages a round */
 };
@@ -495,7 +496,7 @@ static void uc_send_peer(struct uc *uc, int j)
 	uint64_t ep;
 	int i;
 
-	if (!tx->nbatch || !uc_peer_up(&uc->peers[j], &ep))
+	if (!tx->nspecs || !uc_peer_up(&uc->peers[j], &ep))
 		return;
 	if (tx->epoch_sent && (!uc->resend || ep == tx->epoch_sent))
 		return;
@@ -521,9 +522,12 @@ static int uc_plan(struct uc *uc, const struct config *cfg)
 			return -EINVAL;
 		}
 		tx = &uc->tx[s->idx];
-		s->batch = tx->nbatch++;
-		if (s->size >= UC_HDR)
+		tx->nspecs++;
+		/* only headers count batches: a short one has none */
+		if (s->size >= UC_HDR) {
+			s->batch = tx->nbatch++;
 			continue;
+		}
 		tx->short_sum[s->size] += s->count;
 		if (tx->short_sum[s->size] > uc_short_window(s->size)) {
 			fprintf(stderr,
