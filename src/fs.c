@@ -478,6 +478,7 @@ static void fs_print_counters(FILE *f, struct peer_counters *c)
 /*
  * The requests parked in node (all nodes when NULL): what a script waits
  * on to know a read is parked before it acts, instead of sleeping.
+ * Caller holds lock (fs_op_open renders a snapshot under it).
  */
 static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
 {
@@ -485,7 +486,6 @@ static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
 	size_t i;
 	int n;
 
-	pthread_mutex_lock(&fs->lock);
 	for (n = 0; n < fs->nnodes; n++) {
 		if (node && node != &fs->nodes[n])
 			continue;
@@ -496,7 +496,6 @@ static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
 		if (fs->chans[i] && fs->chans[i]->ph &&
 		    (!node || fs->chans[i]->node == node))
 			polls++;
-	pthread_mutex_unlock(&fs->lock);
 	fprintf(f, "parked_reads=%u\nparked_polls=%u\nwaiting_writes=%u\n",
 		reads, polls, writes);
 }
