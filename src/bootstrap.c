@@ -326,6 +326,12 @@ static void bs_note(struct bootstrap *b, int pi, const char *prefix,
 	}
 }
 
+/* The config word for a delivery (hello_decode checked it is one). */
+static const char *bs_delivery_name(unsigned d)
+{
+	return d == DELIVERY_RELIABLE ? "reliable" : "datagram";
+}
+
 /* A bootstrap failure of peer pi ("bootstrap: NAME: why"). */
 static void bs_fail(struct bootstrap *b, int pi, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -606,8 +612,9 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 	}
 	n = &b->cfg->nodes[pi];
 	if (c->h.delivery != n->delivery) {
-		bs_fail(b, pi, "announces delivery %u, the config says %u",
-			c->h.delivery, n->delivery);
+		bs_fail(b, pi, "announces delivery %s, the config says %s",
+			bs_delivery_name(c->h.delivery),
+			bs_delivery_name(n->delivery));
 		return -EPROTO;
 	}
 	if (c->h.addr.qkey != b->cfg->qkey)

@@ -8,6 +8,8 @@
 #   wait_parked MNT NODE N [KEY]  until MNT/NODE/.status says KEY=N
 #                             (parked_reads; waiting_writes, parked_polls)
 #   parked_big SRC DST FILE   a reader already waiting at DST gets FILE whole
+#   send_lines FILE N         write "msg 1".."msg N" to FILE, one write(2)
+#                             each; any failed write fails the test
 # shellcheck shell=bash
 
 # Start the usual three nodes and name their mount points.
@@ -54,6 +56,16 @@ parked_big() {
 	wait_for "! kill -0 $rpid 2>/dev/null" 60 || fail "the waiting reader got nothing"
 	wait "$rpid" || fail "the waiting reader failed"
 	cmp "$file" "$WORK/parked.got" || fail "the waiting reader got other bytes"
+}
+
+# Write "msg 1" .. "msg N" to FILE (opened once), one write(2) per line.
+# Any write that fails fails the test, naming which one: a pipeline into
+# `while read` under `|| fail` would let set -e ignore a failure mid-way.
+send_lines() {
+	local file=$1 n=$2 i
+	for ((i = 1; i <= n; i++)); do
+		echo "msg $i" || fail "write $i of $n to $file failed"
+	done >"$file"
 }
 
 # Print KEY's value from MNT/.status.

@@ -12,16 +12,16 @@ M=$(ibfs_mnt "$SELF")
 
 # One round at netem "$@": alpha writes, beta checks, counters compared.
 round() {
-	local tag=$1 mib=$2 n=1000 want t0
+	local tag=$1 mib=$2 n=1000 want t0 retr0 retr
 	shift 2
 	wire_loss "$@"
 	pair_sync "$tag-loss-set"
 	want=$(seq "$n" | sed 's/^/msg /')
 	if [[ $SELF == alpha ]]; then
 		((mib == 0)) || head -c $((mib << 20)) /dev/urandom >"$PAIR_DIR/big-$tag"
+		retr0=$(peer_status "$M" beta rel_retrans)
 		t0=$SECONDS
-		seq "$n" | while read -r i; do echo "msg $i"; done \
-			>"$M/beta/burst-$tag" || fail "a write failed ($tag)"
+		send_lines "$M/beta/burst-$tag" "$n"
 		log "$n messages written in $((SECONDS - t0)) s ($tag)"
 		if ((mib > 0)); then
 			t0=$SECONDS
@@ -31,9 +31,10 @@ round() {
 		fi
 		pair_sync "$tag-written"
 		pair_sync "$tag-checked"
-		retr=$(peer_status "$M" beta rel_retrans)
-		log "retransmissions so far $retr"
-		((retr > 0)) || fail "no retransmission under netem $*"
+		# rel_retrans is cumulative: this round's own count
+		retr=$(($(peer_status "$M" beta rel_retrans) - retr0))
+		log "retransmissions this round $retr"
+		((retr > 0)) || fail "no retransmission under netem $* ($tag)"
 		assert_eq 0 "$(peer_status "$M" beta rel_timeouts)" "timeouts ($tag)"
 	else
 		pair_sync "$tag-written"
