@@ -103,9 +103,13 @@ log "sizes, reads, O_NONBLOCK, poll, rm, truncate"
 
 # A conversation: O_RDWR (the shell's <>) reads always wait, even after
 # data (no EOF on an empty queue); the answer comes back on the same file.
+# The server answers "four" only once alpha's read of it is parked.
 (
 	exec 3<>"$B/alpha/rpc"
-	while read -r q <&3; do echo "answer to $q" >&3; done
+	while read -r q <&3; do
+		[[ $q != four ]] || wait_parked "$A" beta 1
+		echo "answer to $q" >&3
+	done
 ) &
 server=$!
 on_exit "kill $server 2>/dev/null"
@@ -115,14 +119,13 @@ for q in one two three; do
 	IFS= read -r -t 20 ans <&3 || fail "no answer to $q"
 	assert_eq "answer to $q" "$ans" "conversation"
 done
-# After data, an empty queue still waits (cat on O_RDONLY would end):
-# the read is parked before the question that brings its answer goes.
-(IFS= read -r -t 20 ans <&3 && echo "$ans" >"$WORK/four") &
-r4=$!
-wait_parked "$A" beta 1
+# After data, an empty queue still waits (cat on O_RDONLY would end): the
+# server holds its answer until this read is parked. (One process: a read
+# waiting on an open file holds the kernel's file position lock, so a
+# write through the same open file from another process would wait.)
 echo four >&3
-wait "$r4" || fail "no answer to four"
-assert_eq "answer to four" "$(cat "$WORK/four")" "a read that waited after data"
+IFS= read -r -t 30 ans <&3 || fail "no answer to four"
+assert_eq "answer to four" "$ans" "a read that waited after data"
 exec 3<&-
 kill "$server"
 # fcntl O_NONBLOCK after open is honoured (the read carries the flags).
