@@ -3,8 +3,9 @@
 # boundaries" says: 1020 KiB written from a buffer that does not start on
 # a page is one message; `dd bs=1M` is one; a 1 MiB os.write from Python
 # is two; `cat` of a 1 MiB file is eight. Counted twice at the receiver:
-# its msgs_rx, and read(2)s of 1020 KiB, each of which returns exactly
-# one message; the bytes are byte-exact.
+# its msgs_rx, and read(2)s into a page-aligned 1 MiB buffer (one FUSE
+# request each), each of which returns exactly one message; the bytes
+# are byte-exact.
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -15,23 +16,24 @@ B=$(ibfs_mnt beta)
 head -c $((1 << 20)) /dev/urandom >"$WORK/1m"
 
 # Print "MESSAGES READS" for what channel $1 of beta from alpha got since
-# msgs_rx was $2: the counter's step, and the read(2)s of 1020 KiB that
-# took the queue (each one message), checking the bytes against file $3
-# (its first $4 bytes).
+# msgs_rx was $2: the counter's step, and the read(2)s into an aligned
+# 1 MiB buffer that took the queue (each one message), checking the bytes
+# against file $3 (its first $4 bytes).
 received() {
 	local chan=$1 rx0=$2 want=$3 n=$4 reads
 	wait_size "$B/alpha/$chan" "$n" 60
 	reads=$(python3 - "$B/alpha/$chan" "$WORK/got.$chan" <<'PY'
-import os, sys
+import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
+buf = mmap.mmap(-1, 1 << 20)  # page-aligned: one request of 256 pages
 reads = 0
 with open(sys.argv[2], "wb") as out:
     while True:
-        b = os.read(fd, 1020 * 1024)
-        if not b:
+        n = os.readv(fd, [buf])
+        if not n:
             break
         reads += 1
-        out.write(b)
+        out.write(buf[:n])
 print(reads)
 PY
 )
