@@ -35,7 +35,8 @@ elapsed=$(($(date +%s%3N) - t0))
 log "write to a stopped peer failed after $elapsed ms: $(cat "$WORK/serr")"
 assert_match 'Connection timed out' "$(cat "$WORK/serr")" "write to a stopped peer"
 ((elapsed >= 2500)) || fail "ETIMEDOUT after $elapsed ms, before peer_timeout (3 s)"
-((elapsed <= 15000)) || fail "ETIMEDOUT only after $elapsed ms (peer_timeout 3 s)"
+# an upper bound only against "never": the machine's speed must not fail it
+((elapsed <= 60000)) || fail "ETIMEDOUT only after $elapsed ms (peer_timeout 3 s)"
 assert_eq 1 "$(peer_status "$A" beta rel_timeouts)" "rel_timeouts"
 assert_eq 0 "$(peer_status "$A" beta waiting_writes)" "writes left waiting"
 assert_eq up "$(peer_status "$A" beta state)" "a stopped peer is not down"
