@@ -185,7 +185,7 @@ fuzz_objs = $(patsubst %,$(B)/fuzz/obj/%.o,$(FUZZ_OBJ_$(1)))
 .PRECIOUS: $(B)/fuzz/obj/%.o
 
 .SECONDEXPANSION:
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(wildcard include/*.h)
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(wildcard include/*.h) tests/fuzz/fuzz.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(call fuzz_objs,$*) $(FUZZ_LIB_$*)
 

@@ -21,15 +21,7 @@
 #include <string.h>
 
 #include "bootstrap.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Die loudly: libFuzzer keeps the input that got here. */
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
+#include "fuzz.h"
 
 /* Field by field: struct padding is not part of a hello. */
 static int hello_same(const struct hello *a, const struct hello *b)

@@ -30,19 +30,11 @@
 
 #include "reliable.h"
 #include "wire.h"
+#include "fuzz.h"
 
 #define SESS	     0x5e55u
 #define PEER_TIMEOUT 2000
 #define NMSG	     64 /* messages a run may queue, ids 0..NMSG-1 */
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Die loudly: libFuzzer keeps the input that got here. */
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
 
 /* One run: the sender, its clock and what became of each message. */
 struct run {

@@ -39,6 +39,7 @@
 
 #include "reliable.h"
 #include "wire.h"
+#include "fuzz.h"
 
 #define MAX_MESSAGE 3000
 #define MTU_MAX	    600
@@ -46,15 +47,6 @@
 #define SRC	    0x1234u
 #define PEER	    3
 #define CHAN	    "real"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Die loudly: libFuzzer keeps the input that got here. */
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
 
 /* The sender: the same message lengths in every session. */
 struct sender {

@@ -23,19 +23,11 @@
 #include <string.h>
 
 #include "wire.h"
+#include "fuzz.h"
 
 #define MAX_MESSAGE 2048
 #define MEM_LIMIT   8192
 #define TIMEOUT_MS  100
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Die loudly: libFuzzer keeps the input that got here. */
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
 
 /* A completed message must respect every limit; read all of it. */
 static void check_msg(const struct wire_msg *m, int peer)
