@@ -82,7 +82,7 @@ check: deps
 
 fmt:
 	clang-format -i src/*.c include/*.h tests/unit/*.c tests/unit/*.h tests/tools/*.c \
-		tests/fuzz/*.c
+		tests/fuzz/*.c tests/fuzz/*.h
 
 clean:
 	rm -rf $(B)/obj $(B)/tests $(B)/tools $(B)/ibfs $(LIB)

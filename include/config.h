@@ -11,13 +11,13 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 
-#define CONFIG_NAME_MAX 64	/* node and channel names, NUL included */
+#define CONFIG_NAME_MAX		      64 /* node and channel names, NUL included */
 #define CONFIG_DEFAULT_BOOTSTRAP_PORT 18515
-#define CONFIG_ERR_MAX 512
+#define CONFIG_ERR_MAX		      512
 
 enum config_route {
-	ROUTE_SA,	/* rdma_cm route resolution -> path record -> AH */
-	ROUTE_GID,	/* AH straight from the exchanged LID/GID */
+	ROUTE_SA,  /* rdma_cm route resolution -> path record -> AH */
+	ROUTE_GID, /* AH straight from the exchanged LID/GID */
 };
 
 enum config_delivery {
@@ -27,52 +27,51 @@ enum config_delivery {
 
 struct config_node {
 	char name[CONFIG_NAME_MAX];
-	int line;			/* line of its [node …] header */
-	char addr[128];			/* as written: IPv4, IPv6 or a GID */
+	int line;			 /* line of its [node …] header */
+	char addr[128];			 /* as written: IPv4, IPv6 or a GID */
 	struct sockaddr_storage addr_sa; /* AF_INET, AF_INET6 or AF_IB */
 	socklen_t addr_len;
-	char bootstrap_host[128];	/* as written, without the port */
-	uint16_t bootstrap_port;	/* default 18515 */
+	char bootstrap_host[128];	      /* as written, without the port */
+	uint16_t bootstrap_port;	      /* default 18515 */
 	struct sockaddr_storage bootstrap_sa; /* numeric, port filled in */
 	socklen_t bootstrap_len;
-	enum config_delivery delivery;	/* [global] value unless overridden */
+	enum config_delivery delivery; /* [global] value unless overridden */
 };
 
 struct config {
 	char path[4096];
 
 	/* [global] */
-	char device[64];		/* "" = first device with an ACTIVE port */
-	int port;			/* 1 */
-	int gid_index;			/* -1 = auto */
-	enum config_route route;	/* ROUTE_SA */
-	uint32_t recv_depth;		/* 4096; at least 16 */
-	uint32_t send_depth;		/* 256 */
-	uint64_t max_message;		/* 1 MiB */
-	uint64_t queue_limit;		/* bytes queued per channel: 64 MiB */
-	uint32_t max_channels;		/* channels a peer may create: 1024 */
-	uint32_t qkey;			/* 0x1b1f5000 */
-	int read_timeout_ms;		/* 0 = wait forever */
-	int reassembly_timeout_ms;	/* 2000 */
-	int peer_timeout_ms;		/* 10000 */
-	int busy_poll;			/* 0: event-driven completions */
-	mode_t file_mode;		/* 0600 */
-	mode_t dir_mode;		/* 0700 */
-	enum config_delivery delivery;	/* DELIVERY_DATAGRAM */
-	char secret[256];		/* "" = no authentication */
+	char device[64];	   /* "" = first device with an ACTIVE port */
+	int port;		   /* 1 */
+	int gid_index;		   /* -1 = auto */
+	enum config_route route;   /* ROUTE_SA */
+	uint32_t recv_depth;	   /* 4096; at least 16 */
+	uint32_t send_depth;	   /* 256 */
+	uint64_t max_message;	   /* 1 MiB */
+	uint64_t queue_limit;	   /* bytes queued per channel: 64 MiB */
+	uint32_t max_channels;	   /* channels a peer may create: 1024 */
+	uint32_t qkey;		   /* 0x1b1f5000 */
+	int read_timeout_ms;	   /* 0 = wait forever */
+	int reassembly_timeout_ms; /* 2000 */
+	int peer_timeout_ms;	   /* 10000 */
+	int busy_poll;		   /* 0: event-driven completions */
+	mode_t file_mode;	   /* 0600 */
+	mode_t dir_mode;	   /* 0700 */
+	enum config_delivery delivery; /* DELIVERY_DATAGRAM */
+	char secret[256];	       /* "" = no authentication */
 	char secret_file[4096];
 
 	struct config_node *nodes;
 	int nnodes;
-	int local;			/* index of this node, -1 until chosen */
+	int local; /* index of this node, -1 until chosen */
 };
 
 /*
  * Parse path into cfg (zeroed and defaulted first).  On error return
  * -EINVAL (or -errno for I/O) and write "path:line: what" into err.
  */
-int config_load(const char *path, struct config *cfg, char *err,
-		size_t errlen);
+int config_load(const char *path, struct config *cfg, char *err, size_t errlen);
 
 /* Same, from a string; name stands for the file name in messages. */
 int config_load_string(const char *text, const char *name, struct config *cfg,

@@ -16,13 +16,13 @@
 #include "config.h"
 
 enum peer_drop {
-	DROP_NO_RECV_BUF,	/* receive queue ran dry (seen as RNR/overrun) */
-	DROP_MALFORMED,		/* bad header, length or completion status */
-	DROP_UNKNOWN_SRC,	/* src_qp + source GID match no up peer */
-	DROP_REASM_TIMEOUT,	/* a message never completed */
-	DROP_QUEUE_FULL,	/* the channel queue or channel count limit */
-	DROP_DUPLICATE,		/* fragment seen twice */
-	DROP_TOO_BIG,		/* beyond max_message */
+	DROP_NO_RECV_BUF,   /* receive queue ran dry (seen as RNR/overrun) */
+	DROP_MALFORMED,	    /* bad header, length or completion status */
+	DROP_UNKNOWN_SRC,   /* src_qp + source GID match no up peer */
+	DROP_REASM_TIMEOUT, /* a message never completed */
+	DROP_QUEUE_FULL,    /* the channel queue or channel count limit */
+	DROP_DUPLICATE,	    /* fragment seen twice */
+	DROP_TOO_BIG,	    /* beyond max_message */
 	DROP_MAX
 };
 
@@ -35,15 +35,15 @@ struct peer_counters {
 	atomic_uint_fast64_t ah_resolutions;
 	atomic_uint_fast64_t drops[DROP_MAX];
 	/* delivery = reliable (zero otherwise) */
-	atomic_uint_fast64_t rel_window;	/* datagrams allowed in flight */
-	atomic_uint_fast64_t rel_inflight;	/* sent, not yet acked */
-	atomic_uint_fast64_t rel_retrans;	/* datagrams sent again */
-	atomic_uint_fast64_t rel_dups;		/* duplicates dropped */
-	atomic_uint_fast64_t rel_timeouts;	/* peer silent: writes failed */
-	atomic_uint_fast64_t rel_probes;	/* tail probes sent */
-	atomic_uint_fast64_t rel_rtos;		/* retransmission timer fired */
-	atomic_uint_fast64_t rel_srtt_ms;	/* smoothed round trip */
-	atomic_uint_fast64_t rel_rto_ms;	/* retransmission timeout now */
+	atomic_uint_fast64_t rel_window;   /* datagrams allowed in flight */
+	atomic_uint_fast64_t rel_inflight; /* sent, not yet acked */
+	atomic_uint_fast64_t rel_retrans;  /* datagrams sent again */
+	atomic_uint_fast64_t rel_dups;	   /* duplicates dropped */
+	atomic_uint_fast64_t rel_timeouts; /* peer silent: writes failed */
+	atomic_uint_fast64_t rel_probes;   /* tail probes sent */
+	atomic_uint_fast64_t rel_rtos;	   /* retransmission timer fired */
+	atomic_uint_fast64_t rel_srtt_ms;  /* smoothed round trip */
+	atomic_uint_fast64_t rel_rto_ms;   /* retransmission timeout now */
 };
 
 /* What a node announces about itself in its bootstrap hello. */
@@ -51,27 +51,27 @@ struct peer_addr {
 	uint32_t qpn;
 	uint32_t qkey;
 	uint16_t lid;
-	uint8_t mtu;		/* enum ibv_mtu of its port */
-	uint8_t link_layer;	/* IBV_LINK_LAYER_* */
+	uint8_t mtu;	    /* enum ibv_mtu of its port */
+	uint8_t link_layer; /* IBV_LINK_LAYER_* */
 	union ibv_gid gid;
-	uint32_t max_message;	/* the largest message it takes; 0: not said */
+	uint32_t max_message; /* the largest message it takes; 0: not said */
 };
 
 struct peer {
-	int idx;			/* index in config nodes */
+	int idx; /* index in config nodes */
 	const struct config_node *conf;
-	uint32_t id;			/* wire_node_id(conf->name) */
+	uint32_t id; /* wire_node_id(conf->name) */
 	int is_local;
 
-	pthread_mutex_t lock;		/* guards everything below */
+	pthread_mutex_t lock; /* guards everything below */
 	int up;
-	uint64_t epoch;			/* bumps on every up transition */
-	time_t since;			/* time of the last up/down change */
+	uint64_t epoch; /* bumps on every up transition */
+	time_t since;	/* time of the last up/down change */
 	struct peer_addr addr;
 	struct ibv_ah *ah;
 	enum config_route route_used;
 
-	struct peer_counters cnt;	/* atomics: read without the lock */
+	struct peer_counters cnt; /* atomics: read without the lock */
 };
 
 /* Build one peer per config node; *out is calloc'ed. */

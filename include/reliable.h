@@ -45,16 +45,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REL_WINDOW_DEFAULT 512	/* psns past the oldest unacked one, per peer */
-#define REL_PIPE_DEFAULT 256	/* datagrams that may be on the wire at once */
-#define REL_RTO_INIT_MS 100	/* retransmission timeout before a round trip
-				 * is measured (the first window may queue) */
-#define REL_RTO_MIN_MS 10	/* its floor after: two timer ticks (a
-				 * needless timeout costs one probe) */
-#define REL_RTO_MAX_MS 1000	/* backoff ceiling */
-#define REL_SACK_BITS 512	/* how far past a gap a receiver keeps */
+/* psns past the oldest unacked one, per peer */
+#define REL_WINDOW_DEFAULT 512
+/* datagrams that may be on the wire at once */
+#define REL_PIPE_DEFAULT 256
+/* retransmission timeout before a round trip is measured (the first
+ * window may queue) */
+#define REL_RTO_INIT_MS 100
+/* its floor after: two timer ticks (a needless timeout costs one probe) */
+#define REL_RTO_MIN_MS 10
+/* backoff ceiling */
+#define REL_RTO_MAX_MS 1000
+/* how far past a gap a receiver keeps */
+#define REL_SACK_BITS  512
 #define REL_SACK_WORDS (REL_SACK_BITS / 64)
-#define REL_ACK_EVERY 32	/* datagrams arrived before an ack goes at once */
+#define REL_ACK_EVERY  32 /* datagrams arrived before an ack goes at once */
 
 /* A bitmap of REL_SACK_BITS psns (word 0 holds bits 0..63). */
 typedef struct {
@@ -99,55 +104,55 @@ static inline rel_bits rel_bits_down(rel_bits b)
 
 /* The last copy of one psn put on the wire. */
 struct rel_sent {
-	uint64_t xmit;		/* rel_tx.xmits when it went */
-	uint64_t at;		/* ... and the time (ms) */
-	uint8_t n;		/* copies of this psn so far (max 255) */
+	uint64_t xmit; /* rel_tx.xmits when it went */
+	uint64_t at;   /* ... and the time (ms) */
+	uint8_t n;     /* copies of this psn so far (max 255) */
 };
 
 /* One message a writer waits for; freed by whoever calls done. */
 struct rel_msg {
 	struct rel_msg *next;
-	uint32_t first_psn;	/* psn of fragment 0 */
+	uint32_t first_psn; /* psn of fragment 0 */
 	uint32_t nfrag;
-	uint32_t msg_id;	/* wire msg_id, fixed across retransmissions */
-	uint32_t mtu;		/* datagram size it was cut for */
-	int status;		/* 0 acked, -ETIMEDOUT, -ENOTCONN */
+	uint32_t msg_id; /* wire msg_id, fixed across retransmissions */
+	uint32_t mtu;	 /* datagram size it was cut for */
+	int status;	 /* 0 acked, -ETIMEDOUT, -ENOTCONN */
 	char chan[64];
-	void *data;		/* the sender's own copy */
+	void *data; /* the sender's own copy */
 	size_t len;
 	void (*done)(void *arg, int status, size_t len);
 	void *arg;
 };
 
 struct rel_tx {
-	uint32_t sess;		/* this stream's session number */
-	uint32_t una;		/* oldest unacked psn */
-	uint32_t nxt;		/* next psn to (re)send */
-	uint32_t top;		/* one past the highest psn ever sent */
-	uint32_t end;		/* one past the last queued psn */
-	uint32_t window;	/* our limit on top - una */
-	uint32_t credit;	/* the receiver's limit (last ack) */
-	uint32_t cwnd;		/* our limit on pipe */
-	uint32_t pipe;		/* sent, not known received, not known lost */
-	rel_bits sacked;	/* bit i: una + 1 + i is held by the receiver */
-	int probe;		/* the timer fired: resend una, lost or not */
-	uint32_t rto_base;	/* timeout from the measured round trip */
-	uint32_t rto_ms;	/* current timeout (rto_base, backed off) */
-	uint32_t srtt8;		/* smoothed round trip, 1/8 ms (0: no sample) */
-	uint32_t rttvar4;	/* its mean deviation, x4, in ms */
-	uint64_t xmits;		/* datagrams put on the wire, ever */
-	uint64_t delivered;	/* highest xmit of a copy known received */
+	uint32_t sess;	    /* this stream's session number */
+	uint32_t una;	    /* oldest unacked psn */
+	uint32_t nxt;	    /* next psn to (re)send */
+	uint32_t top;	    /* one past the highest psn ever sent */
+	uint32_t end;	    /* one past the last queued psn */
+	uint32_t window;    /* our limit on top - una */
+	uint32_t credit;    /* the receiver's limit (last ack) */
+	uint32_t cwnd;	    /* our limit on pipe */
+	uint32_t pipe;	    /* sent, not known received, not known lost */
+	rel_bits sacked;    /* bit i: una + 1 + i is held by the receiver */
+	int probe;	    /* the timer fired: resend una, lost or not */
+	uint32_t rto_base;  /* timeout from the measured round trip */
+	uint32_t rto_ms;    /* current timeout (rto_base, backed off) */
+	uint32_t srtt8;	    /* smoothed round trip, 1/8 ms (0: no sample) */
+	uint32_t rttvar4;   /* its mean deviation, x4, in ms */
+	uint64_t xmits;	    /* datagrams put on the wire, ever */
+	uint64_t delivered; /* highest xmit of a copy known received */
 	struct rel_sent sent[REL_SACK_BITS]; /* by psn mod REL_SACK_BITS */
-	uint64_t rto_at;	/* when to go back to una; 0 = not armed */
-	uint64_t pto_at;	/* tail probe due (all sent); 0 = not armed */
-	int tlp_out;		/* a tail probe went, no news since */
-	uint64_t heard_at;	/* last ack of this session, or queue start */
+	uint64_t rto_at;   /* when to go back to una; 0 = not armed */
+	uint64_t pto_at;   /* tail probe due (all sent); 0 = not armed */
+	int tlp_out;	   /* a tail probe went, no news since */
+	uint64_t heard_at; /* last ack of this session, or queue start */
 	uint32_t peer_timeout_ms;
-	struct rel_msg *head, *tail;	/* queued, in psn order */
-	struct rel_msg *done;		/* finished, for rel_tx_take_done */
+	struct rel_msg *head, *tail; /* queued, in psn order */
+	struct rel_msg *done;	     /* finished, for rel_tx_take_done */
 	struct rel_msg **done_tail;
-	uint64_t retrans, timeouts;	/* counters */
-	uint64_t tail_probes, rtos;	/* ... probes, timer expiries */
+	uint64_t retrans, timeouts; /* counters */
+	uint64_t tail_probes, rtos; /* ... probes, timer expiries */
 };
 
 /* Fresh sender state for session sess. */
@@ -158,10 +163,10 @@ void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
 void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now);
 
 enum rel_go {
-	REL_GO = 1,	/* a datagram to send; more may follow */
-	REL_GO_LAST,	/* ... the last that may go now: ask for an ack in
-			 * it, or the sender learns of a loss near it only
-			 * at the receiver's timer tick or at ours */
+	REL_GO = 1,  /* a datagram to send; more may follow */
+	REL_GO_LAST, /* ... the last that may go now: ask for an ack in
+		      * it, or the sender learns of a loss near it only
+		      * at the receiver's timer tick or at ours */
 };
 
 /*
@@ -179,8 +184,8 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
  * past ack it holds (bit i: ack + 1 + i).  Messages wholly acked move to
  * the done list with status 0.  Returns 1 when sess is ours.
  */
-int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
-	       uint32_t credit, int nak, rel_bits sack, uint64_t now);
+int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
+	       int nak, rel_bits sack, uint64_t now);
 
 /*
  * Timers: the retransmission timeout (go back to una, back off) and the
@@ -205,7 +210,7 @@ uint32_t rel_tx_inflight(const struct rel_tx *tx);
 int rel_tx_busy(const struct rel_tx *tx);
 
 enum rel_verdict {
-	REL_ACCEPT = 1,	/* in order: process it, then rel_rx_advance */
+	REL_ACCEPT = 1, /* in order: process it, then rel_rx_advance */
 	REL_DUP,	/* seen before: drop, ack again */
 	REL_OOO,	/* beyond a gap or an unjoined session: drop */
 	REL_AHEAD,	/* beyond a gap, close: the caller keeps it for later
@@ -213,19 +218,19 @@ enum rel_verdict {
 };
 
 struct rel_rx {
-	int joined;		/* sess is valid */
-	uint32_t sess;		/* the sender's session we follow */
-	uint32_t nxt;		/* next psn expected */
-	uint32_t window;	/* credit advertised while not blocked */
-	int blocked;		/* a whole message waits for queue space */
-	int ack_due;		/* an ack should go out */
-	int ack_now;		/* ... at once, not at the next tick */
-	uint32_t arrived;	/* datagrams of the stream since the last
-				 * ack, taken or kept past a gap */
-	int nak_due;		/* ... saying there is a gap at nxt */
-	int nak_sent;		/* a NAK for this nxt went already */
-	rel_bits ahead;		/* bit i: the caller holds psn nxt + i */
-	uint64_t dups;		/* counter */
+	int joined;	  /* sess is valid */
+	uint32_t sess;	  /* the sender's session we follow */
+	uint32_t nxt;	  /* next psn expected */
+	uint32_t window;  /* credit advertised while not blocked */
+	int blocked;	  /* a whole message waits for queue space */
+	int ack_due;	  /* an ack should go out */
+	int ack_now;	  /* ... at once, not at the next tick */
+	uint32_t arrived; /* datagrams of the stream since the last
+			   * ack, taken or kept past a gap */
+	int nak_due;	  /* ... saying there is a gap at nxt */
+	int nak_sent;	  /* a NAK for this nxt went already */
+	rel_bits ahead;	  /* bit i: the caller holds psn nxt + i */
+	uint64_t dups;	  /* counter */
 };
 
 void rel_rx_init(struct rel_rx *rx, uint32_t window);

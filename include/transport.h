@@ -39,13 +39,13 @@ struct tp_info {
 	char device[64];
 	int port;
 	int gid_index;
-	int link_layer;		/* IBV_LINK_LAYER_INFINIBAND / _ETHERNET */
+	int link_layer; /* IBV_LINK_LAYER_INFINIBAND / _ETHERNET */
 	uint16_t lid;
 	union ibv_gid gid;
 	uint32_t qpn;
 	uint32_t qkey;
-	enum ibv_mtu mtu;	/* active path MTU of the port */
-	size_t mtu_bytes;	/* datagram payload: what one send may carry */
+	enum ibv_mtu mtu; /* active path MTU of the port */
+	size_t mtu_bytes; /* datagram payload: what one send may carry */
 	uint32_t recv_depth;
 	uint32_t send_depth;
 };

@@ -25,14 +25,14 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x49424653u /* "IBFS" */
-#define WIRE_VERSION 5 /* 5: reliable trailer of 24 bytes, 512-bit sack in
-			  * standalone acks only */
-#define WIRE_HDR_LEN 24
+/* 5: reliable trailer of 24 bytes, 512-bit sack in standalone acks only */
+#define WIRE_VERSION  5
+#define WIRE_HDR_LEN  24
 #define WIRE_CHAN_MAX 63 /* longest channel name on the wire */
 
 enum wire_type {
-	WIRE_DATA = 1,	/* a fragment of a message */
-	WIRE_ACK = 2,	/* reserved for reliable delivery */
+	WIRE_DATA = 1, /* a fragment of a message */
+	WIRE_ACK = 2,  /* reserved for reliable delivery */
 };
 
 struct wire_hdr {
@@ -72,7 +72,7 @@ size_t wire_frag_build(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
 
 /* A message put back together; data is malloc'ed and owned by the caller. */
 struct wire_msg {
-	int peer;			/* as passed to wire_reasm_feed */
+	int peer; /* as passed to wire_reasm_feed */
 	uint32_t msg_id;
 	char chan[WIRE_CHAN_MAX + 1];
 	void *data;
@@ -83,8 +83,8 @@ struct wire_msg {
 enum wire_drop {
 	WIRE_DROP_MALFORMED = 1,
 	WIRE_DROP_DUPLICATE,
-	WIRE_DROP_TOO_BIG,	/* total_len beyond max_message */
-	WIRE_DROP_NO_MEMORY,	/* reassembly memory limit reached */
+	WIRE_DROP_TOO_BIG,   /* total_len beyond max_message */
+	WIRE_DROP_NO_MEMORY, /* reassembly memory limit reached */
 };
 
 struct wire_reasm;
@@ -110,7 +110,8 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 /* Drop partial messages older than the timeout; returns how many. */
 unsigned wire_reasm_expire(struct wire_reasm *r, uint64_t now_ms);
 
-/* The same, calling fn(arg, peer) for each message dropped (per-peer counts). */
+/* The same, calling fn(arg, peer) for each message dropped (per-peer counts).
+ */
 unsigned wire_reasm_expire_each(struct wire_reasm *r, uint64_t now_ms,
 				void (*fn)(void *arg, int peer), void *arg);
 
@@ -130,7 +131,7 @@ int wire_reasm_next_timeout(const struct wire_reasm *r, uint64_t now_ms);
  * until it is whole, however long loss makes that).  Zero it to start.
  */
 struct wire_seq {
-	uint8_t *buf;			/* NULL: between messages */
+	uint8_t *buf; /* NULL: between messages */
 	uint32_t msg_id, next, frag_cnt, room, total_len;
 	uint8_t chan_len;
 	char chan[WIRE_CHAN_MAX];
@@ -169,14 +170,14 @@ void wire_seq_reset(struct wire_seq *s);
  * as a standalone ACK (type WIRE_ACK, chan_len 0, frag 0 of 1, total_len
  * 0, then the trailer).
  */
-#define WIRE_FLAG_REL 0x01
-#define WIRE_SACK_WORDS 8 /* 64-bit words of the sack */
-#define WIRE_REL_LEN 24
+#define WIRE_FLAG_REL	  0x01
+#define WIRE_SACK_WORDS	  8 /* 64-bit words of the sack */
+#define WIRE_REL_LEN	  24
 #define WIRE_REL_SACK_LEN (8 * WIRE_SACK_WORDS)
-#define WIRE_REL_ACK 0x1
-#define WIRE_REL_NAK 0x2
-#define WIRE_REL_ACKREQ 0x4
-#define WIRE_REL_SACK 0x8
+#define WIRE_REL_ACK	  0x1
+#define WIRE_REL_NAK	  0x2
+#define WIRE_REL_ACKREQ	  0x4
+#define WIRE_REL_SACK	  0x8
 
 struct wire_rel {
 	uint32_t sess, psn;

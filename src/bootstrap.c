@@ -90,10 +90,10 @@ enum {
 	HO_MTU = HO_LID + 2,		    /* 82: u8 enum ibv_mtu */
 	HO_PAD = HO_MTU + 1,		    /* 83: u8, zero */
 	HO_GID = HO_PAD + 1,		    /* 84: 16 bytes */
-	HO_FLAGS = HO_GID + 16,	    /* 100: u32 HELLO_F_*, others zero */
-	HO_MAX_MSG = HO_FLAGS + 4,  /* 104: u32 its max_message, 0 = not said */
+	HO_FLAGS = HO_GID + 16,	   /* 100: u32 HELLO_F_*, others zero */
+	HO_MAX_MSG = HO_FLAGS + 4, /* 104: u32 its max_message, 0 = not said */
 	HO_RESERVED = HO_MAX_MSG + 4, /* 108: 4 bytes, zero (ignored) */
-	HO_NONCE = HO_RESERVED + 4, /* 112: 16 bytes, zero without AUTH */
+	HO_NONCE = HO_RESERVED + 4,   /* 112: 16 bytes, zero without AUTH */
 	HO_END = HO_NONCE + HELLO_NONCE_LEN, /* 128 */
 };
 

@@ -30,10 +30,10 @@
 #include "log.h"
 #include "wire.h"
 
-#define FS_ROOT_INO 1
+#define FS_ROOT_INO	   1
 #define FS_ROOT_STATUS_INO 2
-#define FS_STATUS_NAME ".status"
-#define FS_MAX_WRITE (1024 * 1024) /* the kernel's ceiling (256 pages) */
+#define FS_STATUS_NAME	   ".status"
+#define FS_MAX_WRITE	   (1024 * 1024) /* the kernel's ceiling (256 pages) */
 
 enum fs_kind {
 	FS_NONE,
@@ -131,7 +131,7 @@ struct fs {
 	 * (taken before lock) keeps a stop from passing a telling */
 	pthread_mutex_t announce_lock;
 	struct fs_waitq answers;	/* readers to answer, via all_link */
-	struct fuse_pollhandle **polls;	/* pollers to notify */
+	struct fuse_pollhandle **polls; /* pollers to notify */
 	size_t npolls, cap_polls;
 
 	pthread_t reaper;
@@ -175,7 +175,8 @@ static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 		*node = &fs->nodes[i];
 		return (ino - 3) % 2 ? FS_DIR_STATUS : FS_DIR;
 	}
-	if (ino - fs->chan_base < fs->nslots && fs->chans[ino - fs->chan_base]) {
+	if (ino - fs->chan_base < fs->nslots &&
+	    fs->chans[ino - fs->chan_base]) {
 		*chan = fs->chans[ino - fs->chan_base];
 		*node = (*chan)->node;
 		return FS_CHAN;
@@ -188,7 +189,7 @@ static struct fs_chan *fs_chan_find(struct fs_node *node, const char *name)
 {
 	struct fs_chan *c;
 
-	LIST_FOREACH(c, &node->chans, dir_link)
+	LIST_FOREACH (c, &node->chans, dir_link)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
@@ -216,7 +217,8 @@ static int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 		grown = realloc(fs->chans, n * sizeof(*grown));
 		if (!grown)
 			return -ENOMEM;
-		memset(grown + fs->nslots, 0, (n - fs->nslots) * sizeof(*grown));
+		memset(grown + fs->nslots, 0,
+		       (n - fs->nslots) * sizeof(*grown));
 		fs->chans = grown;
 		fs->nslots = n;
 	}
@@ -344,8 +346,7 @@ static void fs_waiter_unlink(struct fs *fs, struct fs_waiter *w)
  * *out (malloc'ed) only when a short read splits a message; otherwise the
  * whole message buffer is handed over.
  */
-static int fs_chan_take(struct fs_chan *c, size_t size, char **out,
-			size_t *len)
+static int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len)
 {
 	struct fs_msg *m = TAILQ_FIRST(&c->msgs);
 	size_t left = m->len - m->off;
@@ -392,7 +393,7 @@ static struct fs_waiter *fs_chan_live_waiter(struct fs_chan *c)
 {
 	struct fs_waiter *w;
 
-	TAILQ_FOREACH(w, &c->waiters, chan_link)
+	TAILQ_FOREACH (w, &c->waiters, chan_link)
 		if (!w->interrupted)
 			return w;
 	return NULL;
@@ -404,8 +405,7 @@ static struct fs_waiter *fs_chan_live_waiter(struct fs_chan *c)
  * beside a parked reader only while a reader ahead of it was the reaper's
  * or a reply came back refused: whoever ends that calls this.  Under lock.
  */
-static void fs_chan_feed(struct fs *fs, struct fs_chan *c,
-			 struct fs_waitq *out)
+static void fs_chan_feed(struct fs *fs, struct fs_chan *c, struct fs_waitq *out)
 {
 	struct fs_waiter *w;
 
@@ -512,9 +512,10 @@ static void fs_print_counters(FILE *f, struct peer_counters *c)
 	for (i = 0; i < DROP_MAX; i++)
 		fprintf(f, "drop_%s=%lu\n", peer_drop_names[i],
 			(unsigned long)c->drops[i]);
-	fprintf(f, "rel_window=%lu\nrel_inflight=%lu\nrel_retrans=%lu\n"
-		   "rel_dups=%lu\nrel_timeouts=%lu\nrel_probes=%lu\n"
-		   "rel_rtos=%lu\n",
+	fprintf(f,
+		"rel_window=%lu\nrel_inflight=%lu\nrel_retrans=%lu\n"
+		"rel_dups=%lu\nrel_timeouts=%lu\nrel_probes=%lu\n"
+		"rel_rtos=%lu\n",
 		(unsigned long)c->rel_window, (unsigned long)c->rel_inflight,
 		(unsigned long)c->rel_retrans, (unsigned long)c->rel_dups,
 		(unsigned long)c->rel_timeouts, (unsigned long)c->rel_probes,
@@ -768,8 +769,8 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct stat st;
 	int rc;
 
-	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
-		      FUSE_SET_ATTR_GID)) {
+	if (to_set &
+	    (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
@@ -792,7 +793,7 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 static int fs_dirbuf_add(fuse_req_t req, struct fs_fh *fh, const char *name,
 			 fuse_ino_t ino, mode_t mode)
 {
-	struct stat st = { .st_ino = ino, .st_mode = mode };
+	struct stat st = {.st_ino = ino, .st_mode = mode};
 	size_t need = fuse_add_direntry(req, NULL, 0, name, NULL, 0);
 	char *grown = realloc(fh->buf, fh->len + need);
 
@@ -841,7 +842,7 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 					   fs->nodes[i].peer->conf->name,
 					   fs->nodes[i].ino, S_IFDIR);
 	} else {
-		LIST_FOREACH(chan, &node->chans, dir_link)
+		LIST_FOREACH (chan, &node->chans, dir_link)
 			if (!rc)
 				rc = fs_dirbuf_add(req, fh, chan->name,
 						   chan->ino, S_IFREG);
@@ -1013,7 +1014,7 @@ static void fs_read_interrupt(fuse_req_t req, void *data)
 	struct fs_waiter *w;
 
 	pthread_mutex_lock(&fs->lock);
-	TAILQ_FOREACH(w, &fs->waiters, all_link)
+	TAILQ_FOREACH (w, &fs->waiters, all_link)
 		if (w->req == req) {
 			w->interrupted = 1;
 			pthread_cond_signal(&fs->reaper_cond);
@@ -1533,16 +1534,18 @@ static void *fs_reaper(void *arg)
 		next = 0;
 		for (w = TAILQ_FIRST(&fs->waiters); w; w = tmp) {
 			tmp = TAILQ_NEXT(w, all_link);
-			if (w->interrupted || (w->deadline && w->deadline <= now)) {
+			if (w->interrupted ||
+			    (w->deadline && w->deadline <= now)) {
 				fs_waiter_unlink(fs, w);
 				TAILQ_INSERT_TAIL(&done, w, all_link);
-			} else if (w->deadline && (!next || w->deadline < next)) {
+			} else if (w->deadline &&
+				   (!next || w->deadline < next)) {
 				next = w->deadline;
 			}
 		}
 		if (!TAILQ_EMPTY(&done)) {
 			/* what arrived while they blocked goes to the next */
-			TAILQ_FOREACH(w, &done, all_link)
+			TAILQ_FOREACH (w, &done, all_link)
 				fs_chan_feed(fs, w->chan, &fed);
 			pthread_mutex_unlock(&fs->lock);
 			while ((w = TAILQ_FIRST(&done))) {
@@ -1560,7 +1563,8 @@ static void *fs_reaper(void *arg)
 		if (next) {
 			struct timespec ts = fs_abstime(next);
 
-			pthread_cond_timedwait(&fs->reaper_cond, &fs->lock, &ts);
+			pthread_cond_timedwait(&fs->reaper_cond, &fs->lock,
+					       &ts);
 		} else {
 			pthread_cond_wait(&fs->reaper_cond, &fs->lock);
 		}

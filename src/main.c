@@ -26,7 +26,7 @@
 #include "transport.h"
 
 #define IBFS_VERSION "0.1.0"
-#define EXIT_USAGE 2
+#define EXIT_USAGE   2
 
 struct opts {
 	char *config;
@@ -40,7 +40,10 @@ struct opts {
 
 enum { KEY_HELP, KEY_VERSION };
 
-#define OPT(t, f) { t, offsetof(struct opts, f), 1 }
+#define OPT(t, f)                                                              \
+	{                                                                      \
+		t, offsetof(struct opts, f), 1                                 \
+	}
 static const struct fuse_opt main_opt_spec[] = {
 	OPT("-c %s", config),
 	OPT("--config=%s", config),
@@ -55,8 +58,7 @@ static const struct fuse_opt main_opt_spec[] = {
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
-	FUSE_OPT_END
-};
+	FUSE_OPT_END};
 
 /* --help and --version are ours; everything else goes on to libfuse. */
 static int main_opt_proc(void *data, const char *arg, int key,
@@ -85,13 +87,18 @@ static void main_usage(const char *prog)
 	       "MOUNTPOINT/alpha/chat` reads it.\n\n"
 	       "options:\n"
 	       "  -c, --config=FILE      cluster configuration (ibfs.conf(5))\n"
-	       "  -n, --node=NAME        this node's name (default: host name)\n"
-	       "  -f                     stay in the foreground, log to stderr\n"
+	       "  -n, --node=NAME        this node's name (default: host "
+	       "name)\n"
+	       "  -f                     stay in the foreground, log to "
+	       "stderr\n"
 	       "  -d                     debug output (implies -f)\n"
-	       "  -o OPT[,OPT...]        FUSE mount options (allow_other, ...)\n"
-	       "      --device=DEV       RDMA device, overrides [global] device\n"
+	       "  -o OPT[,OPT...]        FUSE mount options (allow_other, "
+	       "...)\n"
+	       "      --device=DEV       RDMA device, overrides [global] "
+	       "device\n"
 	       "  -i, --port=N           port number, overrides [global] port\n"
-	       "  -g, --gid-index=N      GID index, overrides [global] gid_index\n"
+	       "  -g, --gid-index=N      GID index, overrides [global] "
+	       "gid_index\n"
 	       "  -h, --help             this text\n"
 	       "  -V, --version          version\n\n"
 	       "Exit status: 0 mounted, 1 runtime error, 2 usage or config "
@@ -105,7 +112,8 @@ static int main_config(struct opts *o, struct config *cfg)
 	char err[CONFIG_ERR_MAX];
 
 	if (!o->config) {
-		fprintf(stderr, "ibfs: no config given (-c FILE); see --help\n");
+		fprintf(stderr,
+			"ibfs: no config given (-c FILE); see --help\n");
 		return -EINVAL;
 	}
 	if (config_load(o->config, cfg, err, sizeof(err)) ||
@@ -178,9 +186,9 @@ static void main_ready(int fd, int status)
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct opts o = { .port = -1, .gid_index = -1 };
+	struct opts o = {.port = -1, .gid_index = -1};
 	struct fuse_cmdline_opts fo;
-	struct tp_ops ops = { .deliver = fs_deliver, .announce = fs_announce };
+	struct tp_ops ops = {.deliver = fs_deliver, .announce = fs_announce};
 	struct config cfg;
 	struct peer *peers = NULL;
 	struct fs *fs = NULL;
@@ -254,7 +262,8 @@ int main(int argc, char *argv[])
 	rc = fs_loop(fs);
 	status = rc ? 1 : 0;
 	if (rc)
-		log_warnx("serving %s failed: %s", fo.mountpoint, strerror(-rc));
+		log_warnx("serving %s failed: %s", fo.mountpoint,
+			  strerror(-rc));
 	rc = 0;
 	log_info("unmounting %s", fo.mountpoint);
 	fs_unmount(fs);

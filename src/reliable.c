@@ -25,7 +25,8 @@ void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
 	if (tx->window > REL_SACK_BITS)
 		tx->window = REL_SACK_BITS;
 	tx->credit = tx->window;
-	tx->cwnd = REL_PIPE_DEFAULT < tx->window ? REL_PIPE_DEFAULT : tx->window;
+	tx->cwnd =
+		REL_PIPE_DEFAULT < tx->window ? REL_PIPE_DEFAULT : tx->window;
 	tx->rto_base = tx->rto_ms = REL_RTO_INIT_MS;
 	tx->peer_timeout_ms = peer_timeout_ms;
 	tx->done_tail = &tx->done;
@@ -234,7 +235,8 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 		if (tx->nxt - x->first_psn < x->nfrag)
 			break;
 	if (!x)
-		return 0; /* cannot happen: psns between una and end are queued */
+		return 0; /* cannot happen: psns between una and end are queued
+			   */
 	*m = x;
 	*frag = tx->nxt - x->first_psn;
 	*psn = tx->nxt;
@@ -258,8 +260,8 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 	return REL_GO;
 }
 
-int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack,
-	       uint32_t credit, int nak, rel_bits sack, uint64_t now)
+int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
+	       int nak, rel_bits sack, uint64_t now)
 {
 	uint32_t newest = 0;
 	int fresh = 0;
@@ -423,8 +425,7 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 	if (!rx->joined || sess != rx->sess) {
 		/* Only the start of a newer session is joined; stale
 		 * datagrams of an older one are never taken. */
-		if (psn != 0 ||
-		    (rx->joined && rel_diff(sess, rx->sess) < 0))
+		if (psn != 0 || (rx->joined && rel_diff(sess, rx->sess) < 0))
 			return REL_OOO;
 		rx->joined = 1;
 		rx->sess = sess;
@@ -517,6 +518,6 @@ void rel_rx_ask_ack(struct rel_rx *rx)
 
 int rel_rx_ack_urgent(const struct rel_rx *rx)
 {
-	return rx->ack_due && (rx->nak_due || rx->ack_now ||
-			       rx->arrived >= REL_ACK_EVERY);
+	return rx->ack_due &&
+	       (rx->nak_due || rx->ack_now || rx->arrived >= REL_ACK_EVERY);
 }

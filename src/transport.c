@@ -74,7 +74,7 @@ struct tp_rel {
 	int held;
 	struct wire_msg hmsg;
 	struct wire_seq seq; /* the message arriving, in order, no timeout */
-	uint8_t *ahead;      /* REL_SACK_BITS datagrams past a gap (lazy) */
+	uint8_t *ahead;	     /* REL_SACK_BITS datagrams past a gap (lazy) */
 	uint32_t ahead_len[REL_SACK_BITS];
 	uint64_t pub_retrans, pub_dups, pub_timeouts; /* published so far */
 	uint64_t pub_probes, pub_rtos;
@@ -156,7 +156,7 @@ struct tp {
 	pthread_mutex_t rel_lock;
 	struct tp_rel *rel; /* npeers entries */
 	int any_rel;
-	uint64_t rel_tick_at;   /* next reliable timer tick (progress thread) */
+	uint64_t rel_tick_at;	/* next reliable timer tick (progress thread) */
 	uint32_t drop_permille; /* TEST HOOK: IBFS_TEST_DROP_PERMILLE */
 	uint64_t drop_rng;
 };
@@ -1027,8 +1027,7 @@ static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w, int room)
  * the doorbell (tp_flush) once it has dropped rel_lock, so the progress
  * thread can take acks meanwhile.  Nothing goes while p is down.
  */
-static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now,
-			 int tick)
+static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now, int tick)
 {
 	struct tp_rel *r = &tp->rel[p->idx];
 	uint32_t depth = tp->cfg->send_depth, frag, psn;
@@ -1092,9 +1091,8 @@ static void tp_rel_pub(atomic_uint_fast64_t *peer, atomic_uint_fast64_t *total,
 /* Counters for .status (under rel_lock). */
 static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 {
-	atomic_store(&p->cnt.rel_window, r->tx.window < r->tx.credit
-						 ? r->tx.window
-						 : r->tx.credit);
+	atomic_store(&p->cnt.rel_window,
+		     r->tx.window < r->tx.credit ? r->tx.window : r->tx.credit);
 	atomic_store(&p->cnt.rel_inflight, rel_tx_inflight(&r->tx));
 	atomic_store(&p->cnt.rel_srtt_ms, rel_tx_srtt(&r->tx));
 	atomic_store(&p->cnt.rel_rto_ms, r->tx.rto_ms);
@@ -1146,8 +1144,8 @@ static void tp_rel_try_held(struct tp *tp, struct peer *p, struct tp_rel *r)
 
 	if (!r->held)
 		return;
-	if (tp->ops.deliver && !tp->ops.deliver(tp->arg, p, r->hmsg.chan,
-						r->hmsg.data, len)) {
+	if (tp->ops.deliver &&
+	    !tp->ops.deliver(tp->arg, p, r->hmsg.chan, r->hmsg.data, len)) {
 		r->held = 0;
 		r->rx.blocked = 0;
 		rel_rx_advance(&r->rx);
@@ -1210,9 +1208,8 @@ static void tp_rel_drain(struct tp *tp, struct peer *p, struct tp_rel *r)
  * once; if the channel queue refuses it, it is held and its last psn not
  * acknowledged, so the sender keeps it (backpressure, not loss).
  */
-static void tp_rel_recv(struct tp *tp, struct peer *p,
-			const struct wire_hdr *h, const uint8_t *dg,
-			size_t dlen, uint64_t now)
+static void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
+			const uint8_t *dg, size_t dlen, uint64_t now)
 {
 	struct tp_rel *r = &tp->rel[p->idx];
 	struct wire_rel w;
@@ -1281,7 +1278,8 @@ static void tp_rel_take(struct tp *tp, struct peer *p, struct tp_rel *r,
 		peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
 	} else {
 		/* malformed from a peer we trust: skip it for good */
-		if (-rc < (int)(sizeof(tp_wire_drops) / sizeof(tp_wire_drops[0])))
+		if (-rc <
+		    (int)(sizeof(tp_wire_drops) / sizeof(tp_wire_drops[0])))
 			peer_count_drop(p, &tp->totals, tp_wire_drops[-rc]);
 		rel_rx_advance(&r->rx);
 	}
@@ -1543,7 +1541,8 @@ static void tp_count_expired(void *arg, int peer)
 {
 	struct tp *tp = arg;
 
-	peer_count_drop(peer >= 0 && peer < tp->npeers ? &tp->peers[peer] : NULL,
+	peer_count_drop(peer >= 0 && peer < tp->npeers ? &tp->peers[peer]
+						       : NULL,
 			&tp->totals, DROP_REASM_TIMEOUT);
 }
 

@@ -890,7 +890,8 @@ long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 	const uint8_t *b = dgram;
 	int k;
 
-	if (len < WIRE_HDR_LEN + WIRE_REL_LEN || !(b[OFF_FLAGS] & WIRE_FLAG_REL))
+	if (len < WIRE_HDR_LEN + WIRE_REL_LEN ||
+	    !(b[OFF_FLAGS] & WIRE_FLAG_REL))
 		return -EBADMSG;
 	len -= WIRE_REL_LEN;
 	r->sess = get32(b + len);

@@ -40,7 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	memset(&cfg, 0, sizeof(cfg));
 	err[0] = '\0';
-	if (config_load_string(text, "fuzz.conf", &cfg, err, sizeof(err)) == 0) {
+	if (config_load_string(text, "fuzz.conf", &cfg, err, sizeof(err)) ==
+	    0) {
 		fuzz_check(&cfg);
 		config_select_local(&cfg, "alpha", err, sizeof(err));
 	} else if (strncmp(err, "fuzz.conf:", 10) != 0) {

@@ -49,7 +49,13 @@
 #include <time.h>
 #include <unistd.h>
 
-enum rtt_mode { MODE_POLL, MODE_REOPEN, MODE_FLOOR, MODE_CONV, MODE_FLOOR_CONV };
+enum rtt_mode {
+	MODE_POLL,
+	MODE_REOPEN,
+	MODE_FLOOR,
+	MODE_CONV,
+	MODE_FLOOR_CONV
+};
 
 struct rtt {
 	enum rtt_mode mode;
@@ -268,10 +274,11 @@ static int dump_samples(const char *path, const uint64_t *v, size_t n)
 /* Usage to stderr, exit 2. */
 static void usage(void)
 {
-	fprintf(stderr, "usage: bench_rtt [-n ITERS] [-w WARMUP] [-s SIZE] "
-			"[-t TIMEOUT_MS] [-m poll|reopen|floor|conv|floor-conv] "
-			"[-o FILE] "
-			"TX RX\n");
+	fprintf(stderr,
+		"usage: bench_rtt [-n ITERS] [-w WARMUP] [-s SIZE] "
+		"[-t TIMEOUT_MS] [-m poll|reopen|floor|conv|floor-conv] "
+		"[-o FILE] "
+		"TX RX\n");
 	exit(2);
 }
 

@@ -95,7 +95,7 @@ static void null_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 static size_t dirbuf_add(fuse_req_t req, char *buf, size_t size, size_t used,
 			 const char *name, fuse_ino_t ino, off_t next)
 {
-	struct stat st = { .st_ino = ino };
+	struct stat st = {.st_ino = ino};
 	size_t len;
 
 	null_stat(ino, &st);
@@ -104,12 +104,11 @@ static size_t dirbuf_add(fuse_req_t req, char *buf, size_t size, size_t used,
 }
 
 /* List the root directory: ".", "..", "null". */
-static void null_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
-			 off_t off, struct fuse_file_info *fi)
+static void null_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			 struct fuse_file_info *fi)
 {
-	static const char *const names[] = { ".", "..", NULL_NAME };
-	static const fuse_ino_t inos[] = { FUSE_ROOT_ID, FUSE_ROOT_ID,
-					   NULL_INO };
+	static const char *const names[] = {".", "..", NULL_NAME};
+	static const fuse_ino_t inos[] = {FUSE_ROOT_ID, FUSE_ROOT_ID, NULL_INO};
 	char buf[512];
 	size_t used = 0;
 	off_t i;
@@ -131,8 +130,7 @@ static void null_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 }
 
 /* Open /null with direct I/O so every read and write reaches us. */
-static void null_open(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi)
+static void null_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	if (ino != NULL_INO) {
 		fuse_reply_err(req, EISDIR);
@@ -158,8 +156,8 @@ static void null_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 }
 
 /* poll: always readable and writable; no notification is ever due. */
-static void null_poll(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+static void null_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		      struct fuse_pollhandle *ph)
 {
 	if (ph)
 		fuse_pollhandle_destroy(ph);

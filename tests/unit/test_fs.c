@@ -798,9 +798,9 @@ static void interrupt_unreaped(fuse_req_t r)
 	struct fs_waiter *w;
 
 	pthread_mutex_lock(&t.fs->lock);
-	TAILQ_FOREACH(w, &t.fs->waiters, all_link)
-	if (w->req == r)
-		w->interrupted = 1;
+	TAILQ_FOREACH (w, &t.fs->waiters, all_link)
+		if (w->req == r)
+			w->interrupted = 1;
 	pthread_mutex_unlock(&t.fs->lock);
 	r->interrupted = 1;
 }

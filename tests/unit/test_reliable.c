@@ -29,12 +29,12 @@ static uint64_t rnd(void)
 
 /* A datagram or an ack on the simulated link. */
 struct pkt {
-	uint64_t at;	/* arrival time */
+	uint64_t at; /* arrival time */
 	int is_ack;
 	uint32_t sess, psn, frag, nfrag, msg_id;
 	uint32_t ack, credit;
 	int nak;
-	int ackreq;	/* the sender has nothing more to send now */
+	int ackreq; /* the sender has nothing more to send now */
 	rel_bits sack;
 };
 
@@ -42,8 +42,8 @@ struct link {
 	struct pkt q[MAXQ];
 	int n;
 	int loss_pct, dup_pct, max_delay;
-	int delay;	/* ms every packet takes beyond the first */
-	int lost;	/* packets it dropped */
+	int delay; /* ms every packet takes beyond the first */
+	int lost;  /* packets it dropped */
 };
 
 struct sim {
@@ -52,14 +52,14 @@ struct sim {
 	struct link fwd, back;
 	uint64_t now;
 	/* receiver side */
-	uint32_t got[MAXQ];	/* msg_ids completed, in order */
+	uint32_t got[MAXQ]; /* msg_ids completed, in order */
 	int ngot;
 	uint32_t cur_msg, cur_frag; /* fragment expected next */
-	int capacity;		/* messages the receiver queue takes; <0 = inf */
+	int capacity; /* messages the receiver queue takes; <0 = inf */
 	int queued;
-	int held;		/* a whole message waits for space */
-	int no_sack;		/* receiver keeps nothing past a gap */
-	int ack_each;		/* urgent acks go per datagram, not per ms */
+	int held;     /* a whole message waits for space */
+	int no_sack;  /* receiver keeps nothing past a gap */
+	int ack_each; /* urgent acks go per datagram, not per ms */
 	struct pkt ahead[REL_SACK_BITS]; /* kept past a gap, by psn */
 	/* sender side */
 	int ndone, nfail;
@@ -104,7 +104,8 @@ static int link_get(struct link *l, uint64_t now, struct pkt *out)
 
 	/* the earliest due first; equal times keep their order */
 	for (i = 0; i < l->n; i++)
-		if (l->q[i].at <= now && (best < 0 || l->q[i].at < l->q[best].at))
+		if (l->q[i].at <= now &&
+		    (best < 0 || l->q[i].at < l->q[best].at))
 			best = i;
 	if (best < 0)
 		return 0;
@@ -283,9 +284,10 @@ static void run_msgs(struct sim *s, int nmsg, int maxfrag, uint64_t limit_ms)
 	int i;
 
 	for (i = 0; i < nmsg; i++)
-		rel_tx_queue(&s->tx, mk_msg(s, (uint32_t)i,
-					    1 + (uint32_t)(rnd() % maxfrag)),
-			     s->now);
+		rel_tx_queue(
+			&s->tx,
+			mk_msg(s, (uint32_t)i, 1 + (uint32_t)(rnd() % maxfrag)),
+			s->now);
 	while (s->ndone + s->nfail < nmsg && s->now < end)
 		sim_step(s);
 }
@@ -380,8 +382,8 @@ static void test_backoff(void **state)
 	for (int k = 0; k < 8; k++) {
 		/* nothing before the timeout ... */
 		rel_tx_tick(&s.tx, t + expect - 1, 99);
-		assert_int_equal(rel_tx_next(&s.tx, t + expect - 1, &m, &frag,
-					     &psn), 0);
+		assert_int_equal(
+			rel_tx_next(&s.tx, t + expect - 1, &m, &frag, &psn), 0);
 		/* ... a retransmission at it */
 		t += expect;
 		rel_tx_tick(&s.tx, t, 99);
@@ -527,7 +529,8 @@ static void test_sack(void **state)
 	assert_int_equal(sent[1], 5);
 	assert_int_equal(s.tx.retrans, 2);
 	/* 2 arrives: 3 and 4 are ready in turn, then the gap at 5 */
-	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 2, &joined), REL_ACCEPT);
+	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 2, &joined),
+			 REL_ACCEPT);
 	rel_rx_acked(&s.rx);
 	rel_rx_advance(&s.rx);
 	assert_true(rel_rx_ready(&s.rx));
@@ -564,7 +567,8 @@ static void test_sack_wide(void **state)
 		n++;
 	assert_int_equal(n, REL_SACK_BITS);
 	/* psn 1 is lost; all the rest arrive, and past it are kept */
-	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 0, &joined), REL_ACCEPT);
+	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 0, &joined),
+			 REL_ACCEPT);
 	rel_rx_advance(&s.rx);
 	for (i = 2; i < REL_SACK_BITS; i++)
 		assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, i, &joined),
@@ -639,9 +643,9 @@ static void test_sack_once(void **state)
 	run_msgs(&s, 100, 40, 10000000);
 	check_exactly_once(&s, 100);
 	print_message("%d sent, %d lost, %lu retransmitted, %lu dups, "
-		      "%lu ms\n", s.sent, s.fwd.lost,
-		      (unsigned long)s.tx.retrans, (unsigned long)s.rx.dups,
-		      (unsigned long)(s.now - 1000));
+		      "%lu ms\n",
+		      s.sent, s.fwd.lost, (unsigned long)s.tx.retrans,
+		      (unsigned long)s.rx.dups, (unsigned long)(s.now - 1000));
 	assert_true(s.tx.retrans * 10 <= (uint64_t)s.fwd.lost * 13);
 }
 
@@ -817,8 +821,7 @@ static void test_tail_probe(void **state)
 	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn), REL_GO);
 	assert_int_equal(s.tx.pto_at, 0); /* more to send: no tail yet */
 	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn), REL_GO);
-	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn),
-			 REL_GO_LAST);
+	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn), REL_GO_LAST);
 	/* 0 and 1 arrive, 2 is lost: the probe is re-armed by the ack */
 	rel_tx_ack(&s.tx, 7, 2, 64, 0, none, t0 + 10);
 	assert_int_equal(rel_tx_tick(&s.tx, t0 + 21, 8), 1);

@@ -528,12 +528,13 @@ static void test_expire_each_peer(void **state __attribute__((unused)))
 	uint8_t *msg = msg_make(5000, 9);
 	struct frags f = frags_make(msg, 5000, 1024, 3, 1, "x");
 	struct frags g = frags_make(msg, 5000, 1024, 4, 2, "x");
-	unsigned counts[4] = { 0 };
+	unsigned counts[4] = {0};
 	struct wire_msg m;
 
 	assert_int_equal(wire_reasm_feed(r, 1, f.d[0].b, f.d[0].len, 0, &m), 0);
 	assert_int_equal(wire_reasm_feed(r, 3, g.d[0].b, g.d[0].len, 0, &m), 0);
-	assert_int_equal(wire_reasm_feed(r, 3, g.d[1].b, g.d[1].len, 50, &m), 0);
+	assert_int_equal(wire_reasm_feed(r, 3, g.d[1].b, g.d[1].len, 50, &m),
+			 0);
 	assert_int_equal(wire_reasm_expire_each(r, 100, count_peer, counts), 2);
 	assert_int_equal(counts[1], 1);
 	assert_int_equal(counts[3], 1);
@@ -1209,9 +1210,8 @@ static void test_seq_in_order(void **state __attribute__((unused)))
 						       f.d[i].len, &m),
 					 i + 1 < f.n ? 0 : 1);
 		msg_check(&m, 3, 7, "rel", big, MIB);
-		assert_int_equal(wire_seq_feed(&s, MIB, 3, g.d[0].b,
-					       g.d[0].len, &m),
-				 1);
+		assert_int_equal(
+			wire_seq_feed(&s, MIB, 3, g.d[0].b, g.d[0].len, &m), 1);
 		msg_check(&m, 3, 8, "rel", small, 10);
 	}
 	frags_free(&f);
@@ -1236,20 +1236,25 @@ static void test_seq_broken(void **state __attribute__((unused)))
 
 	assert_true(f.n > 4);
 	/* gap: 0, 2 */
-	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m),
+			 0);
 	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[2].b, f.d[2].len, &m),
 			 -WIRE_DROP_MALFORMED);
 	assert_null(s.buf);
 	/* repeat: 0, 1, 1 */
-	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
-	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[1].b, f.d[1].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m),
+			 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[1].b, f.d[1].len, &m),
+			 0);
 	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[1].b, f.d[1].len, &m),
 			 -WIRE_DROP_MALFORMED);
 	/* another message's middle, then a start over an unfinished one */
-	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m),
+			 0);
 	assert_int_equal(wire_seq_feed(&s, MIB, 0, g.d[1].b, g.d[1].len, &m),
 			 -WIRE_DROP_MALFORMED);
-	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m),
+			 0);
 	assert_int_equal(wire_seq_feed(&s, MIB, 0, g.d[0].b, g.d[0].len, &m),
 			 -WIRE_DROP_MALFORMED);
 	/* a middle fragment with nothing started */
@@ -1266,7 +1271,8 @@ static void test_seq_broken(void **state __attribute__((unused)))
 			i + 1 < g.n ? 0 : 1);
 	msg_check(&m, 0, 10, "rel", msg, 20000);
 	/* reset frees a partial */
-	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m), 0);
+	assert_int_equal(wire_seq_feed(&s, MIB, 0, f.d[0].b, f.d[0].len, &m),
+			 0);
 	assert_non_null(s.buf);
 	wire_seq_reset(&s);
 	assert_null(s.buf);
@@ -1286,14 +1292,16 @@ static void test_rel_trailer(void **state __attribute__((unused)))
 {
 	uint8_t buf[256];
 	uint8_t msg[10] = "0123456789";
-	struct wire_rel r = {
-		.sess = 0x01020304,
-		.psn = 0xfffffffe,
-		.ack_sess = 7,
-		.ack = 0x80000001,
-		.credit = 128,
-		.rflags = WIRE_REL_ACK | WIRE_REL_NAK,
-	}, g;
+	struct wire_rel r =
+				{
+					.sess = 0x01020304,
+					.psn = 0xfffffffe,
+					.ack_sess = 7,
+					.ack = 0x80000001,
+					.credit = 128,
+					.rflags = WIRE_REL_ACK | WIRE_REL_NAK,
+				},
+			g;
 	struct wire_hdr h;
 	size_t len;
 	long plen;
