@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # ibfs — InfiniBand UD datagrams as files.
 #
 #   make            build build/ibfs (warnings are errors)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bootstrap: nodes tell each other their QPN, qkey, LID, GID and MTU over
  * TCP.  Each daemon listens on its own endpoint and connects to every other

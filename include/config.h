@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Configuration: the INI file every node of a cluster shares, parsed with
  * inih.  [global] holds device and tuning keys, each [node NAME] one node.

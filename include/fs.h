@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The file system: every node of the config is a directory, every channel
  * a file in it.  A write sends one message to that node on that channel;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Logging in the manner of OpenSMTPD's log.c: stderr in the foreground,
  * syslog once daemonised.  log_warn appends strerror(errno); the x forms

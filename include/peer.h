@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A peer: one node of the config as this daemon sees it — its wire id, the
  * address it announced over bootstrap, the address handle that reaches it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reliable delivery over UD: the per-peer state machines, pure logic (no
  * verbs, no threads, no clock of its own; callers pass now in ms and hold

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Address resolution: from a peer's config address (and its announced
  * GID/LID) to an ibv_ah.  route = sa asks rdma_cm to resolve address and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The verbs engine: one UD QP serves every peer.  Opens the device, takes
  * the QP RESET -> INIT -> RTR -> RTS, keeps receives posted with GRH slack,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The datagram format.  Every UD datagram starts with a fixed 24-byte
  * big-endian header followed by the channel name (in every fragment).

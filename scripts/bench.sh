@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # `make bench`: ibfs's latency, bandwidth, message rate, shell rate and idle
 # cost in the soft-RoCE test bed (one VM boot), each beside what the same
 # machine does without ibfs: ibv_ud_pingpong, ib_send_bw -c UD and a null

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Test driver behind `make check`: unit tests (every build/tests/test_* cmocka
 # binary, TAP output, on the host, no root, then every fuzz target over its
 # seed corpus once) then the e2e suite (tests/e2e/run.sh, inside the test

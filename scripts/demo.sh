@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # `make demo`: three ibfs nodes (alpha, beta, gamma) on one Soft-RoCE device
 # in the test bed, and a short conversation among them, each command shown
 # as a user would type it and then run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Install every Debian package that building, testing, the soft-RoCE test bed
 # and the benchmarks need. Idempotent: when all are present it touches nothing
 # (no apt-get update) and returns at once. Exits non-zero on failure.

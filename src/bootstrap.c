@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bootstrap: nodes exchange QPN, qkey, LID, GID and MTU over TCP, and the
  * TCP sessions are the peers' liveness.

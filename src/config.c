@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Configuration file: inih splits key = value lines and strips comments;
  * this file hands it the text one whole line at a time, so every message

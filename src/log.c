@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Logging: one sink chosen at start-up.  In the foreground every line goes
  * to stderr, so users of `ibfs -f` and the tests see it; otherwise syslog.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ibfs: mount an InfiniBand UD fabric as a file system.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The peer table: one struct peer per config node, built once at start-up
  * and shared by the transport (counters, AH, address) and the bootstrap

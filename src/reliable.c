@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reliable delivery state machines (see include/reliable.h).  Cumulative
  * and selective acks, NAK on a gap, credit, RACK-style loss detection by

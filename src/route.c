@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Address resolution: from a node's config address and its hello to an AH
  * on the transport's PD.

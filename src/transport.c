@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The verbs engine: one UD QP for every peer, the classic kernel-verbs UD
  * recipe in user space.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The datagram format and message reassembly (see include/wire.h).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Runs inside the test bed VM, chrooted into the host's root (see init): bring
 # up eth0 and the Soft-RoCE device rxe0 on it, then run the command the host
 # put in /run/bed/bed.env with output to /run/bed/output and its exit status

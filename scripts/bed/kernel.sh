@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Prepare the test bed VM's boot files: fetch Debian's current stock kernel
 # package (cached under build/bed/debs, kept across `make clean`), unpack it,
 # and build a busybox initramfs holding the modules the bed needs in modprobe

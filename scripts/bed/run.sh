@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run a command in the e2e test bed and return its output and exit status:
 #   scripts/bed/run.sh [--host|--vm|--pair] CMD [ARG...]
 # The bed is this host when it has an RDMA device with an ACTIVE port or can

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run a command inside a QEMU (TCG) test bed VM that chroots into this host's
 # own root over 9p and sees the checkout at its host path (see init, guest.sh).
 # Sourced by run.sh; bed_vm_run ARGV... returns the command's exit status,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Instructions per message in both ibfs daemons, counted by callgrind.
 # Sourced by scripts/bench.sh --in-bed (A, B, IBFS_BIN, IBFS_TOOLS, WORK,
 # BED_OUT, fig and log from bench.sh and lib.sh).  Provides phase_callgrind.

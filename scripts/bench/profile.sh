@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Profile both ibfs daemons under the bench's loads, in the bed.  Sourced by
 # scripts/bench.sh --in-bed --profile after the measurements, with alpha and
 # beta still up (A, B, IBFS_PID, IBFS_TOOLS, BED_OUT from bench.sh/lib.sh).

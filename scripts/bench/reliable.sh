@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # delivery = reliable beside datagram, on two VMs joined by a wire (the
 # pair bed: each VM its own rxe device), at 0% and at 5% netem loss:
 # 1 MiB bandwidth received byte-exact, and the 64 B conversation round

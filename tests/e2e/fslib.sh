@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # File-system helpers for e2e tests, on top of lib.sh (source after it).
 #   A B C                     mount points of alpha, beta, gamma
 #   wait_file PATH [T]        until PATH exists (a channel appears on arrival)

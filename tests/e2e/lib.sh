@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Helpers for e2e tests (source it; tests/e2e/run.sh runs each t_*.sh in the
 # test bed with WORK set to a fresh temp dir). Provides:
 #   IBFS_ROOT IBFS_BIN IBFS_TOOLS IBFS_DEV IBFS_IP WORK     variables

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run every tests/e2e/t_*.sh (lexical order) inside the test bed, each in a
 # fresh temp WORK dir with its own timeout (120 s, or a "# timeout: N" line),
 # printing "PASS name", "FAIL name" (then its log tail) or "SKIP name (why)".

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The bed has an RDMA device ($IBFS_DEV) whose port 1 is ACTIVE and that
 # carries a GID for $IBFS_IP (RoCE v2, IPv4-mapped).
 # timeout: 30

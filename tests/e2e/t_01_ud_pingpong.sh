@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Two processes on the one RDMA device exchange UD datagrams
 # (ibv_ud_pingpong server and client, through rxe loopback).
 # timeout: 60

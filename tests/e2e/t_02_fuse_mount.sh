@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A FUSE file system mounts and serves I/O in the bed: nullfs
 # (tests/tools/nullfs.c) reads as zeros and swallows writes.
 # timeout: 60

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Two udchat processes on the one rxe device exchange UD messages both ways
 # and to themselves: 1 byte, exactly one datagram's worth, one byte more
 # (two datagrams) and 1 MiB (about a thousand datagrams), byte for byte,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Three udchat processes on the one rxe device: each sends to both others
 # (1 byte, one datagram's worth, one byte more, 1 MiB) at once; every
 # message arrives byte for byte from the right sender.  All three share one

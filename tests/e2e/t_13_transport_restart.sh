@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A peer restarts with a new QPN and the other follows without a restart:
 # alpha keeps running (-R: send its batch again whenever beta comes up
 # anew); beta runs, exits, runs again.  Alpha sees beta down, then up at

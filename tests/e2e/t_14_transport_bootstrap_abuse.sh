@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A stalled client and a garbage client on alpha's bootstrap port must not
 # hold up real peers: with peer_timeout = 60 s (how long a hello may take),
 # alpha and beta still come up and exchange messages within 40 s, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The contract in its simplest form: `echo hi > MNT/beta/chat` on alpha,
 # `cat MNT/alpha/chat` on beta, in every direction among three nodes and
 # to yourself; .status files; sizes in `ls -l`; rm; O_NONBLOCK; poll.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Clear errnos for what ibfs does not allow: unknown nodes (ENOENT), ibfs's
 # own names (EPERM), mkdir, rename, links, chmod; writes to a peer that is
 # down (ENOTCONN), never a silent loss.

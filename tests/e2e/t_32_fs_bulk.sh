@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Volume: 1000 messages in a burst arrive in order with none lost; a 1 MiB
 # file arrives byte-exact (as one message with dd, as several with cat);
 # many writers and readers at once on several channels.

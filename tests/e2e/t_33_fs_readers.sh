@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Waiting readers, each proven parked (MNT/NODE/.status parked_reads)
 # before the test acts: `cat` waits for the first message; `rm` of the
 # channel ends a parked read with end of file; a signal ends one with

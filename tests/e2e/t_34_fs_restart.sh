@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Restarting one node while the other two keep talking: the restarted node
 # comes back with a new QPN and traffic to it resumes, nobody else restarts.
 # After SIGKILL the same mount point can be mounted again.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Lifecycle: read_timeout turns a wait into EOF; SIGTERM gives a parked
 # reader ENOTCONN and the daemon exits 0; so does umount; --help and
 # --version need no device; a bad config exits 2 before mounting.

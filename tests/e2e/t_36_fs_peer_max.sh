@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A peer that takes smaller messages (its max_message, said at bootstrap)
 # makes a larger write fail EMSGSIZE at the sender, in both delivery
 # modes, instead of vanishing at the receiver (or, reliable, being acked

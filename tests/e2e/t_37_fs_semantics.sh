@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # README's semantics table, row by row, with the exact errno each row
 # names: ESPIPE for lseek, EINVAL for a 64-byte channel name, EACCES for
 # writing a .status file, EPERM for what the tree has no room for,

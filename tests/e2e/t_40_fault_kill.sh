@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A peer killed with SIGKILL in the middle of 1 MiB transfers: its readers
 # on the other side keep every message that arrived whole and never see a
 # partial one; writers to it get ENOTCONN; the third node is served

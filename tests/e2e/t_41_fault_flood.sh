@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A flood into channels nobody reads: the queue limit and the per-peer
 # channel limit hold, drops are counted, memory stays bounded, and the
 # daemon keeps serving.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The bootstrap secret: alpha and beta share one and talk; gamma, first with
 # a wrong secret and then with none, is refused both ways (its peers keep
 # it state=down, writes to it get ENOTCONN, the logs say "authentication

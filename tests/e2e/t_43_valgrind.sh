@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A daemon run under valgrind, through traffic, a waiting reader and
 # SIGTERM, shows no memcheck error (invalid reads and writes, uses of
 # uninitialised values, bad frees) and no definite leak, and exits 0.

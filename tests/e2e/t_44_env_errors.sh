@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Environment errors are clear and exit 1 before anything is mounted: a
 # named device that is absent, a port the device does not have, a port
 # that is down, a mount point that is missing or not a directory.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # delivery = reliable under loss: with the receive-side test hook dropping
 # 5% and then 20% of datagrams, 1000 messages and a 16 MiB file (16
 # messages of 1 MiB) arrive exactly once, in order, byte-exact, and every

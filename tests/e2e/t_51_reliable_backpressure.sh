@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # delivery = reliable, backpressure: a reader that does not read makes a
 # writer wait (nothing dropped), past peer_timeout too since the reader's
 # daemon still answers; an O_NONBLOCK write to beta (on another channel)

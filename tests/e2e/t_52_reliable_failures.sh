@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # delivery = reliable, how writes fail while the receiver lives on:
 # - a stopped peer (SIGSTOP): its kernel still answers bootstrap, so it
 #   stays up, but its daemon is silent; a waiting write fails ETIMEDOUT

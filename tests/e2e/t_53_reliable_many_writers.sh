@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # delivery = reliable, backpressure with more blocked writers than FUSE
 # worker threads (libfuse keeps at most 10, src/fs.c fs_loop): beta's
 # queue of channel q is full and a message to it is held back, so alpha's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What every libFuzzer target here shares: the entry point's prototype
  * (-Wmissing-prototypes) and CHECK, which dies loudly so that libFuzzer

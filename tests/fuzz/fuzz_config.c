@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for the config loader: whatever a config file holds,
  * config_load_string either accepts it or names file and line, and never

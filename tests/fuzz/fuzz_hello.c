@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for the bootstrap hello: hello_decode takes the first
  * HELLO_WIRE_LEN bytes a peer (or anyone who reaches the TCP port) sends.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for the reliable trailer and what a sender does with
  * the acks in it: wire_rel_get on whatever arrives, DATA datagrams with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for in-order reassembly of reliable streams: rel_rx
  * (psn order, sessions, datagrams kept past a gap) with wire_seq putting

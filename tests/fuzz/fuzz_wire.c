@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target for wire.c reassembly: nothing a peer sends may crash
  * it, leak, or deliver a message that breaks its own limits.

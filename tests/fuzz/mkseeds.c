@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Seed corpora for the fuzz targets, made with the real encoders so that
  * the fuzzer starts from what peers actually send: hellos (hello_encode),

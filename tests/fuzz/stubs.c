@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Stand-ins for what bootstrap.c's session code calls in the transport
  * and the router, so that its pure parts (hello_encode, hello_decode, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Soak: SOAK_TIME seconds (default 600) of steady traffic among three nodes
 # in the test bed, every node's RSS sampled every 10 s.  Passes when nothing
 # the readers kept up with was lost and no daemon's RSS grew by more than

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench_bw - stream messages into a file and count them out at the other
  * end, checked byte for byte: the bandwidth and message-rate benchmarks

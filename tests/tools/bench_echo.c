@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench_echo - the peer half of bench_rtt: every message read from RX is
  * written back, unchanged, to TX.  Used by scripts/bench.sh.

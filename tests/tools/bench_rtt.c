@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench_rtt - round-trip latency through message files, the client half
  * (bench_echo on the peer is the other half).  Used by scripts/bench.sh.

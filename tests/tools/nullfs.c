@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nullfs - the smallest useful FUSE file system, the "FUSE floor" for ibfs
  * (t_02 and scripts/bench.sh).

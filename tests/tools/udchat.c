@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * udchat: drive the UD engine without FUSE, for the transport e2e tests.
  *

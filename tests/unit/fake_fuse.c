@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A fake libfuse for unit tests that drive a struct fuse_lowlevel_ops
  * directly: included by the test after the code under test.  A request is

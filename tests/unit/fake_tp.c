@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A fake transport for unit tests of the file system: included by the
  * test after the code under test.  It keeps what was sent instead of

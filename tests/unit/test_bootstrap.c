@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The bootstrap hello: a fixed big-endian layout that round-trips, and a
  * decoder that refuses bad magic, version, length, name and fields; and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Config parser tests: each good case checks the fields it sets, each bad
  * case checks the return code, that the message names the line and the

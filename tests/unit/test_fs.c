@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests for fs.c, the FUSE side, on the host: the test includes fs.c
  * to reach its fs_ops table, and drives the operations with fake requests

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests for peer.c: the table has one peer per config node, in config
  * order, with wire ids from the names and the local node marked; a drop is

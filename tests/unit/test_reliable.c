@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests for reliable.c: a sender and a receiver joined by a simulated
  * link that loses, duplicates and reorders datagrams and acks, driven by a

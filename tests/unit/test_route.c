@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * route.c's pure conversions: a path record (as rdma_cm returns it) and an
  * exchanged LID/GID to ibv_ah_attr, on RoCE and on InfiniBand.

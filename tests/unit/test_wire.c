@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests for wire.c: header encoding and its rejections, fragment
  * geometry at the edges, and reassembly under reordering, loss,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Common includes for unit tests, which use cmocka.  Each test file is one
  * binary; scripts/check.sh runs it with CMOCKA_MESSAGE_OUTPUT=TAP.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Helpers for two-VM e2e tests (tests/e2e/pair/t_*.sh), on top of lib.sh and
 # fslib.sh. `scripts/bed/run.sh --pair` boots node1 (192.0.2.1) and node2
 # (192.0.2.2), each with its own rxe device on a QEMU UDP wire; both run

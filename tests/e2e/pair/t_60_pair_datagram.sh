@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Two VMs, each with its own rxe device on a real (virtual) wire, distinct
 # GIDs, path resolved by rdma_cm over ARP: echo/cat both ways, 1 MiB
 # byte-exact, and the peer's .status shows the other VM's GID and QPN.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # delivery = reliable across a lossy wire: netem on both VMs' eth0 drops 5%,
 # then 20% with reordering, of every frame (datagrams, acks, bootstrap).
 # 1000 messages and a 16 MiB file (16 messages of 1 MiB) arrive exactly
