@@ -16,36 +16,62 @@
 
 #include "config.h"
 
-enum peer_drop {
-	DROP_NO_RECV_BUF,   /* receive queue ran dry (seen as RNR/overrun) */
-	DROP_MALFORMED,	    /* bad header, length or completion status */
-	DROP_UNKNOWN_SRC,   /* src_qp + source GID match no up peer */
-	DROP_REASM_TIMEOUT, /* a message never completed */
-	DROP_QUEUE_FULL,    /* the channel queue or channel count limit */
-	DROP_DUPLICATE,	    /* fragment seen twice */
-	DROP_TOO_BIG,	    /* beyond max_message */
-	DROP_MAX
-};
+/*
+ * Every counter, once.  X(name, comment) lists generate the fields of
+ * struct peer_counters, the drop reasons and their names, and the
+ * .status lines (fs.c prints them in this order): adding a counter is a
+ * line here and the place that counts it.
+ */
+
+/* Traffic and address resolutions: msgs_tx=N ... in .status. */
+#define PEER_COUNTERS_TRAFFIC(X)                                               \
+	X(msgs_tx, "messages sent")                                            \
+	X(bytes_tx, "their bytes")                                             \
+	X(msgs_rx, "messages delivered whole")                                 \
+	X(bytes_rx, "their bytes")                                             \
+	X(ah_resolutions, "address handles made for the peer")
+
+/* Why a datagram or message was dropped: DROP_ENUM, drop_name=N. */
+#define PEER_DROPS(X)                                                          \
+	X(NO_RECV_BUF, no_recv_buf,                                            \
+	  "receive queue ran dry (seen as RNR/overrun)")                       \
+	X(MALFORMED, malformed, "bad header, length or completion status")     \
+	X(UNKNOWN_SRC, unknown_src, "src_qp + source GID match no up peer")    \
+	X(REASM_TIMEOUT, reasm_timeout, "a message never completed")           \
+	X(QUEUE_FULL, queue_full, "the channel queue or channel count limit")  \
+	X(DUPLICATE, duplicate, "fragment seen twice")                         \
+	X(TOO_BIG, too_big, "beyond max_message")
+
+/* delivery = reliable (zero otherwise), summed into the totals. */
+#define PEER_COUNTERS_REL(X)                                                   \
+	X(rel_window, "datagrams allowed in flight")                           \
+	X(rel_inflight, "sent, not yet acked")                                 \
+	X(rel_retrans, "datagrams sent again")                                 \
+	X(rel_dups, "duplicates dropped")                                      \
+	X(rel_timeouts, "peer silent: writes failed")                          \
+	X(rel_probes, "tail probes sent")                                      \
+	X(rel_rtos, "retransmission timer fired")
+
+/* Per stream, so in NODE/.status only, never summed. */
+#define PEER_GAUGES_STREAM(X)                                                  \
+	X(rel_srtt_ms, "smoothed round trip")                                  \
+	X(rel_rto_ms, "retransmission timeout now")
+
+#define PEER_DROP_ENUM(e, name, comment) DROP_##e,
+enum peer_drop { PEER_DROPS(PEER_DROP_ENUM) DROP_MAX };
+#undef PEER_DROP_ENUM
 
 /* Names for .status lines: drop_<name>=N. */
 extern const char *const peer_drop_names[DROP_MAX];
 
+#define PEER_COUNTER_FIELD(name, comment) atomic_uint_fast64_t name;
 struct peer_counters {
-	atomic_uint_fast64_t msgs_tx, bytes_tx;
-	atomic_uint_fast64_t msgs_rx, bytes_rx;
-	atomic_uint_fast64_t ah_resolutions;
+	PEER_COUNTERS_TRAFFIC(PEER_COUNTER_FIELD)
 	atomic_uint_fast64_t drops[DROP_MAX];
-	/* delivery = reliable (zero otherwise) */
-	atomic_uint_fast64_t rel_window;   /* datagrams allowed in flight */
-	atomic_uint_fast64_t rel_inflight; /* sent, not yet acked */
-	atomic_uint_fast64_t rel_retrans;  /* datagrams sent again */
-	atomic_uint_fast64_t rel_dups;	   /* duplicates dropped */
-	atomic_uint_fast64_t rel_timeouts; /* peer silent: writes failed */
-	atomic_uint_fast64_t rel_probes;   /* tail probes sent */
-	atomic_uint_fast64_t rel_rtos;	   /* retransmission timer fired */
-	atomic_uint_fast64_t rel_srtt_ms;  /* smoothed round trip */
-	atomic_uint_fast64_t rel_rto_ms;   /* retransmission timeout now */
+	PEER_COUNTERS_REL(PEER_COUNTER_FIELD)
+	PEER_GAUGES_STREAM(PEER_COUNTER_FIELD)
 };
+#undef PEER_COUNTER_FIELD
 
 /* What a node announces about itself in its bootstrap hello. */
 struct peer_addr {

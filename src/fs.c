@@ -501,27 +501,28 @@ static const char *fs_gid_str(const union ibv_gid *gid, char *buf, size_t len)
 	return buf;
 }
 
-/* key=value lines for a counter set. */
+/* One counter's key=value line, for peer.h's X lists. */
+#define FS_PRINT(name, comment)                                                \
+	fprintf(f, #name "=%lu\n", (unsigned long)c->name);
+
+/* key=value lines for a counter set, in peer.h's order. */
 static void fs_print_counters(FILE *f, struct peer_counters *c)
 {
 	int i;
 
-	fprintf(f, "msgs_tx=%lu\nbytes_tx=%lu\nmsgs_rx=%lu\nbytes_rx=%lu\n",
-		(unsigned long)c->msgs_tx, (unsigned long)c->bytes_tx,
-		(unsigned long)c->msgs_rx, (unsigned long)c->bytes_rx);
-	fprintf(f, "ah_resolutions=%lu\n", (unsigned long)c->ah_resolutions);
+	PEER_COUNTERS_TRAFFIC(FS_PRINT)
 	for (i = 0; i < DROP_MAX; i++)
 		fprintf(f, "drop_%s=%lu\n", peer_drop_names[i],
 			(unsigned long)c->drops[i]);
-	fprintf(f,
-		"rel_window=%lu\nrel_inflight=%lu\nrel_retrans=%lu\n"
-		"rel_dups=%lu\nrel_timeouts=%lu\nrel_probes=%lu\n"
-		"rel_rtos=%lu\n",
-		(unsigned long)c->rel_window, (unsigned long)c->rel_inflight,
-		(unsigned long)c->rel_retrans, (unsigned long)c->rel_dups,
-		(unsigned long)c->rel_timeouts, (unsigned long)c->rel_probes,
-		(unsigned long)c->rel_rtos);
+	PEER_COUNTERS_REL(FS_PRINT)
 }
+
+/* NODE/.status only: the per-stream gauges, which no total sums. */
+static void fs_print_gauges(FILE *f, struct peer_counters *c)
+{
+	PEER_GAUGES_STREAM(FS_PRINT)
+}
+#undef FS_PRINT
 
 /*
  * The requests parked in node (all nodes when NULL): what a script waits
@@ -596,10 +597,7 @@ static void fs_render_peer(struct fs *fs, struct fs_node *node, FILE *f)
 	fprintf(f, "channels=%u\n", node->nchans);
 	fs_print_parked(fs, node, f);
 	fs_print_counters(f, &p->cnt);
-	/* per stream, so not among the totals */
-	fprintf(f, "rel_srtt_ms=%lu\nrel_rto_ms=%lu\n",
-		(unsigned long)p->cnt.rel_srtt_ms,
-		(unsigned long)p->cnt.rel_rto_ms);
+	fs_print_gauges(f, &p->cnt);
 }
 
 /* Snapshot a .status file into fh, so reads at any offset agree. */

@@ -10,15 +10,9 @@
 #include "peer.h"
 #include "wire.h"
 
-const char *const peer_drop_names[DROP_MAX] = {
-	[DROP_NO_RECV_BUF] = "no_recv_buf",
-	[DROP_MALFORMED] = "malformed",
-	[DROP_UNKNOWN_SRC] = "unknown_src",
-	[DROP_REASM_TIMEOUT] = "reasm_timeout",
-	[DROP_QUEUE_FULL] = "queue_full",
-	[DROP_DUPLICATE] = "duplicate",
-	[DROP_TOO_BIG] = "too_big",
-};
+#define PEER_DROP_NAME(e, name, comment) [DROP_##e] = #name,
+const char *const peer_drop_names[DROP_MAX] = {PEER_DROPS(PEER_DROP_NAME)};
+#undef PEER_DROP_NAME
 
 /* One peer per node, wire ids derived from names so they survive restarts. */
 int peer_table_open(struct peer **out, const struct config *cfg)

@@ -480,6 +480,48 @@ static void test_tree_status_files(void **state)
 	release(&fi);
 }
 
+/*
+ * NODE/.status shows every counter of peer.h's tables, in their order,
+ * each with its own value; the per-stream gauges only there.  Known
+ * values: the k-th line of the counter part says k.
+ */
+static void test_tree_status_counters(void **state)
+{
+	struct peer_counters *c = &t.peers[ALPHA].cnt;
+	struct fuse_file_info fi;
+	char want[4096], *s, *at;
+	size_t n = 0;
+	int i, k = 0;
+
+#define SET(name, comment)                                                     \
+	atomic_store(&c->name, ++k);                                           \
+	n += snprintf(want + n, sizeof(want) - n, #name "=%d\n", k);
+	PEER_COUNTERS_TRAFFIC(SET)
+	for (i = 0; i < DROP_MAX; i++) {
+		atomic_store(&c->drops[i], ++k);
+		n += snprintf(want + n, sizeof(want) - n, "drop_%s=%d\n",
+			      peer_drop_names[i], k);
+	}
+	PEER_COUNTERS_REL(SET)
+	PEER_GAUGES_STREAM(SET)
+#undef SET
+	assert_true(n < sizeof(want));
+	assert_int_equal(open_ino(t.alpha + 1, O_RDONLY, &fi), 0);
+	s = slurp(&fi, 0);
+	at = strstr(s, "msgs_tx=");
+	assert_non_null(at);
+	assert_string_equal(at, want);
+	assert_non_null(strstr(s, "drop_no_recv_buf=6\n"));
+	assert_non_null(strstr(s, "rel_rto_ms=21\n"));
+	release(&fi);
+	/* the stream gauges are per peer: never in the root's totals */
+	assert_int_equal(open_ino(FS_ROOT_STATUS_INO, O_RDONLY, &fi), 0);
+	s = slurp(&fi, 0);
+	assert_null(strstr(s, "rel_srtt_ms="));
+	assert_non_null(strstr(s, "rel_rtos=0\n"));
+	release(&fi);
+}
+
 /* ls: the root lists .status and the nodes, a node its channels. */
 static void test_tree_readdir(void **state)
 {
@@ -1153,6 +1195,7 @@ int main(void)
 		T(test_tree_truncate),
 		T(test_tree_open_errors),
 		T(test_tree_status_files),
+		T(test_tree_status_counters),
 		T(test_tree_readdir),
 		T(test_limit_queue),
 		T(test_limit_channels_remote),
