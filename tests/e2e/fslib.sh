@@ -9,6 +9,9 @@
 #   wait_parked MNT NODE N [KEY]  until MNT/NODE/.status says KEY=N
 #                             (parked_reads; waiting_writes, parked_polls)
 #   parked_big SRC DST FILE   a reader already waiting at DST gets FILE whole
+#   stream_mib FILE PATH N OK write 1 MiB FILE to PATH up to N times in the
+#                             background (STREAMER), a line in OK per success
+#   assert_copies GOT FILE N  GOT is N whole copies of 1 MiB FILE in a row
 #   send_lines FILE N         write "msg 1".."msg N" to FILE, one write(2)
 #                             each; any failed write fails the test
 # shellcheck shell=bash
@@ -67,6 +70,27 @@ send_lines() {
 	for ((i = 1; i <= n; i++)); do
 		echo "msg $i" || fail "write $i of $n to $file failed"
 	done >"$file"
+}
+
+# Write the 1 MiB FILE to PATH, one message per write, up to N times, in
+# the background until a write fails (its peer killed); each write that
+# succeeded adds a line to file OK. Sets STREAMER to its pid.
+stream_mib() {
+	(for ((i = 0; i < $3; i++)); do
+		dd if="$1" of="$2" bs=1M count=1 iflag=fullblock \
+			status=none 2>/dev/null || exit 0
+		echo "$i" >>"$4"
+	done) &
+	STREAMER=$!
+}
+
+# Fail unless file GOT starts with N byte-exact copies of the 1 MiB FILE.
+assert_copies() {
+	local got=$1 file=$2 n=$3 i
+	for ((i = 0; i < n; i++)); do
+		cmp -n 1048576 "$file" <(tail -c +$((i * 1048576 + 1)) "$got") ||
+			fail "message $i differs"
+	done
 }
 
 # Print KEY's value from MNT/.status.

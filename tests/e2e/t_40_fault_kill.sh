@@ -11,11 +11,8 @@ fs_three_nodes
 
 head -c 1048576 /dev/urandom >"$WORK/blob"
 # beta streams 1 MiB messages to alpha until it is killed.
-(for i in $(seq 200); do
-	dd if="$WORK/blob" of="$B/alpha/big" bs=1M count=1 iflag=fullblock \
-		status=none 2>/dev/null || exit 0
-done) &
-streamer=$!
+stream_mib "$WORK/blob" "$B/alpha/big" 200 "$WORK/big.ok"
+streamer=$STREAMER
 # alpha and gamma keep talking all along.
 (for i in $(seq 60); do echo "g $i" >"$A/gamma/side" || exit 1; sleep 0.1; done) &
 side=$!
@@ -34,10 +31,7 @@ size=$(stat -c %s "$A/beta/big")
 ((size % 1048576 == 0)) || fail "partial message delivered: $size bytes queued"
 n=$((size / 1048576))
 cat "$A/beta/big" >"$WORK/got"
-for ((i = 0; i < n; i++)); do
-	cmp -n 1048576 "$WORK/blob" <(tail -c +$((i * 1048576 + 1)) "$WORK/got") ||
-		fail "message $i differs"
-done
+assert_copies "$WORK/got" "$WORK/blob" "$n"
 log "$n whole 1 MiB messages kept, none partial"
 wait "$side" || fail "alpha -> gamma writes failed while beta died"
 wait_size "$C/alpha/side" "$(for i in $(seq 60); do echo "g $i"; done | wc -c)"

@@ -79,12 +79,8 @@ ibfs_wait_up alpha
 # queue, the second is held back at beta, the writer waits on it. Then
 # the sender comes back (a new session) and is heard again.
 head -c 1048576 /dev/urandom >"$WORK/blob"
-(for i in $(seq 20); do
-	dd if="$WORK/blob" of="$A/beta/big" bs=1M count=1 iflag=fullblock \
-		status=none 2>/dev/null || exit 0
-	echo "$i" >>"$WORK/big.ok"
-done) &
-streamer=$!
+stream_mib "$WORK/blob" "$A/beta/big" 20 "$WORK/big.ok"
+streamer=$STREAMER
 wait_file "$WORK/big.ok"
 wait_blocked 1
 ibfs_kill alpha
@@ -100,10 +96,7 @@ size=$(stat -c %s "$WORK/got")
 n=$((size / 1048576))
 ((n >= ok)) || fail "$ok writes succeeded, only $n messages arrived"
 ((n <= ok + 1)) || fail "$n messages arrived, $ok writes succeeded: a duplicate"
-for ((i = 0; i < n; i++)); do
-	cmp -n 1048576 "$WORK/blob" <(tail -c +$((i * 1048576 + 1)) "$WORK/got") ||
-		fail "message $i differs"
-done
+assert_copies "$WORK/got" "$WORK/blob" "$n"
 log "sender killed with a message held back: $n whole messages, $ok writes succeeded"
 head -c 1048576 /dev/urandom >"$WORK/blob2"
 dd if="$WORK/blob2" of="$A/beta/big" bs=1M count=1 iflag=fullblock status=none ||

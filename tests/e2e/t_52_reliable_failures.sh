@@ -55,12 +55,8 @@ log "stale datagrams dropped at beta: $(peer_status "$B" alpha rel_dups)"
 
 # --- a sender killed in the middle of a 1 MiB message, then restarted
 head -c 1048576 /dev/urandom >"$WORK/blob"
-(for i in $(seq 100); do
-	dd if="$WORK/blob" of="$A/beta/big" bs=1M count=1 iflag=fullblock \
-		status=none 2>/dev/null || exit 0
-	echo "$i" >>"$WORK/big.ok"
-done) &
-streamer=$!
+stream_mib "$WORK/blob" "$A/beta/big" 100 "$WORK/big.ok"
+streamer=$STREAMER
 wait_file "$B/alpha/big" 60
 wait_for "[ \$(stat -c %s '$B/alpha/big') -ge 2097152 ]" 120 ||
 	fail "fewer than two messages arrived"
@@ -83,10 +79,7 @@ size=$(stat -c %s "$WORK/got")
 n=$((size / 1048576 - 1))
 ((n >= ok)) || fail "$ok writes succeeded, only $n messages arrived"
 ((n <= ok + 1)) || fail "$n messages arrived, $ok writes succeeded: a duplicate"
-for ((i = 0; i < n; i++)); do
-	cmp -n 1048576 "$WORK/blob" <(tail -c +$((i * 1048576 + 1)) "$WORK/got") ||
-		fail "message $i differs"
-done
+assert_copies "$WORK/got" "$WORK/blob" "$n"
 cmp "$WORK/blob2" <(tail -c 1048576 "$WORK/got") ||
 	fail "the restarted sender's message differs"
 log "sender killed mid-message: $n whole messages, $ok writes succeeded; the restarted sender's message whole"
