@@ -166,13 +166,13 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
 # What each target links beside itself, built once for all of them.
-FUZZ_OBJ_wire   := wire log
-FUZZ_OBJ_config := config log
+FUZZ_OBJ_wire   := wire util log
+FUZZ_OBJ_config := config util log
 FUZZ_LIB_config := -linih
-FUZZ_OBJ_hello  := stubs bootstrap config log
+FUZZ_OBJ_hello  := stubs bootstrap config util log
 FUZZ_LIB_hello  := -linih -lcrypto -lpthread
-FUZZ_OBJ_rel    := wire reliable log
-FUZZ_OBJ_relseq := wire reliable log
+FUZZ_OBJ_rel    := wire reliable util log
+FUZZ_OBJ_relseq := wire reliable util log
 
 $(B)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h)
 	@mkdir -p $(@D)

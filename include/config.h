@@ -12,7 +12,10 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 
-#define CONFIG_NAME_MAX		      64 /* node and channel names, NUL included */
+#include "util.h"
+
+#define CONFIG_NAME_MAX                                                        \
+	(UTIL_NAME_MAX + 1) /* node and channel names, NUL included */
 #define CONFIG_DEFAULT_BOOTSTRAP_PORT 18515
 #define CONFIG_ERR_MAX		      512
 
@@ -95,6 +98,5 @@ void config_free(struct config *cfg);
 int config_parse_size(const char *s, uint64_t *out);
 
 /* A node or channel name: 1..63 bytes, no '/', not starting with '.'. */
-int config_name_valid(const char *name);
 
 #endif

@@ -25,11 +25,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 #define WIRE_MAGIC 0x49424653u /* "IBFS" */
 /* 5: reliable trailer of 24 bytes, 512-bit sack in standalone acks only */
 #define WIRE_VERSION  5
 #define WIRE_HDR_LEN  24
-#define WIRE_CHAN_MAX 63 /* longest channel name on the wire */
+#define WIRE_CHAN_MAX UTIL_NAME_MAX /* longest channel name on the wire */
 
 enum wire_type {
 	WIRE_DATA = 1, /* a fragment of a message */

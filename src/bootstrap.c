@@ -70,6 +70,7 @@
 
 #include "bootstrap.h"
 #include "log.h"
+#include "util.h"
 
 #define BS_READY_MAGIC	    0x49424852u /* "IBHR": dialer has us up */
 #define BS_READY_LEN	    4
@@ -163,63 +164,24 @@ struct bootstrap {
 	int thr_started;
 };
 
-/* Milliseconds of CLOCK_MONOTONIC for backoff and deadlines. */
-static int64_t bs_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Store a big-endian u16/u32 at any alignment. */
-static void bs_put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, 2);
-}
-
-static void bs_put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
-
-/* Load a big-endian u16/u32 from any alignment. */
-static uint16_t bs_get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return be16toh(v);
-}
-
-static uint32_t bs_get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return be32toh(v);
-}
-
 /* One fixed layout on every host, whatever struct hello looks like. */
 size_t hello_encode(const struct hello *h, void *buf)
 {
 	uint8_t *b = buf;
 
 	memset(b, 0, HELLO_WIRE_LEN);
-	bs_put32(b + HO_MAGIC, HELLO_MAGIC);
-	bs_put16(b + HO_VERSION, h->version);
+	util_put32(b + HO_MAGIC, HELLO_MAGIC);
+	util_put16(b + HO_VERSION, h->version);
 	b[HO_DELIVERY] = h->delivery;
 	b[HO_LINK_LAYER] = h->addr.link_layer;
 	memcpy(b + HO_NAME, h->name, strnlen(h->name, CONFIG_NAME_MAX - 1));
-	bs_put32(b + HO_QPN, h->addr.qpn);
-	bs_put32(b + HO_QKEY, h->addr.qkey);
-	bs_put16(b + HO_LID, h->addr.lid);
+	util_put32(b + HO_QPN, h->addr.qpn);
+	util_put32(b + HO_QKEY, h->addr.qkey);
+	util_put16(b + HO_LID, h->addr.lid);
 	b[HO_MTU] = h->addr.mtu;
 	memcpy(b + HO_GID, h->addr.gid.raw, 16);
-	bs_put32(b + HO_FLAGS, h->flags);
-	bs_put32(b + HO_MAX_MSG, h->addr.max_message);
+	util_put32(b + HO_FLAGS, h->flags);
+	util_put32(b + HO_MAX_MSG, h->addr.max_message);
 	if (h->flags & HELLO_F_AUTH)
 		memcpy(b + HO_NONCE, h->nonce, HELLO_NONCE_LEN);
 	return HELLO_WIRE_LEN;
@@ -233,33 +195,33 @@ int hello_decode(struct hello *h, const void *buf, size_t len)
 
 	if (!buf || len < HELLO_WIRE_LEN)
 		return -EBADMSG;
-	if (bs_get32(b + HO_MAGIC) != HELLO_MAGIC)
+	if (util_get32(b + HO_MAGIC) != HELLO_MAGIC)
 		return -EBADMSG;
 	memset(&t, 0, sizeof(t));
-	t.version = bs_get16(b + HO_VERSION);
+	t.version = util_get16(b + HO_VERSION);
 	if (t.version != HELLO_VERSION)
 		return -EPROTO;
 	if (!memchr(b + HO_NAME, '\0', CONFIG_NAME_MAX))
 		return -EBADMSG;
 	memcpy(t.name, b + HO_NAME, CONFIG_NAME_MAX);
-	if (!config_name_valid(t.name))
+	if (util_name_problem(t.name))
 		return -EBADMSG;
 	t.delivery = b[HO_DELIVERY];
 	if (t.delivery != DELIVERY_DATAGRAM && t.delivery != DELIVERY_RELIABLE)
 		return -EBADMSG;
 	t.addr.link_layer = b[HO_LINK_LAYER];
-	t.addr.qpn = bs_get32(b + HO_QPN);
+	t.addr.qpn = util_get32(b + HO_QPN);
 	if (!t.addr.qpn || t.addr.qpn > 0xffffff)
 		return -EBADMSG;
-	t.addr.qkey = bs_get32(b + HO_QKEY);
-	t.addr.lid = bs_get16(b + HO_LID);
+	t.addr.qkey = util_get32(b + HO_QKEY);
+	t.addr.lid = util_get16(b + HO_LID);
 	t.addr.mtu = b[HO_MTU];
 	if (t.addr.mtu < IBV_MTU_256 || t.addr.mtu > IBV_MTU_4096)
 		return -EBADMSG;
 	memcpy(t.addr.gid.raw, b + HO_GID, 16);
-	t.flags = bs_get32(b + HO_FLAGS);
+	t.flags = util_get32(b + HO_FLAGS);
 	/* Older daemons sent zero here: then nothing is known. */
-	t.addr.max_message = bs_get32(b + HO_MAX_MSG);
+	t.addr.max_message = util_get32(b + HO_MAX_MSG);
 	if (t.flags & ~HELLO_F_AUTH)
 		return -EBADMSG;
 	if (t.flags & HELLO_F_AUTH)
@@ -500,7 +462,7 @@ static void bs_out_retry(struct bootstrap *b, int pi, int was_up)
 	bs_conn_close(b, &bp->out);
 	if (was_up)
 		bp->backoff_ms = BS_BACKOFF_MIN_MS;
-	bp->next_try = bs_now_ms() + bp->backoff_ms;
+	bp->next_try = util_now_ms() + bp->backoff_ms;
 	bp->backoff_ms *= 2;
 	if (bp->backoff_ms > BS_BACKOFF_MAX_MS)
 		bp->backoff_ms = BS_BACKOFF_MAX_MS;
@@ -525,7 +487,7 @@ static void bs_out_start(struct bootstrap *b, int pi)
 	c->outgoing = 1;
 	c->peer = pi;
 	c->st = BS_CONNECTING;
-	c->deadline = bs_now_ms() + b->timeout_ms;
+	c->deadline = util_now_ms() + b->timeout_ms;
 	if (connect(fd, (struct sockaddr *)&n->bootstrap_sa,
 		    n->bootstrap_len) &&
 	    errno != EINPROGRESS) {
@@ -559,7 +521,7 @@ static void bs_await(struct bootstrap *b, struct bs_conn *c, enum bs_state st,
 	c->st = st;
 	c->rxlen = 0;
 	c->rxwant = len;
-	c->deadline = bs_now_ms() + b->timeout_ms;
+	c->deadline = util_now_ms() + b->timeout_ms;
 }
 
 /* Outgoing connect finished: send our hello, await theirs. */
@@ -640,7 +602,7 @@ static int bs_dialer_done(struct bootstrap *b, struct bs_conn *c)
 	rc = bs_session_up(b, c);
 	if (rc)
 		return rc;
-	bs_put32(ready, BS_READY_MAGIC);
+	util_put32(ready, BS_READY_MAGIC);
 	return bs_queue(c, ready, BS_READY_LEN);
 }
 
@@ -738,7 +700,7 @@ static int bs_readable(struct bootstrap *b, struct bs_conn *c)
 		return bs_send_proof(b, c);
 	}
 	if (c->st == BS_READ_READY) {
-		if (bs_get32(c->rx) != BS_READY_MAGIC) {
+		if (util_get32(c->rx) != BS_READY_MAGIC) {
 			log_warnx("bootstrap: %s sent garbage after its hello",
 				  c->h.name);
 			return -EBADMSG;
@@ -820,7 +782,7 @@ static void bs_accept(struct bootstrap *b)
 		c->peer = -1;
 		c->st = BS_READ_HELLO;
 		c->rxwant = HELLO_WIRE_LEN;
-		c->deadline = bs_now_ms() + b->timeout_ms;
+		c->deadline = util_now_ms() + b->timeout_ms;
 	}
 }
 
@@ -860,7 +822,7 @@ static void *bs_thread(void *arg)
 	int i, n, nc, rc;
 
 	for (;;) {
-		now = bs_now_ms();
+		now = util_now_ms();
 		for (i = 0; i < b->cfg->nnodes; i++) {
 			struct bs_peer *bp = &b->bp[i];
 
@@ -898,7 +860,7 @@ static void *bs_thread(void *arg)
 		}
 		if (b->pfd[0].revents)
 			break;
-		now = bs_now_ms();
+		now = util_now_ms();
 		/* Sessions first: accepting may move b->in. */
 		for (i = 2; i < n; i++)
 			if (b->pconn[i]->fd == b->pfd[i].fd)

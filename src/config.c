@@ -26,6 +26,7 @@
 #include <ini.h>
 
 #include "config.h"
+#include "util.h"
 
 #define FILE_MAX (1u << 20) /* a config is a few hundred bytes */
 #define DAY_MS	 86400000ull
@@ -324,7 +325,7 @@ static int parse_bool(struct parse *p, const struct key *k, const char *val,
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(words); i++) {
 		if (!strcasecmp(val, words[i].word)) {
 			store_uint(dst, k->size, words[i].value);
 			return 0;
@@ -582,19 +583,6 @@ static int on_key(void *user, const char *section, const char *name,
 }
 
 /* Why name cannot be a node or channel name, or NULL when it can. */
-static const char *name_problem(const char *name)
-{
-	if (!name || !*name)
-		return "is empty";
-	if (strlen(name) >= CONFIG_NAME_MAX)
-		return "is longer than 63 bytes";
-	if (*name == '.')
-		return "starts with '.'";
-	if (strchr(name, '/'))
-		return "contains '/'";
-	return NULL;
-}
-
 /* Nodes grow one at a time; their seen-lines rows grow alongside. */
 static int add_node(struct parse *p, const char *name)
 {
@@ -657,7 +645,7 @@ static int on_header(struct parse *p, char *s)
 			    "unknown section [%s]; use [global] or [node NAME]",
 			    name);
 	name = (char *)skip_blanks(name + 4);
-	why = name_problem(name);
+	why = util_name_problem(name);
 	if (why)
 		return fail(p, p->line, "node name '%s' %s", name, why);
 	i = config_node_index(p->cfg, name);
@@ -1138,10 +1126,4 @@ int config_parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = v << shift;
 	return 0;
-}
-
-/* Names become file names under the mount, hence '/' and '.' rules. */
-int config_name_valid(const char *name)
-{
-	return !name_problem(name);
 }

@@ -29,6 +29,7 @@
 
 #include "fs.h"
 #include "log.h"
+#include "util.h"
 #include "wire.h"
 
 #define FS_ROOT_INO	   1
@@ -150,15 +151,6 @@ struct fs {
  * ones after the transport's acks (see fs_deliver).
  */
 #define FS_ANSWER_NOW_MAX (64 * 1024)
-
-/* Monotonic milliseconds, for read timeouts. */
-static uint64_t fs_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Classify an inode number; node/chan are filled where they apply. */
 static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
@@ -493,14 +485,6 @@ static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 	return 0;
 }
 
-/* Print a GID the way ibv_devinfo does, as an IPv6 address. */
-static const char *fs_gid_str(const union ibv_gid *gid, char *buf, size_t len)
-{
-	if (!inet_ntop(AF_INET6, gid->raw, buf, len))
-		snprintf(buf, len, "?");
-	return buf;
-}
-
 /* One counter's key=value line, for peer.h's X lists. */
 #define FS_PRINT(name, comment)                                                \
 	fprintf(f, #name "=%lu\n", (unsigned long)c->name);
@@ -561,7 +545,8 @@ static void fs_render_root(struct fs *fs, FILE *f)
 
 		fprintf(f, "device=%s\nport=%d\nlid=%u\ngid=%s\ngid_index=%d\n",
 			ti->device, ti->port, ti->lid,
-			fs_gid_str(&ti->gid, gid, sizeof(gid)), ti->gid_index);
+			util_gid_str(&ti->gid, gid, sizeof(gid)),
+			ti->gid_index);
 		fprintf(f, "qpn=%u\nqkey=0x%x\npath_mtu=%d\n", ti->qpn,
 			ti->qkey, 128 << ti->mtu);
 		fprintf(f, "recv_depth=%u\nsend_depth=%u\n", ti->recv_depth,
@@ -588,7 +573,7 @@ static void fs_render_peer(struct fs *fs, struct fs_node *node, FILE *f)
 	if (p->up || p->addr.qpn) {
 		fprintf(f, "qpn=%u\nqkey=0x%x\nlid=%u\ngid=%s\n", p->addr.qpn,
 			p->addr.qkey, p->addr.lid,
-			fs_gid_str(&p->addr.gid, gid, sizeof(gid)));
+			util_gid_str(&p->addr.gid, gid, sizeof(gid)));
 		fprintf(f, "route=%s\n",
 			p->route_used == ROUTE_SA ? "sa" : "gid");
 	}
@@ -972,8 +957,7 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		rc = k == FS_ROOT ? -EPERM : -ENOTDIR;
 		goto out;
 	}
-	if (name[0] == '.' || !config_name_valid(name) ||
-	    strlen(name) > WIRE_CHAN_MAX) {
+	if (util_name_problem(name)) {
 		rc = name[0] == '.' ? -EPERM : -EINVAL;
 		goto out;
 	}
@@ -1055,7 +1039,7 @@ static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 		w->fh = fh;
 		w->size = size;
 		if (fs->cfg->read_timeout_ms > 0)
-			w->deadline = fs_now_ms() + fs->cfg->read_timeout_ms;
+			w->deadline = util_now_ms() + fs->cfg->read_timeout_ms;
 		fs_waiter_link(fs, w);
 		if (w->deadline)
 			pthread_cond_signal(&fs->reaper_cond);
@@ -1426,7 +1410,7 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	m->len = len;
 	pthread_mutex_lock(&fs->lock);
 	c = fs_chan_find(node, chan);
-	if (!c && (!config_name_valid(chan) || chan[0] == '.'))
+	if (!c && util_name_problem(chan))
 		rc = -ENOSPC;
 	else if (!c)
 		rc = fs_chan_new(fs, node, chan, 1, &c);
@@ -1529,7 +1513,7 @@ static void *fs_reaper(void *arg)
 
 	pthread_mutex_lock(&fs->lock);
 	while (!fs->stopping) {
-		now = fs_now_ms();
+		now = util_now_ms();
 		next = 0;
 		for (w = TAILQ_FIRST(&fs->waiters); w; w = tmp) {
 			tmp = TAILQ_NEXT(w, all_link);

@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "route.h"
+#include "util.h"
 
 #define ROUTE_HOP_LIMIT 64 /* RoCE/global default when none is given */
 
@@ -48,15 +49,6 @@ struct route_wait {
 	int done;
 	int rc;
 };
-
-/* Milliseconds of CLOCK_MONOTONIC, for the resolution deadline. */
-static int64_t route_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The SA fields as the verbs AH wants them; pure, hence unit-tested. */
 void route_path_to_ah_attr(const struct ibv_sa_path_rec *path, uint8_t port,
@@ -198,14 +190,14 @@ static const route_handler route_handlers[] = {
 /* Pump the cm channel until the resolution is done or time runs out. */
 static int route_wait_events(struct route_wait *w)
 {
-	int64_t deadline = route_now_ms() + 2 * (int64_t)w->r->timeout_ms;
+	int64_t deadline = util_now_ms() + 2 * (int64_t)w->r->timeout_ms;
 	struct rdma_cm_event *ev;
 	struct pollfd pfd;
 	int64_t left;
 	int n;
 
 	while (!w->done) {
-		left = deadline - route_now_ms();
+		left = deadline - util_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		pfd.fd = w->r->ch->fd;
@@ -218,8 +210,7 @@ static int route_wait_events(struct route_wait *w)
 		while (!w->done && !rdma_get_cm_event(w->r->ch, &ev)) {
 			route_handler h = NULL;
 
-			if ((unsigned)ev->event <
-			    sizeof(route_handlers) / sizeof(route_handlers[0]))
+			if ((unsigned)ev->event < ARRAY_SIZE(route_handlers))
 				h = route_handlers[ev->event];
 			if (ev->id == w->id && h)
 				h(w, ev);
@@ -256,15 +247,6 @@ static int route_find_sgid(struct route *r, const union ibv_gid *gid)
 			first = i;
 	}
 	return first;
-}
-
-/* A GID as text, for log lines. */
-static const char *route_gid_str(const union ibv_gid *gid, char *buf,
-				 size_t len)
-{
-	if (!inet_ntop(AF_INET6, gid->raw, buf, len))
-		snprintf(buf, len, "?");
-	return buf;
 }
 
 /* route = sa: rdma_cm resolves address and route; we keep the path. */
@@ -318,7 +300,7 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 	idx = route_find_sgid(r, &path->sgid);
 	if (idx < 0) {
 		log_warnx("%s: path source GID %s is not in %s's GID table",
-			  __func__, route_gid_str(&path->sgid, sg, sizeof(sg)),
+			  __func__, util_gid_str(&path->sgid, sg, sizeof(sg)),
 			  ti->device);
 		rc = -EADDRNOTAVAIL;
 		goto out;
@@ -327,8 +309,8 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 	log_debug("%s: %s: %d path(s), sgid %s (index %d) dgid %s dlid %u "
 		  "sl %u hop %u flow 0x%x",
 		  __func__, node->name, w.id->route.num_paths,
-		  route_gid_str(&path->sgid, sg, sizeof(sg)), idx,
-		  route_gid_str(&path->dgid, dg, sizeof(dg)),
+		  util_gid_str(&path->sgid, sg, sizeof(sg)), idx,
+		  util_gid_str(&path->dgid, dg, sizeof(dg)),
 		  be16toh(path->dlid), path->sl, path->hop_limit,
 		  be32toh(path->flow_label));
 	rc = 0;

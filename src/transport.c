@@ -42,6 +42,7 @@
 #include "log.h"
 #include "reliable.h"
 #include "transport.h"
+#include "util.h"
 #include "wire.h"
 
 #define TP_POLL_BATCH	32   /* completions per ibv_poll_cq */
@@ -162,20 +163,6 @@ struct tp {
 	uint64_t drop_rng;
 };
 
-/*
- * Milliseconds of the monotonic clock, the clock of reassembly and timers.
- * The coarse clock (a tick, 1-4 ms) is read from the vDSO without touching
- * the clock source: on VMs whose source is HPET or ACPI PM the precise
- * clock traps into the kernel on every message.  Timeouts are tens of ms.
- */
-static uint64_t tp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Add to a counter that many threads bump; exactness is all we need. */
 static void tp_add(atomic_uint_fast64_t *c, uint64_t v)
 {
@@ -192,8 +179,7 @@ static const char *const tp_port_states[] = {
 /* The port state as a word, for "port 1 of rxe0 is DOWN". */
 static const char *tp_port_state_str(enum ibv_port_state s)
 {
-	if ((unsigned)s < sizeof(tp_port_states) / sizeof(tp_port_states[0]) &&
-	    tp_port_states[s])
+	if ((unsigned)s < ARRAY_SIZE(tp_port_states) && tp_port_states[s])
 		return tp_port_states[s];
 	return "unknown";
 }
@@ -461,7 +447,7 @@ static int tp_create_qp(struct tp *tp)
 	struct ibv_qp_init_attr ia;
 	size_t i;
 
-	for (i = 0; i < sizeof(inl) / sizeof(inl[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(inl); i++) {
 		memset(&ia, 0, sizeof(ia));
 		ia.send_cq = tp->scq;
 		ia.recv_cq = tp->rcq;
@@ -508,7 +494,7 @@ static int tp_qp_to_rts(struct tp *tp)
 		return -EIO;
 	}
 	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
-		psn = (uint32_t)tp_now_ms();
+		psn = (uint32_t)util_now_ms();
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = psn & 0xffffff;
@@ -576,7 +562,7 @@ static void tp_free_retired(struct tp *tp, int all)
 static void tp_log_wc(const char *what, const struct ibv_wc *wc,
 		      uint64_t *last_ms, unsigned long *suppressed)
 {
-	uint64_t now = tp_now_ms();
+	uint64_t now = util_now_ms();
 
 	if (*last_ms && now - *last_ms < TP_LOG_EVERY_MS) {
 		(*suppressed)++;
@@ -730,8 +716,8 @@ static int tp_wait_slot(struct tp *tp)
 			return 0;
 		tp_push(tp);
 		if (!deadline)
-			deadline = tp_now_ms() + TP_SEND_WAIT_MS;
-		else if (tp_now_ms() > deadline)
+			deadline = util_now_ms() + TP_SEND_WAIT_MS;
+		else if (util_now_ms() > deadline)
 			break;
 		pthread_mutex_unlock(&tp->slock);
 		sched_yield();
@@ -740,19 +726,6 @@ static int tp_wait_slot(struct tp *tp)
 	log_warnx("%s: no send completion for %d ms; is the QP in error?",
 		  __func__, TP_SEND_WAIT_MS);
 	return -EIO;
-}
-
-/* Name length, or 0 when chan cannot go on the wire. */
-static size_t tp_chan_len(const char *chan)
-{
-	size_t n;
-
-	if (!chan)
-		return 0;
-	n = strnlen(chan, WIRE_CHAN_MAX + 1);
-	if (n < 1 || n > WIRE_CHAN_MAX || strchr(chan, '/'))
-		return 0;
-	return n;
 }
 
 /* Everything tp_send needs of a peer, read once under its lock. */
@@ -838,7 +811,7 @@ void tp_flush(struct tp *tp)
 static int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 			size_t len)
 {
-	size_t chan_len = tp_chan_len(chan);
+	size_t chan_len = util_name_len(chan);
 
 	if (!chan_len || (len && !buf))
 		return -EINVAL;
@@ -1279,8 +1252,7 @@ static void tp_rel_take(struct tp *tp, struct peer *p, struct tp_rel *r,
 		peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
 	} else {
 		/* malformed from a peer we trust: skip it for good */
-		if (-rc <
-		    (int)(sizeof(tp_wire_drops) / sizeof(tp_wire_drops[0])))
+		if (-rc < (int)ARRAY_SIZE(tp_wire_drops))
 			peer_count_drop(p, &tp->totals, tp_wire_drops[-rc]);
 		rel_rx_advance(&r->rx);
 	}
@@ -1293,7 +1265,7 @@ static void tp_rel_take(struct tp *tp, struct peer *p, struct tp_rel *r,
  */
 static int tp_rel_service(struct tp *tp, int tick)
 {
-	uint64_t now = tp_now_ms();
+	uint64_t now = util_now_ms();
 	struct rel_msg *done;
 	int i, busy = 0;
 
@@ -1380,8 +1352,8 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 	}
 	m->msg_id = atomic_fetch_add_explicit(&tp->msg_ids[p->idx], 1,
 					      memory_order_relaxed);
-	rel_tx_queue(&r->tx, m, tp_now_ms());
-	tp_rel_flush(tp, p, tp_now_ms(), 0);
+	rel_tx_queue(&r->tx, m, util_now_ms());
+	tp_rel_flush(tp, p, util_now_ms(), 0);
 	tp_rel_publish(tp, p, r);
 	done = rel_tx_take_done(&r->tx);
 	pthread_mutex_unlock(&tp->rel_lock);
@@ -1468,8 +1440,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		done->p = p;
 		return 1;
 	}
-	if (rc < 0 &&
-	    -rc < (int)(sizeof(tp_wire_drops) / sizeof(tp_wire_drops[0])))
+	if (rc < 0 && -rc < (int)ARRAY_SIZE(tp_wire_drops))
 		peer_count_drop(p, &tp->totals, tp_wire_drops[-rc]);
 	return 0;
 }
@@ -1516,7 +1487,7 @@ static int tp_drain_recvs(struct tp *tp)
 				log_warnx("%s: ibv_poll_cq failed", __func__);
 			break;
 		}
-		now = tp_now_ms();
+		now = util_now_ms();
 		nd = 0;
 		pthread_rwlock_rdlock(&tp->srclock);
 		pthread_mutex_lock(&tp->rlock);
@@ -1551,7 +1522,7 @@ static void tp_count_expired(void *arg, int peer)
 static void tp_expire(struct tp *tp)
 {
 	struct itimerspec its;
-	uint64_t now = tp_now_ms();
+	uint64_t now = util_now_ms();
 	int next;
 
 	pthread_mutex_lock(&tp->rlock);
@@ -1609,7 +1580,7 @@ static void tp_busy_loop(struct tp *tp)
 			tp_push(tp);
 			pthread_mutex_unlock(&tp->slock);
 		}
-		now = tp_now_ms();
+		now = util_now_ms();
 		if (now >= next_expire) {
 			tp->timer_armed = 1; /* no timerfd in this mode */
 			tp_expire(tp);
@@ -1629,7 +1600,7 @@ static void tp_busy_loop(struct tp *tp)
  */
 static int tp_rel_tick(struct tp *tp)
 {
-	uint64_t now = tp_now_ms();
+	uint64_t now = util_now_ms();
 	int tick = now >= tp->rel_tick_at, busy;
 
 	if (tick)
@@ -1743,7 +1714,7 @@ static int tp_alloc_tables(struct tp *tp)
 
 		if (getrandom(&sess, sizeof(sess), GRND_NONBLOCK) !=
 		    sizeof(sess))
-			sess = (uint32_t)tp_now_ms() * 2654435761u + i;
+			sess = (uint32_t)util_now_ms() * 2654435761u + i;
 		r->on = tp->peers[i].conf->delivery == DELIVERY_RELIABLE;
 		tp->any_rel |= r->on;
 		rel_tx_init(&r->tx, sess, REL_WINDOW_DEFAULT,
@@ -1755,7 +1726,7 @@ static int tp_alloc_tables(struct tp *tp)
 
 		/* A random start: a restarted sender reuses no recent ids. */
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-			r = (unsigned)tp_now_ms() * 2654435761u + i;
+			r = (unsigned)util_now_ms() * 2654435761u + i;
 		atomic_init(&tp->msg_ids[i], r);
 	}
 	return 0;
@@ -1820,7 +1791,7 @@ int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
 			tp->drop_permille = (uint32_t)strtoul(e, NULL, 10);
 			if (tp->drop_permille > 1000)
 				tp->drop_permille = 1000;
-			tp->drop_rng = tp_now_ms() | 1;
+			tp->drop_rng = util_now_ms() | 1;
 			log_warnx("TEST HOOK IBFS_TEST_DROP_PERMILLE=%u: "
 				  "dropping received reliable datagrams on "
 				  "purpose",
@@ -1965,7 +1936,7 @@ err_tables:
 /* Give signalled sends a moment to leave before the QP goes away. */
 static void tp_drain_sends(struct tp *tp)
 {
-	uint64_t deadline = tp_now_ms() + 1000;
+	uint64_t deadline = util_now_ms() + 1000;
 	int done;
 
 	for (;;) {
@@ -1974,7 +1945,7 @@ static void tp_drain_sends(struct tp *tp)
 		tp_reap_sends(tp);
 		done = tp->s_done >= tp->s_last_sig;
 		pthread_mutex_unlock(&tp->slock);
-		if (done || tp_now_ms() > deadline)
+		if (done || util_now_ms() > deadline)
 			return;
 		usleep(1000);
 	}
@@ -2177,6 +2148,6 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 	pthread_rwlock_wrlock(&tp->srclock);
 	if (tp->src[p->idx].valid && !tp->src[p->idx].linger_until)
 		tp->src[p->idx].linger_until =
-			tp_now_ms() + tp->cfg->reassembly_timeout_ms;
+			util_now_ms() + tp->cfg->reassembly_timeout_ms;
 	pthread_rwlock_unlock(&tp->srclock);
 }

@@ -27,6 +27,7 @@
 #include <sys/random.h>
 
 #include "wire.h"
+#include "util.h"
 
 /* Recently completed msg_ids remembered per peer to spot late duplicates. */
 #define WIRE_RING 64
@@ -117,53 +118,21 @@ uint32_t wire_node_id(const char *name)
 	return h;
 }
 
-/* Store a u16 big-endian at p, whatever p's alignment. */
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-/* Store a u32 big-endian at p, whatever p's alignment. */
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-/* Load a big-endian u16 from p, whatever p's alignment. */
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be16toh(v);
-}
-
-/* Load a big-endian u32 from p, whatever p's alignment. */
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be32toh(v);
-}
-
 /* One fixed layout on every host; magic and version come from here. */
 void wire_hdr_encode(const struct wire_hdr *h, void *buf)
 {
 	uint8_t *b = buf;
 
-	put32(b + OFF_MAGIC, WIRE_MAGIC);
+	util_put32(b + OFF_MAGIC, WIRE_MAGIC);
 	b[OFF_VERSION] = WIRE_VERSION;
 	b[OFF_TYPE] = h->type;
 	b[OFF_CHAN_LEN] = h->chan_len;
 	b[OFF_FLAGS] = h->flags;
-	put32(b + OFF_SRC, h->src);
-	put32(b + OFF_MSG_ID, h->msg_id);
-	put16(b + OFF_FRAG_IDX, h->frag_idx);
-	put16(b + OFF_FRAG_CNT, h->frag_cnt);
-	put32(b + OFF_TOTAL_LEN, h->total_len);
+	util_put32(b + OFF_SRC, h->src);
+	util_put32(b + OFF_MSG_ID, h->msg_id);
+	util_put16(b + OFF_FRAG_IDX, h->frag_idx);
+	util_put16(b + OFF_FRAG_CNT, h->frag_cnt);
+	util_put32(b + OFF_TOTAL_LEN, h->total_len);
 }
 
 /*
@@ -179,17 +148,17 @@ int wire_hdr_decode(struct wire_hdr *h, const void *buf, size_t len)
 
 	if (!buf || len < WIRE_HDR_LEN)
 		return -EBADMSG;
-	if (get32(b + OFF_MAGIC) != WIRE_MAGIC)
+	if (util_get32(b + OFF_MAGIC) != WIRE_MAGIC)
 		return -EBADMSG;
 	t.version = b[OFF_VERSION];
 	t.type = b[OFF_TYPE];
 	t.chan_len = b[OFF_CHAN_LEN];
 	t.flags = b[OFF_FLAGS];
-	t.src = get32(b + OFF_SRC);
-	t.msg_id = get32(b + OFF_MSG_ID);
-	t.frag_idx = get16(b + OFF_FRAG_IDX);
-	t.frag_cnt = get16(b + OFF_FRAG_CNT);
-	t.total_len = get32(b + OFF_TOTAL_LEN);
+	t.src = util_get32(b + OFF_SRC);
+	t.msg_id = util_get32(b + OFF_MSG_ID);
+	t.frag_idx = util_get16(b + OFF_FRAG_IDX);
+	t.frag_cnt = util_get16(b + OFF_FRAG_CNT);
+	t.total_len = util_get32(b + OFF_TOTAL_LEN);
 
 	if (t.version != WIRE_VERSION)
 		return -EBADMSG;
@@ -249,10 +218,8 @@ size_t wire_frag_build(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
 	size_t chan_len, room, off, plen;
 	uint32_t cnt;
 
-	if (!chan)
-		return 0;
-	chan_len = strnlen(chan, WIRE_CHAN_MAX + 1);
-	if (chan_len < 1 || chan_len > WIRE_CHAN_MAX)
+	chan_len = util_name_len(chan);
+	if (!chan_len)
 		return 0;
 	cnt = wire_frag_count(len, mtu, chan_len);
 	if (!cnt || idx >= cnt)
@@ -573,10 +540,10 @@ static int frag_geometry(const struct wire_hdr *h, size_t plen, uint32_t *room)
 	return 0;
 }
 
-/* Check a channel name from the wire: it becomes a C string, so no NUL. */
+/* A channel name from the wire becomes a file name: the one name rule. */
 static int chan_ok(const char *chan, size_t chan_len)
 {
-	return memchr(chan, '\0', chan_len) ? -EBADMSG : 0;
+	return util_name_problem_n(chan, chan_len) ? -EBADMSG : 0;
 }
 
 /* Fill a completed message for the caller. */
@@ -870,18 +837,18 @@ size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 		for (k = 0; k < WIRE_SACK_WORDS; k++) {
 			uint64_t w = r->sack[WIRE_SACK_WORDS - 1 - k];
 
-			put32(b + 8 * k, (uint32_t)(w >> 32));
-			put32(b + 8 * k + 4, (uint32_t)w);
+			util_put32(b + 8 * k, (uint32_t)(w >> 32));
+			util_put32(b + 8 * k + 4, (uint32_t)w);
 		}
 		b += WIRE_REL_SACK_LEN;
 		len += WIRE_REL_SACK_LEN;
 	}
-	put32(b, r->sess);
-	put32(b + 4, r->psn);
-	put32(b + 8, r->ack_sess);
-	put32(b + 12, r->ack);
-	put32(b + 16, r->credit);
-	put32(b + 20, r->rflags);
+	util_put32(b, r->sess);
+	util_put32(b + 4, r->psn);
+	util_put32(b + 8, r->ack_sess);
+	util_put32(b + 12, r->ack);
+	util_put32(b + 16, r->credit);
+	util_put32(b + 20, r->rflags);
 	return len + WIRE_REL_LEN;
 }
 
@@ -895,12 +862,12 @@ long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 	    !(b[OFF_FLAGS] & WIRE_FLAG_REL))
 		return -EBADMSG;
 	len -= WIRE_REL_LEN;
-	r->sess = get32(b + len);
-	r->psn = get32(b + len + 4);
-	r->ack_sess = get32(b + len + 8);
-	r->ack = get32(b + len + 12);
-	r->credit = get32(b + len + 16);
-	r->rflags = get32(b + len + 20);
+	r->sess = util_get32(b + len);
+	r->psn = util_get32(b + len + 4);
+	r->ack_sess = util_get32(b + len + 8);
+	r->ack = util_get32(b + len + 12);
+	r->credit = util_get32(b + len + 16);
+	r->rflags = util_get32(b + len + 20);
 	memset(r->sack, 0, sizeof(r->sack));
 	if (!(r->rflags & WIRE_REL_SACK))
 		return (long)len;
@@ -909,8 +876,8 @@ long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 	len -= WIRE_REL_SACK_LEN;
 	for (k = 0; k < WIRE_SACK_WORDS; k++)
 		r->sack[WIRE_SACK_WORDS - 1 - k] =
-			(uint64_t)get32(b + len + 8 * k) << 32 |
-			get32(b + len + 8 * k + 4);
+			(uint64_t)util_get32(b + len + 8 * k) << 32 |
+			util_get32(b + len + 8 * k + 4);
 	return (long)len;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "util.h"
 
 /* Check what an accepted config promises to its users. */
 static void fuzz_check(const struct config *cfg)
@@ -22,7 +23,7 @@ static void fuzz_check(const struct config *cfg)
 	if (cfg->max_message == 0 || cfg->queue_limit < cfg->max_message)
 		abort();
 	for (i = 0; i < cfg->nnodes; i++)
-		if (!config_name_valid(cfg->nodes[i].name) ||
+		if (util_name_problem(cfg->nodes[i].name) ||
 		    cfg->nodes[i].bootstrap_port == 0)
 			abort();
 }

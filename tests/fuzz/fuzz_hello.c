@@ -23,6 +23,7 @@
 
 #include "bootstrap.h"
 #include "fuzz.h"
+#include "util.h"
 
 /* Field by field: struct padding is not part of a hello. */
 static int hello_same(const struct hello *a, const struct hello *b)
@@ -45,7 +46,7 @@ static void check_accepted(const struct hello *h)
 
 	CHECK(h->version == HELLO_VERSION);
 	CHECK(memchr(h->name, '\0', sizeof(h->name)) != NULL);
-	CHECK(config_name_valid(h->name));
+	CHECK(!util_name_problem(h->name));
 	CHECK(h->delivery == DELIVERY_DATAGRAM ||
 	      h->delivery == DELIVERY_RELIABLE);
 	CHECK(h->addr.qpn >= 1 && h->addr.qpn <= 0xffffff);

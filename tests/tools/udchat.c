@@ -60,6 +60,7 @@
 #include "peer.h"
 #include "route.h"
 #include "transport.h"
+#include "util.h"
 #include "wire.h"
 
 #define UC_MAX_SPECS 32
@@ -163,52 +164,36 @@ static uint32_t uc_short_window(size_t len)
 	return len >= 2 ? 65536 : 256;
 }
 
-/* Store v big-endian at b. */
-static void uc_put32(uint8_t *b, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(b, &v, 4);
-}
-
-/* Load a big-endian u32 from b. */
-static uint32_t uc_get32(const uint8_t *b)
-{
-	uint32_t v;
-
-	memcpy(&v, b, 4);
-	return be32toh(v);
-}
-
 /* Write the header of a message of at least UC_HDR bytes. */
 static void uc_put_hdr(uint8_t *buf, size_t len, const struct uc_id *m)
 {
-	uc_put32(buf, m->k);
-	uc_put32(buf + 4, (uint32_t)len);
-	uc_put32(buf + 8, m->id);
-	uc_put32(buf + 12, m->qpn);
-	uc_put32(buf + 16,
-		 (uint32_t)m->round << 16 | m->batch << 8 | m->nbatch);
-	uc_put32(buf + 20, m->seq);
-	uc_put32(buf + 24, m->count);
+	util_put32(buf, m->k);
+	util_put32(buf + 4, (uint32_t)len);
+	util_put32(buf + 8, m->id);
+	util_put32(buf + 12, m->qpn);
+	util_put32(buf + 16,
+		   (uint32_t)m->round << 16 | m->batch << 8 | m->nbatch);
+	util_put32(buf + 20, m->seq);
+	util_put32(buf + 24, m->count);
 }
 
 /* Read the header back; -EBADMSG, with why, if it cannot be ours. */
 static int uc_get_hdr(const uint8_t *buf, size_t len, uint32_t id,
 		      struct uc_id *m, char *why, size_t whylen)
 {
-	uint32_t w = uc_get32(buf + 16);
+	uint32_t w = util_get32(buf + 16);
 
-	m->k = uc_get32(buf);
-	m->id = uc_get32(buf + 8);
-	m->qpn = uc_get32(buf + 12);
+	m->k = util_get32(buf);
+	m->id = util_get32(buf + 8);
+	m->qpn = util_get32(buf + 12);
 	m->round = w >> 16;
 	m->batch = (w >> 8) & 0xff;
 	m->nbatch = w & 0xff;
-	m->seq = uc_get32(buf + 20);
-	m->count = uc_get32(buf + 24);
-	if (uc_get32(buf + 4) != len)
+	m->seq = util_get32(buf + 20);
+	m->count = util_get32(buf + 24);
+	if (util_get32(buf + 4) != len)
 		snprintf(why, whylen, "length %zu, header says %u", len,
-			 uc_get32(buf + 4));
+			 util_get32(buf + 4));
 	else if (m->id != id)
 		snprintf(why, whylen, "sender id 0x%08x, want 0x%08x", m->id,
 			 id);

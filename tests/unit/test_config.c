@@ -596,31 +596,6 @@ static void t_parse_size_bad(void **state)
 	assert_int_equal(config_parse_size(NULL, &v), -EINVAL);
 }
 
-/* ---- config_name_valid ----------------------------------------------- */
-
-static void t_name_valid(void **state)
-{
-	char long63[64], long64[65];
-
-	memset(long63, 'a', 63);
-	long63[63] = '\0';
-	memset(long64, 'a', 64);
-	long64[64] = '\0';
-	assert_true(config_name_valid("alpha"));
-	assert_true(config_name_valid("a"));
-	assert_true(config_name_valid("node-1.lab"));
-	assert_true(config_name_valid("a.b"));
-	assert_true(config_name_valid(long63));
-	assert_false(config_name_valid(long64));
-	assert_false(config_name_valid(""));
-	assert_false(config_name_valid(NULL));
-	assert_false(config_name_valid("."));
-	assert_false(config_name_valid(".."));
-	assert_false(config_name_valid(".x"));
-	assert_false(config_name_valid("a/b"));
-	assert_false(config_name_valid("/"));
-}
-
 /* ---- config_select_local --------------------------------------------- */
 
 static void t_select_by_name(void **state)
@@ -754,7 +729,6 @@ int main(void)
 		T(t_small_err_buffer),
 		T(t_parse_size_good),
 		T(t_parse_size_bad),
-		T(t_name_valid),
 		T(t_select_by_name),
 		T(t_select_unknown),
 		T(t_select_hostname),

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Small rules every module shares, each written once: the clock, the
+ * big-endian codec of the wire and the hello, how a GID is printed, and
+ * what makes a node or channel name.  No state, no locks: any thread.
+ */
+#ifndef IBFS_UTIL_H
+#define IBFS_UTIL_H
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+union ibv_gid;
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Longest node or channel name, without its NUL. */
+#define UTIL_NAME_MAX 63
+
+/* Room for a GID as text: an IPv6 address. */
+#define UTIL_GID_STRLEN 46
+
+/*
+ * Milliseconds of the monotonic clock: timeouts, backoff and expiry.  The
+ * coarse clock (a tick, 1-4 ms) is read from the vDSO without touching
+ * the clock source: on VMs whose source is HPET or ACPI PM the precise
+ * clock traps into the kernel on every message.  Timeouts are tens of ms.
+ */
+static inline uint64_t util_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Store a big-endian u16 at p, whatever p's alignment. */
+static inline void util_put16(uint8_t *p, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Store a big-endian u32 at p, whatever p's alignment. */
+static inline void util_put32(uint8_t *p, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Load a big-endian u16 from p, whatever p's alignment. */
+static inline uint16_t util_get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be16toh(v);
+}
+
+/* Load a big-endian u32 from p, whatever p's alignment. */
+static inline uint32_t util_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be32toh(v);
+}
+
+/* gid as ibv_devinfo prints it (an IPv6 address) in buf; returns buf. */
+const char *util_gid_str(const union ibv_gid *gid, char *buf, size_t len);
+
+/*
+ * Node and channel names become file names under the mount: 1 to 63
+ * bytes, no '/', no NUL, not starting with '.'.  NULL when name (len
+ * bytes, not NUL-terminated) obeys that, else what is wrong, in words.
+ */
+const char *util_name_problem_n(const char *name, size_t len);
+
+/* The same for a NUL-terminated name (NULL counts as empty). */
+const char *util_name_problem(const char *name);
+
+/* The length of a valid name, or 0 when the name is not one. */
+size_t util_name_len(const char *name);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The shared rules of util.h that are not inline. */
+#include <stdio.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include "util.h"
+
+/* Print a GID the way ibv_devinfo does, as an IPv6 address. */
+const char *util_gid_str(const union ibv_gid *gid, char *buf, size_t len)
+{
+	if (!inet_ntop(AF_INET6, gid->raw, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* The name rule, on len bytes that need no NUL. */
+const char *util_name_problem_n(const char *name, size_t len)
+{
+	if (!name || !len)
+		return "is empty";
+	if (len > UTIL_NAME_MAX)
+		return "is longer than 63 bytes";
+	if (*name == '.')
+		return "starts with '.'";
+	if (memchr(name, '/', len))
+		return "contains '/'";
+	if (memchr(name, '\0', len))
+		return "contains a NUL byte";
+	return NULL;
+}
+
+/* The name rule on a C string. */
+const char *util_name_problem(const char *name)
+{
+	if (!name)
+		return "is empty";
+	return util_name_problem_n(name, strnlen(name, UTIL_NAME_MAX + 1));
+}
+
+/* A valid name's length; 0 otherwise. */
+size_t util_name_len(const char *name)
+{
+	if (util_name_problem(name))
+		return 0;
+	return strlen(name);
+}
