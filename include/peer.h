@@ -33,8 +33,6 @@
 
 /* Why a datagram or message was dropped: DROP_ENUM, drop_name=N. */
 #define PEER_DROPS(X)                                                          \
-	X(NO_RECV_BUF, no_recv_buf,                                            \
-	  "receive queue ran dry (seen as RNR/overrun)")                       \
 	X(MALFORMED, malformed, "bad header, length or completion status")     \
 	X(UNKNOWN_SRC, unknown_src, "src_qp + source GID match no up peer")    \
 	X(REASM_TIMEOUT, reasm_timeout, "a message never completed")           \

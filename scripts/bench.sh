@@ -393,9 +393,7 @@ figures_from_rounds() {
 	fig bw_send_MBps "$(acc_rate bw.sendrate)" MB/s "ibfs 1 MiB write(2) rate at the sender"
 	fig bw_msgs_lost "$(diff_of "${ACC_SUM[bw.sent]:-}" "${ACC_SUM[bw.msgs]:-}")" msgs "1 MiB messages sent but not received intact (of ${ACC_SUM[bw.sent]:-?})"
 	fig bw_bad "${ACC_SUM[bw.bad]:-}" msgs "1 MiB messages received damaged"
-	d0=$(drop_of "$B" alpha drop_no_recv_buf)
 	d1=$(drop_of "$B" alpha drop_queue_full)
-	fig drop_no_recv_buf "$d0" dgrams "beta's drop_no_recv_buf after the run"
 	fig drop_queue_full "$d1" msgs "beta's drop_queue_full after the run"
 	fig nullfs_write_msgs_per_s "$(acc_rate nullw)" msgs/s "null FUSE 64 B writes (nullfs)"
 	fig rate_msgs_per_s "$(acc_rate rate.msgs)" msgs/s "ibfs 64 B messages received"
