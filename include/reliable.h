@@ -210,6 +210,12 @@ uint32_t rel_tx_inflight(const struct rel_tx *tx);
 /* Whether messages are waiting for acks. */
 int rel_tx_busy(const struct rel_tx *tx);
 
+/* The session number the stream sends under now. */
+uint32_t rel_tx_sess(const struct rel_tx *tx);
+
+/* Whether a new message would only wait: messages in flight, no credit. */
+int rel_tx_would_block(const struct rel_tx *tx);
+
 enum rel_verdict {
 	REL_ACCEPT = 1, /* in order: process it, then rel_rx_advance */
 	REL_DUP,	/* seen before: drop, ack again */
@@ -265,7 +271,8 @@ uint32_t rel_rx_credit(const struct rel_rx *rx);
 /* An ack (piggy-backed or standalone) went out. */
 void rel_rx_acked(struct rel_rx *rx);
 
-/* The sender asked for an ack at once (it has nothing more to send). */
+/* The sender asked for an ack at once (it has nothing more to send);
+ * ignored before the stream is joined. */
 void rel_rx_ask_ack(struct rel_rx *rx);
 
 /*
@@ -278,5 +285,60 @@ void rel_rx_ask_ack(struct rel_rx *rx);
  * later where it matters.
  */
 int rel_rx_ack_urgent(const struct rel_rx *rx);
+
+/* Whether an ack should go alone now: any due one on a tick, else only
+ * an urgent one. */
+int rel_rx_ack_wanted(const struct rel_rx *rx, int tick);
+
+/* Whether an ack waits for the next timer tick. */
+int rel_rx_ack_pending(const struct rel_rx *rx);
+
+/* The psn the stream takes next. */
+uint32_t rel_rx_next(const struct rel_rx *rx);
+
+/* The ack half of a trailer. */
+struct rel_ack {
+	uint32_t credit; /* always */
+	int ack;	 /* sess and nxt below say something */
+	uint32_t sess;	 /* the sender's session we follow */
+	uint32_t nxt;	 /* next psn we take */
+	int sack;	 /* bits below is the selective ack */
+	rel_bits bits;	 /* bit i: we hold psn nxt + 1 + i */
+	int nak;	 /* a gap at nxt */
+};
+
+/*
+ * What an ack says now, marking it sent when one goes.  Only a standalone
+ * ack has room for the sack (room): while datagrams are held past a gap,
+ * one without it would tell the sender we hold nothing, so none goes in a
+ * DATA datagram and the one due goes alone, at once.  Before the stream
+ * is joined only credit goes.
+ */
+void rel_rx_ack_take(struct rel_rx *rx, int room, struct rel_ack *a);
+
+/* A whole message waits for queue space: credit 0 until it goes in. */
+void rel_rx_block(struct rel_rx *rx);
+
+/* The message that waited is in its queue now: move on, and say so at
+ * once (its writer waits for this ack). */
+void rel_rx_unblock(struct rel_rx *rx);
+
+/* The message that waits was refused again: the sender hears credit 0. */
+void rel_rx_refused(struct rel_rx *rx);
+
+/* The caller dropped what it held of the stream: the message waiting and
+ * the datagrams past a gap. */
+void rel_rx_drop(struct rel_rx *rx);
+
+/* What a stream shows in .status (peer.h's PEER_COUNTERS_REL and
+ * PEER_GAUGES_STREAM, less the rel_ prefix). */
+struct rel_stats {
+	uint64_t window, inflight, srtt_ms, rto_ms;	/* gauges */
+	uint64_t retrans, dups, timeouts, probes, rtos; /* counters */
+};
+
+/* Read both halves of a peer's streams. */
+void rel_stats_get(const struct rel_tx *tx, const struct rel_rx *rx,
+		   struct rel_stats *s);
 
 #endif

@@ -513,6 +513,8 @@ void rel_rx_acked(struct rel_rx *rx)
 
 void rel_rx_ask_ack(struct rel_rx *rx)
 {
+	if (!rx->joined)
+		return;
 	rx->ack_due = 1;
 	rx->ack_now = 1;
 }
@@ -521,4 +523,89 @@ int rel_rx_ack_urgent(const struct rel_rx *rx)
 {
 	return rx->ack_due &&
 	       (rx->nak_due || rx->ack_now || rx->arrived >= REL_ACK_EVERY);
+}
+
+uint32_t rel_tx_sess(const struct rel_tx *tx)
+{
+	return tx->sess;
+}
+
+int rel_tx_would_block(const struct rel_tx *tx)
+{
+	return rel_tx_busy(tx) && !tx->credit;
+}
+
+int rel_rx_ack_wanted(const struct rel_rx *rx, int tick)
+{
+	return rx->joined && (tick ? rx->ack_due : rel_rx_ack_urgent(rx));
+}
+
+int rel_rx_ack_pending(const struct rel_rx *rx)
+{
+	return rx->ack_due;
+}
+
+uint32_t rel_rx_next(const struct rel_rx *rx)
+{
+	return rx->nxt;
+}
+
+void rel_rx_ack_take(struct rel_rx *rx, int room, struct rel_ack *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->credit = rel_rx_credit(rx);
+	if (!rx->joined)
+		return;
+	a->bits = rel_rx_sack(rx);
+	if (rel_bits_any(&a->bits)) {
+		if (!room) {
+			if (rx->ack_due)
+				rx->ack_now = 1;
+			return;
+		}
+		a->sack = 1;
+	}
+	a->ack = 1;
+	a->sess = rx->sess;
+	a->nxt = rx->nxt;
+	a->nak = rx->nak_due;
+	rel_rx_acked(rx);
+}
+
+void rel_rx_block(struct rel_rx *rx)
+{
+	rx->blocked = 1;
+}
+
+void rel_rx_unblock(struct rel_rx *rx)
+{
+	rx->blocked = 0;
+	rel_rx_advance(rx);
+	rx->ack_now = 1;
+}
+
+void rel_rx_refused(struct rel_rx *rx)
+{
+	rx->ack_due = 1;
+	rx->ack_now = 1;
+}
+
+void rel_rx_drop(struct rel_rx *rx)
+{
+	rx->blocked = 0;
+	memset(&rx->ahead, 0, sizeof(rx->ahead));
+}
+
+void rel_stats_get(const struct rel_tx *tx, const struct rel_rx *rx,
+		   struct rel_stats *s)
+{
+	s->window = tx->window < tx->credit ? tx->window : tx->credit;
+	s->inflight = rel_tx_inflight(tx);
+	s->srtt_ms = rel_tx_srtt(tx);
+	s->rto_ms = tx->rto_ms;
+	s->retrans = tx->retrans;
+	s->dups = rx->dups;
+	s->timeouts = tx->timeouts;
+	s->probes = tx->tail_probes;
+	s->rtos = tx->rtos;
 }

@@ -761,6 +761,52 @@ static void test_ack_urgency(void **state)
 }
 
 /*
+ * The ack half of a trailer: credit only before the stream is joined; a
+ * DATA datagram (no room for the sack) carries no ack while datagrams are
+ * held past a gap, and the ack due goes alone at once; a standalone one
+ * carries the sack.  A held message means credit 0 until it goes in.
+ */
+static void test_ack_take(void **state)
+{
+	struct rel_rx rx;
+	struct rel_ack a;
+	int joined;
+
+	rel_rx_init(&rx, 64);
+	rel_rx_ask_ack(&rx); /* not joined: nothing to ask for */
+	assert_false(rel_rx_ack_pending(&rx));
+	rel_rx_ack_take(&rx, 0, &a);
+	assert_int_equal(a.credit, 64);
+	assert_false(a.ack);
+	assert_int_equal(rel_rx_check(&rx, 9, 0, &joined), REL_ACCEPT);
+	assert_true(joined);
+	rel_rx_advance(&rx);
+	rel_rx_ack_take(&rx, 0, &a);
+	assert_true(a.ack);
+	assert_false(a.sack);
+	assert_int_equal(a.sess, 9);
+	assert_int_equal(a.nxt, 1);
+	assert_false(rel_rx_ack_pending(&rx)); /* it went */
+	assert_int_equal(rel_rx_check(&rx, 9, 3, &joined), REL_AHEAD);
+	rel_rx_ack_take(&rx, 0, &a);
+	assert_false(a.ack);
+	assert_true(rel_rx_ack_wanted(&rx, 0)); /* alone, at once */
+	rel_rx_ack_take(&rx, 1, &a);
+	assert_true(a.ack && a.sack && a.nak);
+	assert_true(rel_bit(&a.bits, 1)); /* psn 3 = nxt + 1 + 1 */
+	assert_false(rel_rx_ack_wanted(&rx, 1));
+	rel_rx_block(&rx);
+	rel_rx_ack_take(&rx, 1, &a);
+	assert_int_equal(a.credit, 0);
+	rel_rx_refused(&rx);
+	assert_true(rel_rx_ack_wanted(&rx, 0));
+	rel_rx_unblock(&rx);
+	assert_int_equal(rel_rx_next(&rx), 2);
+	rel_rx_ack_take(&rx, 1, &a);
+	assert_int_equal(a.credit, 64);
+}
+
+/*
  * The sender marks the last datagram that may go now (the queue is sent,
  * or the cwnd is full), so that the receiver acks it at once instead of
  * at its timer tick; no mark while more follows.
@@ -875,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_rtt_adapts),
 		cmocka_unit_test(test_span_past_holes),
 		cmocka_unit_test(test_ack_urgency),
+		cmocka_unit_test(test_ack_take),
 		cmocka_unit_test(test_ack_request),
 		cmocka_unit_test(test_tail_probe),
 	};
