@@ -5,6 +5,7 @@
  * fragments sends into registered memory and reaps every send completion.
  * A progress thread waits on the completion channel, reassembles arriving
  * datagrams (wire.c) and hands whole messages to the deliver callback.
+ * Its parts and their one lock order: src/tp_int.h.
  */
 #ifndef IBFS_TRANSPORT_H
 #define IBFS_TRANSPORT_H
@@ -18,19 +19,30 @@
 
 struct tp;
 
+/*
+ * The upcalls.  The engine calls each with none of its locks held, in
+ * both delivery modes, so a callback may call back into the engine:
+ * tp_send, tp_queue, tp_flush, tp_send_async, tp_peer_reliable, tp_info
+ * and tp_totals (never tp_close).  None may block for long: each holds up
+ * the thread that called it.
+ */
 struct tp_ops {
 	/*
-	 * A whole message from p arrived on channel chan; the callee owns
-	 * data (malloc'ed).  Called from the progress thread, so it must not
-	 * block.  Return 0, or -ENOSPC when the receiver refused it (queue
-	 * or channel limit): the engine counts DROP_QUEUE_FULL and frees data.
+	 * A whole message from p arrived on channel chan.  Progress thread
+	 * only.  Return 0 when taken (the callee owns data, malloc'ed), or
+	 * -ENOSPC when the receiver refuses it (queue or channel limit):
+	 * in datagram mode the engine counts DROP_QUEUE_FULL and frees
+	 * data; with delivery = reliable the stream keeps the message,
+	 * advertises no credit (its writer waits) and offers it again at
+	 * the next timer tick or when its sender probes.
 	 */
 	int (*deliver)(void *arg, struct peer *p, const char *chan, void *data,
 		       size_t len);
 	/*
-	 * Called once the acks for what was delivered have gone: the callee
-	 * may wake the readers deliver did not, so that a reader busy with
-	 * a large message does not hold up the ack its writer waits for.
+	 * Progress thread only, after a batch was delivered and its acks
+	 * went: the callee may wake the readers deliver did not, so that a
+	 * reader busy with a large message does not hold up the ack its
+	 * writer waits for.
 	 */
 	void (*announce)(void *arg);
 };
@@ -105,8 +117,11 @@ void tp_flush(struct tp *tp);
  * be reused at once.  In datagram mode it is tp_send and done is called
  * before returning.  A negative return means done is never called:
  * tp_send's errors, or -EAGAIN with TP_SEND_NONBLOCK while p's receiver
- * grants no credit.  done runs on the progress thread or the caller's,
- * with no tp lock held; it must not block.
+ * grants no credit.  done runs with no tp lock held and must not block;
+ * it may call back as deliver may.  Its thread: the caller's (datagram
+ * mode, or a message that failed at once), the progress thread (acks and
+ * timeouts), the bootstrap thread (p went down or restarted:
+ * tp_peer_up, tp_peer_down) or the one in tp_close (-ENOTCONN).
  */
 #define TP_SEND_NONBLOCK 0x1
 int tp_send_async(struct tp *tp, struct peer *p, const char *chan,

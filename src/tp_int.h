@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The verbs engine's private header: struct tp and its parts, shared by
+ * the transport's files, which layer without a cycle (each calls only the
+ * ones above it in this list):
+ *
+ *   tp_dev.c      device, port and GID choice; PD, MRs, CQs, QP to RTS
+ *   tp_ring.c     the send ring (slots, WRs, doorbell, completions, AH
+ *                 retirement) and datagram sends on it
+ *   tp_upcall.c   the upcalls (deliver, announce, done) and the counters
+ *                 of what arrived
+ *   tp_rel.c      delivery = reliable: reliable.h's streams on the ring
+ *   tp_recv.c     the receive path: repost, source filter, reassembly
+ *   transport.c   open and close, the progress thread, peer up and down
+ *
+ * Threads:
+ *   progress      the receive CQ, reassembly, reliable timers; it alone
+ *                 calls deliver and announce, with no lock held.
+ *   senders       any thread in tp_send/tp_queue/tp_flush/tp_send_async
+ *                 (FUSE workers, udchat's main); they post and reap the
+ *                 send CQ themselves.
+ *   bootstrap     tp_peer_expect, tp_peer_up, tp_peer_down.
+ *   main          tp_open, tp_close.
+ *   done runs on a sender (tp_send_async), on the progress thread (acks,
+ *   timeouts), on bootstrap (peer down or restarted) or on main
+ *   (tp_close), always with no lock of the engine held.
+ *
+ * The one lock order: rx.srclock -> rx.rlock -> rel.lock -> ring.lock ->
+ * peer->lock.  A thread may skip any of them, never take one to the left
+ * of one it holds.  No upcall runs with any of them held.
+ */
+#ifndef IBFS_TP_INT_H
+#define IBFS_TP_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "reliable.h"
+#include "transport.h"
+#include "wire.h"
+
+#define TP_POLL_BATCH	32   /* completions per ibv_poll_cq */
+#define TP_INLINE_WANT	256  /* inline data asked of the QP */
+#define TP_SEND_WAIT_MS 5000 /* pool exhausted this long: -EIO */
+#define TP_LOG_EVERY_MS 1000 /* rate limit of completion error lines */
+#define TP_REL_TICK_MS	5    /* reliable timers and delayed acks */
+
+/* The verbs objects: made by tp_dev_open, read-only until tp_dev_close. */
+struct tp_dev {
+	struct ibv_context *ctx;
+	struct ibv_device_attr attr;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *chan; /* the receive CQ's only */
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+	uint32_t max_inline;
+};
+
+/* An AH replaced or dropped while sends that use it may be in flight. */
+struct tp_retired {
+	struct ibv_ah *ah;
+	uint64_t seq; /* free once this many sends completed */
+	struct tp_retired *next;
+};
+
+/*
+ * The send ring, everything under lock.  WR seq (1-based) lives in slot
+ * (seq - 1) % send_depth of wr, sge and buf.  Filling a WR and ringing the
+ * doorbell are apart: a writer fills, answers its caller, then posts;
+ * whoever finds another thread posting leaves its WRs to that thread,
+ * which takes them after its own (so one doorbell carries what piled up
+ * meanwhile).  Only some WRs are signalled; a signalled completion frees
+ * every slot before it (a QP completes its sends in order).
+ */
+struct tp_ring {
+	pthread_mutex_t lock;
+	uint8_t *buf; /* send_depth slots of mtu_bytes, registered */
+	struct ibv_mr *mr;
+	uint32_t sig_every;
+	uint64_t filled;   /* WRs filled so far */
+	uint64_t posted;   /* WRs handed to ibv_post_send */
+	uint64_t done;	   /* WRs known complete (wr_id = seq) */
+	uint64_t last_sig; /* seq of the last signalled WR */
+	int posting;	   /* a thread is in ibv_post_send, lock dropped */
+	int sig_next;	   /* signal the next WR (an AH waits) */
+	struct tp_retired *retired;
+	struct ibv_send_wr *wr; /* send_depth entries */
+	struct ibv_sge *sge;	/* send_depth entries */
+	uint64_t last_err_ms;
+	unsigned long err_suppressed;
+	int sq_error; /* a send failed: the QP may sit in SQE */
+};
+
+/* Who may send to us: what a peer announced (qpn, GID, LID). */
+struct tp_src {
+	int valid;
+	uint64_t linger_until; /* ms; after a down, until then still ours */
+	uint32_t qpn;
+	uint16_t lid;
+	union ibv_gid gid;
+};
+
+/* The receive side. */
+struct tp_rx {
+	/* Progress thread only. */
+	uint8_t *buf; /* recv_depth slots of slot bytes, registered */
+	struct ibv_mr *mr;
+	size_t slot; /* GRH + mtu_bytes */
+	struct ibv_recv_wr *wr;
+	struct ibv_sge *sge;
+	uint32_t *free; /* slots waiting to be reposted */
+	uint32_t nfree;
+	uint64_t last_err_ms;
+	unsigned long err_suppressed;
+
+	pthread_rwlock_t srclock; /* written by peer up and down */
+	struct tp_src *src;	  /* npeers entries */
+	pthread_mutex_t rlock;	  /* the reassembly table */
+	struct wire_reasm *reasm;
+	int locks; /* both initialised (tp_recv_close may see a partial open) */
+};
+
+/* A message completed during a poll batch, delivered after unlocking. */
+struct tp_done {
+	struct peer *p;
+	struct wire_msg msg;
+};
+
+/*
+ * delivery = reliable: one peer's two streams and the message that waits
+ * for its channel queue, all under rel.lock.  A whole message is never
+ * offered to deliver under the lock: it waits here (held) and the
+ * progress thread offers it once every lock is dropped.
+ */
+struct tp_rel {
+	int on;
+	struct rel_tx tx;
+	struct rel_rx rx;
+	int held;	   /* hmsg waits to be offered, or was refused */
+	int queued;	   /* on the offer list */
+	uint64_t gen;	   /* bumps when what was held is dropped */
+	struct wire_msg hmsg;
+	struct wire_seq seq; /* the message arriving, in order, no timeout */
+	uint8_t *ahead;	     /* REL_SACK_BITS datagrams past a gap (lazy) */
+	uint32_t ahead_len[REL_SACK_BITS];
+	struct rel_stats pub; /* counters published so far */
+};
+
+/* Every reliable peer's streams, and the messages waiting for deliver. */
+struct tp_relset {
+	pthread_mutex_t lock;
+	struct tp_rel *peer; /* npeers entries */
+	int any;
+	int *offer;	  /* peers whose held message is offered next */
+	int noffer;	  /* ... how many */
+	uint64_t tick_at; /* next reliable timer tick (progress thread) */
+	uint32_t drop_permille; /* TEST HOOK: IBFS_TEST_DROP_PERMILLE */
+	uint64_t drop_rng;
+};
+
+/* The progress thread and what it sleeps on. */
+struct tp_prog {
+	pthread_t thr;
+	int started;
+	int epfd, tfd, efd; /* epoll; expiry timerfd; wake-up eventfd */
+	int timer_armed;
+	atomic_int stop;
+};
+
+struct tp {
+	const struct config *cfg;
+	struct peer *peers;
+	int npeers;
+	struct tp_ops ops;
+	void *arg;
+	struct tp_info info;
+	uint32_t self_id;      /* wire id of the local node */
+	atomic_uint *msg_ids;  /* next msg_id per peer */
+	struct peer_counters totals;
+
+	struct tp_dev dev;
+	struct tp_ring ring;
+	struct tp_rx rx;
+	struct tp_relset rel;
+	struct tp_prog prog;
+};
+
+/* Everything a send needs of a peer, read once under its lock. */
+struct tp_dest {
+	struct ibv_ah *ah;
+	uint32_t qpn, qkey;
+	size_t mtu;
+	size_t max_message; /* what the peer takes (0: not said) */
+};
+
+/* Add to a counter that many threads bump; exactness is all we need. */
+static inline void tp_add(atomic_uint_fast64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* One step of bringing the engine up, and its undoing (either may be
+ * NULL). */
+struct tp_step {
+	int (*open)(struct tp *tp);
+	void (*close)(struct tp *tp);
+};
+
+/* Run n steps in order; on a failure undo those done, in reverse. */
+static inline int tp_steps_open(struct tp *tp, const struct tp_step *s, int n)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < n && !rc; i++)
+		rc = s[i].open ? s[i].open(tp) : 0;
+	if (!rc)
+		return 0;
+	for (i -= 2; i >= 0; i--)
+		if (s[i].close)
+			s[i].close(tp);
+	return rc;
+}
+
+/* Undo n steps, last first. */
+static inline void tp_steps_close(struct tp *tp, const struct tp_step *s,
+				  int n)
+{
+	while (n--)
+		if (s[n].close)
+			s[n].close(tp);
+}
+
+/* tp_dev.c */
+int tp_dev_open(struct tp *tp);
+void tp_dev_stop(struct tp *tp);
+void tp_dev_close(struct tp *tp);
+
+/* tp_ring.c.  tp_ring_drain and tp_flush take ring.lock; tp_dest_get
+ * takes p->lock; the other tp_ring_* are called under ring.lock. */
+int tp_ring_open(struct tp *tp);
+void tp_ring_close(struct tp *tp);
+int tp_ring_reap(struct tp *tp);
+void tp_ring_push(struct tp *tp);
+uint32_t tp_ring_free(const struct tp *tp);
+int tp_ring_wait(struct tp *tp);
+int tp_ring_next(struct tp *tp, struct peer *p, struct tp_dest *d);
+uint8_t *tp_ring_slot(const struct tp *tp);
+void tp_ring_fill(struct tp *tp, const struct tp_dest *d, uint8_t *sb,
+		  size_t dlen);
+void tp_ring_retire_ah(struct tp *tp, struct ibv_ah *ah);
+void tp_ring_free_retired(struct tp *tp, int all);
+void tp_ring_drain(struct tp *tp);
+int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d);
+int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
+		 size_t len);
+void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
+	       unsigned long *suppressed);
+
+/* tp_upcall.c: with no lock held, but tp_up_count_*. */
+int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m);
+void tp_up_deliver(struct tp *tp, struct peer *p, struct wire_msg *m);
+void tp_up_announce(struct tp *tp);
+void tp_up_done(struct tp *tp, struct peer *p, struct rel_msg *m);
+void tp_up_count_wire(struct tp *tp, struct peer *p, int rc);
+void tp_up_count_expired(void *arg, int peer);
+
+/* tp_rel.c */
+int tp_rel_open(struct tp *tp);
+void tp_rel_close(struct tp *tp);
+void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
+		 const uint8_t *dg, size_t dlen, uint64_t now);
+int tp_rel_lose(struct tp *tp);
+void tp_rel_offer(struct tp *tp);
+int tp_rel_service(struct tp *tp, int tick);
+int tp_rel_tick(struct tp *tp);
+void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too);
+void tp_rel_forget(struct tp *tp, struct peer *p);
+
+/* tp_recv.c */
+int tp_recv_open(struct tp *tp);
+void tp_recv_close(struct tp *tp);
+int tp_recv_post(struct tp *tp);
+int tp_recv_drain(struct tp *tp);
+int tp_recv_expire(struct tp *tp);
+void tp_recv_src_set(struct tp *tp, struct peer *p,
+		     const struct peer_addr *addr);
+void tp_recv_src_linger(struct tp *tp, struct peer *p);
+
+#endif
