@@ -137,9 +137,9 @@ struct tp_rel {
 	int on;
 	struct rel_tx tx;
 	struct rel_rx rx;
-	int held;	   /* hmsg waits to be offered, or was refused */
-	int queued;	   /* on the offer list */
-	uint64_t gen;	   /* bumps when what was held is dropped */
+	int held;     /* hmsg waits to be offered, or was refused */
+	int queued;   /* on the offer list */
+	uint64_t gen; /* bumps when what was held is dropped */
 	struct wire_msg hmsg;
 	struct wire_seq seq; /* the message arriving, in order, no timeout */
 	uint8_t *ahead;	     /* REL_SACK_BITS datagrams past a gap (lazy) */
@@ -152,9 +152,9 @@ struct tp_relset {
 	pthread_mutex_t lock;
 	struct tp_rel *peer; /* npeers entries */
 	int any;
-	int *offer;	  /* peers whose held message is offered next */
-	int noffer;	  /* ... how many */
-	uint64_t tick_at; /* next reliable timer tick (progress thread) */
+	int *offer;		/* peers whose held message is offered next */
+	int noffer;		/* ... how many */
+	uint64_t tick_at;	/* next reliable timer tick (progress thread) */
 	uint32_t drop_permille; /* TEST HOOK: IBFS_TEST_DROP_PERMILLE */
 	uint64_t drop_rng;
 };
@@ -175,8 +175,8 @@ struct tp {
 	struct tp_ops ops;
 	void *arg;
 	struct tp_info info;
-	uint32_t self_id;      /* wire id of the local node */
-	atomic_uint *msg_ids;  /* next msg_id per peer */
+	uint32_t self_id;     /* wire id of the local node */
+	atomic_uint *msg_ids; /* next msg_id per peer */
 	struct peer_counters totals;
 
 	struct tp_dev dev;
@@ -223,8 +223,7 @@ static inline int tp_steps_open(struct tp *tp, const struct tp_step *s, int n)
 }
 
 /* Undo n steps, last first. */
-static inline void tp_steps_close(struct tp *tp, const struct tp_step *s,
-				  int n)
+static inline void tp_steps_close(struct tp *tp, const struct tp_step *s, int n)
 {
 	while (n--)
 		if (s[n].close)
