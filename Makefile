@@ -166,10 +166,11 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
 # What each target links beside itself, built once for all of them.
+CONFIG_MODS     := $(patsubst src/%.c,%,$(wildcard src/config*.c))
 FUZZ_OBJ_wire   := wire util log
-FUZZ_OBJ_config := config util log
+FUZZ_OBJ_config := $(CONFIG_MODS) util log
 FUZZ_LIB_config := -linih
-FUZZ_OBJ_hello  := stubs bootstrap config util log
+FUZZ_OBJ_hello  := stubs bootstrap $(CONFIG_MODS) util log
 FUZZ_LIB_hello  := -linih -lcrypto -lpthread
 FUZZ_OBJ_rel    := wire reliable util log
 FUZZ_OBJ_relseq := wire reliable util log
@@ -207,8 +208,8 @@ fuzz-regress:
 fuzz-seeds:
 	@mkdir -p $(B)/fuzz
 	$(CC) $(CFLAGS) -o $(B)/fuzz/mkseeds tests/fuzz/mkseeds.c \
-		tests/fuzz/stubs.c src/wire.c src/bootstrap.c src/config.c \
-		src/log.c -linih -lcrypto -lpthread
+		tests/fuzz/stubs.c src/wire.c src/bootstrap.c src/config*.c \
+		src/util.c src/log.c -linih -lcrypto -lpthread
 	$(B)/fuzz/mkseeds tests/fuzz/corpus
 
 # Ten minutes of steady traffic among three nodes in the bed, RSS sampled
