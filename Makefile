@@ -170,16 +170,12 @@ CONFIG_MODS     := $(patsubst src/%.c,%,$(wildcard src/config*.c))
 FUZZ_OBJ_wire   := wire util log
 FUZZ_OBJ_config := $(CONFIG_MODS) util log
 FUZZ_LIB_config := -linih
-FUZZ_OBJ_hello  := stubs bootstrap $(CONFIG_MODS) util log
-FUZZ_LIB_hello  := -linih -lcrypto -lpthread
+FUZZ_OBJ_hello  := bootstrap_hello util
+FUZZ_LIB_hello  := -lcrypto
 FUZZ_OBJ_rel    := wire reliable util log
 FUZZ_OBJ_relseq := wire reliable util log
 
 $(B)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
-
-$(B)/fuzz/obj/stubs.o: tests/fuzz/stubs.c $(wildcard include/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
 
@@ -208,8 +204,7 @@ fuzz-regress:
 fuzz-seeds:
 	@mkdir -p $(B)/fuzz
 	$(CC) $(CFLAGS) -o $(B)/fuzz/mkseeds tests/fuzz/mkseeds.c \
-		tests/fuzz/stubs.c src/wire.c src/bootstrap.c src/config*.c \
-		src/util.c src/log.c -linih -lcrypto -lpthread
+		src/wire.c src/bootstrap_hello.c src/util.c src/log.c -lcrypto
 	$(B)/fuzz/mkseeds tests/fuzz/corpus
 
 # Ten minutes of steady traffic among three nodes in the bed, RSS sampled
