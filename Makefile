@@ -60,7 +60,7 @@ $(LIB): $(LIBOBJS)
 
 # A unit test is tests/unit/test_X.c, its fakes tests/unit/fake_*.c
 # included by it; link order: the test, the archive, then the libraries.
-$(B)/tests/%: tests/unit/%.c $(LIB) tests/unit/unit.h $(FAKES)
+$(B)/tests/%: tests/unit/%.c $(LIB) $(wildcard tests/unit/*.h) $(FAKES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
