@@ -60,7 +60,7 @@ $(LIB): $(LIBOBJS)
 
 # A unit test is tests/unit/test_X.c, its fakes tests/unit/fake_*.c
 # included by it; link order: the test, the archive, then the libraries.
-$(B)/tests/%: tests/unit/%.c $(LIB) tests/unit/unit.h $(FAKES)
+$(B)/tests/%: tests/unit/%.c $(LIB) $(wildcard tests/unit/*.h) $(FAKES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
@@ -166,19 +166,16 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
 # What each target links beside itself, built once for all of them.
+CONFIG_MODS     := $(patsubst src/%.c,%,$(wildcard src/config*.c))
 FUZZ_OBJ_wire   := wire util log
-FUZZ_OBJ_config := config util log
+FUZZ_OBJ_config := $(CONFIG_MODS) util log
 FUZZ_LIB_config := -linih
-FUZZ_OBJ_hello  := stubs bootstrap config util log
-FUZZ_LIB_hello  := -linih -lcrypto -lpthread
+FUZZ_OBJ_hello  := bootstrap_hello util
+FUZZ_LIB_hello  := -lcrypto
 FUZZ_OBJ_rel    := wire reliable util log
 FUZZ_OBJ_relseq := wire reliable util log
 
 $(B)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
-
-$(B)/fuzz/obj/stubs.o: tests/fuzz/stubs.c $(wildcard include/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
 
@@ -207,8 +204,7 @@ fuzz-regress:
 fuzz-seeds:
 	@mkdir -p $(B)/fuzz
 	$(CC) $(CFLAGS) -o $(B)/fuzz/mkseeds tests/fuzz/mkseeds.c \
-		tests/fuzz/stubs.c src/wire.c src/bootstrap.c src/config.c \
-		src/log.c -linih -lcrypto -lpthread
+		src/wire.c src/bootstrap_hello.c src/util.c src/log.c -lcrypto
 	$(B)/fuzz/mkseeds tests/fuzz/corpus
 
 # Ten minutes of steady traffic among three nodes in the bed, RSS sampled

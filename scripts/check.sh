@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Test driver behind `make check`: unit tests (every build/tests/test_* cmocka
-# binary, TAP output, on the host, no root, then every fuzz target over its
-# seed corpus once) then the e2e suite (tests/e2e/run.sh, inside the test
-# bed: scripts/bed/run.sh). Ends with one line "N passed, N failed[, N
-# skipped]"; exits 1 on any failure.
+# binary, TAP output, on the host, no root; scripts/lint.sh as one more; then
+# every fuzz target over its seed corpus once) then the e2e suite
+# (tests/e2e/run.sh, inside the test bed: scripts/bed/run.sh). Ends with one
+# line "N passed, N failed[, N skipped]"; exits 1 on any failure.
 #   scripts/check.sh [--unit-only|--e2e-only|--fuzz-only]
 # Under CI=true a test bed that cannot come up, or no clang with libFuzzer
 # for the fuzz targets, counts as a failure.
@@ -52,7 +52,7 @@ run_unit_binary() {
 	fi
 }
 
-# Run every executable build/tests/test_*.
+# Run every executable build/tests/test_*, then the tree-shape check.
 run_unit() {
 	local bin found=0
 	echo "== unit tests"
@@ -62,6 +62,22 @@ run_unit() {
 		run_unit_binary "$bin"
 	done
 	((found)) || echo "(no unit test binaries in build/tests)"
+	run_lint
+}
+
+# scripts/lint.sh (file and function lengths, clang-format) as one test:
+# PASS lint, or FAIL lint with its offenders, counted like a unit binary.
+run_lint() {
+	local out rc=0
+	out=$("$ROOT"/scripts/lint.sh 2>&1 </dev/null) || rc=$?
+	if ((rc == 0)); then
+		echo "PASS lint"
+		PASSED=$((PASSED + 1))
+	else
+		echo "FAIL lint ($(grep -c . <<<"$out") findings, exit $rc)"
+		sed 's/^/    | /' <<<"$out" | tail -n 60
+		FAILED=$((FAILED + 1))
+	fi
 }
 
 # Count one fuzz target the toolchain cannot build as FAIL (CI) or SKIP.

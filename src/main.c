@@ -4,10 +4,11 @@
  *
  *   ibfs -c CONFIG [-n NODE] [-f] [-d] [-o OPTS] MOUNTPOINT
  *
- * Start-up runs in order — config, (fork), peers, file tree, verbs,
- * resolver, bootstrap, mount — and shutdown undoes it in reverse.  Without
- * -f the parent waits until the child has mounted and exits with the
- * child's verdict, so `ibfs … && echo hi > MNT/beta/chat` works in scripts.
+ * Start-up runs in order — config, (fork), peers, file tree, the fabric
+ * (verbs, resolver, bootstrap: fabric.c), mount — and shutdown undoes it
+ * in reverse.  Without -f the parent waits until the child has mounted and
+ * exits with the child's verdict, so `ibfs … && echo hi > MNT/beta/chat`
+ * works in scripts.
  * Exit status: 0 on success, 2 for bad usage or config, 1 otherwise.
  */
 #include <errno.h>
@@ -18,12 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bootstrap.h"
 #include "config.h"
+#include "fabric.h"
 #include "fs.h"
 #include "log.h"
 #include "peer.h"
-#include "route.h"
 #include "transport.h"
 
 #define IBFS_VERSION "0.1.0"
@@ -40,6 +40,18 @@ struct opts {
 };
 
 enum { KEY_HELP, KEY_VERSION };
+
+/* The daemon: what main builds, in the order it builds it. */
+struct ibfs {
+	struct fuse_args args;
+	struct opts o;
+	struct fuse_cmdline_opts fo;
+	struct config cfg;
+	struct peer *peers;
+	struct fs *fs;
+	struct fabric *fab;
+	int ready; /* the readiness pipe to the parent; -1: none */
+};
 
 #define OPT(t, f)                                                              \
 	{                                                                      \
@@ -184,110 +196,125 @@ static void main_ready(int fd, int status)
 		log_warn("chdir /");
 }
 
-int main(int argc, char *argv[])
+/* Parse the command line and load the config: -1 to go on, or the exit. */
+static int main_args(struct ibfs *d, const char *prog)
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct opts o = {.port = -1, .gid_index = -1};
-	struct fuse_cmdline_opts fo;
-	struct tp_ops ops = {.deliver = fs_deliver, .announce = fs_announce};
-	struct config cfg;
-	struct peer *peers = NULL;
-	struct fs *fs = NULL;
-	struct tp *tp = NULL;
-	struct route *rt = NULL;
-	struct bootstrap *bs = NULL;
-	char fsname[128];
-	int ready = -1, rc, status;
-
-	log_init("ibfs", 1, 0);
-	memset(&fo, 0, sizeof(fo));
-	memset(&cfg, 0, sizeof(cfg));
-	status = EXIT_USAGE;
-	if (fuse_opt_parse(&args, &o, main_opt_spec, main_opt_proc))
-		goto out_args;
-	status = 0;
-	if (o.help) {
-		main_usage(argv[0]);
-		goto out_args;
+	if (fuse_opt_parse(&d->args, &d->o, main_opt_spec, main_opt_proc))
+		return EXIT_USAGE;
+	if (d->o.help) {
+		main_usage(prog);
+		return 0;
 	}
-	if (o.version) {
+	if (d->o.version) {
 		printf("ibfs %s (libfuse %s)\n", IBFS_VERSION,
 		       fuse_pkgversion());
-		goto out_args;
+		return 0;
 	}
-	status = EXIT_USAGE;
-	if (fuse_parse_cmdline(&args, &fo))
-		goto out_args;
-	if (!fo.mountpoint) {
+	if (fuse_parse_cmdline(&d->args, &d->fo))
+		return EXIT_USAGE;
+	if (!d->fo.mountpoint) {
 		fprintf(stderr, "ibfs: no mount point given; see --help\n");
-		goto out_args;
+		return EXIT_USAGE;
 	}
-	if (main_config(&o, &cfg))
-		goto out_args;
-	status = 1;
-	log_setverbose(fo.debug);
+	if (main_config(&d->o, &d->cfg))
+		return EXIT_USAGE;
+	return -1;
+}
+
+/* What libfuse is told beyond the command line: our fsname, -odebug. */
+static void main_fuse_args(struct ibfs *d)
+{
+	char fsname[128];
+
 	snprintf(fsname, sizeof(fsname),
 		 "-odefault_permissions,fsname=ibfs:%s,subtype=ibfs",
-		 cfg.nodes[cfg.local].name);
-	fuse_opt_add_arg(&args, fsname);
-	if (fo.debug)
-		fuse_opt_add_arg(&args, "-odebug");
+		 d->cfg.nodes[d->cfg.local].name);
+	fuse_opt_add_arg(&d->args, fsname);
+	if (d->fo.debug)
+		fuse_opt_add_arg(&d->args, "-odebug");
+}
 
-	/* Verbs and threads do not survive fork: fork before any of them. */
-	if (!fo.foreground)
-		ready = main_daemonize();
+/* Mounted: tell the parent, serve until unmounted; the exit status. */
+static int main_serve(struct ibfs *d)
+{
+	int rc;
 
-	rc = peer_table_open(&peers, &cfg);
+	log_info("node %s mounted on %s", d->cfg.nodes[d->cfg.local].name,
+		 d->fo.mountpoint);
+	main_ready(d->ready, 0);
+	d->ready = -1;
+	rc = fs_loop(d->fs);
 	if (rc)
-		goto out_config;
-	rc = fs_open(&fs, &cfg, peers);
+		log_warnx("serving %s failed: %s", d->fo.mountpoint,
+			  strerror(-rc));
+	log_info("unmounting %s", d->fo.mountpoint);
+	fs_unmount(d->fs);
+	return rc ? 1 : 0;
+}
+
+/*
+ * Peers, the file tree (it needs the peers before the fabric delivers),
+ * the fabric, the mount; serve; then all of it closed in reverse.  0 once
+ * served, with the exit status in *status, or -errno from start-up.
+ */
+static int main_run(struct ibfs *d, int *status)
+{
+	struct tp_ops ops = {.deliver = fs_deliver, .announce = fs_announce};
+	int rc;
+
+	rc = peer_table_open(&d->peers, &d->cfg);
+	if (rc)
+		return rc;
+	rc = fs_open(&d->fs, &d->cfg, d->peers);
 	if (rc)
 		goto out_peers;
-	rc = tp_open(&tp, &cfg, peers, &ops, fs);
+	rc = fabric_open(&d->fab, &d->cfg, d->peers, &ops, d->fs);
 	if (rc)
 		goto out_fs;
-	fs_set_transport(fs, tp);
-	rc = route_open(&rt, tp, &cfg);
+	fs_set_transport(d->fs, fabric_tp(d->fab));
+	rc = fs_mount(d->fs, &d->args, d->fo.mountpoint);
 	if (rc)
-		goto out_tp;
-	rc = bootstrap_open(&bs, &cfg, peers, tp, rt);
-	if (rc)
-		goto out_route;
-	rc = fs_mount(fs, &args, fo.mountpoint);
-	if (rc)
-		goto out_bootstrap;
-	log_info("node %s mounted on %s", cfg.nodes[cfg.local].name,
-		 fo.mountpoint);
-	main_ready(ready, 0);
-	ready = -1;
-	rc = fs_loop(fs);
-	status = rc ? 1 : 0;
-	if (rc)
-		log_warnx("serving %s failed: %s", fo.mountpoint,
-			  strerror(-rc));
-	rc = 0;
-	log_info("unmounting %s", fo.mountpoint);
-	fs_unmount(fs);
-out_bootstrap:
-	bootstrap_close(bs);
-out_route:
-	route_close(rt);
-out_tp:
-	tp_close(tp);
+		goto out_fabric;
+	*status = main_serve(d);
+out_fabric:
+	fabric_close(d->fab);
 out_fs:
-	fs_close(fs);
+	fs_close(d->fs);
 out_peers:
-	peer_table_close(peers, cfg.nnodes);
-out_config:
+	peer_table_close(d->peers, d->cfg.nnodes);
+	return rc;
+}
+
+/* Arguments, config, (fork), run; exit 0, 1, or 2 (usage or config). */
+int main(int argc, char *argv[])
+{
+	struct ibfs d = {
+		.args = FUSE_ARGS_INIT(argc, argv),
+		.o = {.port = -1, .gid_index = -1},
+		.ready = -1,
+	};
+	int rc, status;
+
+	log_init("ibfs", 1, 0);
+	status = main_args(&d, argv[0]);
+	if (status >= 0)
+		goto out_args;
+	status = 1;
+	log_setverbose(d.fo.debug);
+	main_fuse_args(&d);
+	/* Verbs and threads do not survive fork: fork before any of them. */
+	if (!d.fo.foreground)
+		d.ready = main_daemonize();
+	rc = main_run(&d, &status);
 	if (rc)
 		log_warnx("start-up failed: %s", strerror(-rc));
-	main_ready(ready, status);
-	config_free(&cfg);
+	main_ready(d.ready, status);
+	config_free(&d.cfg);
 out_args:
-	free(fo.mountpoint);
-	fuse_opt_free_args(&args);
-	free(o.config);
-	free(o.node);
-	free(o.device);
+	free(d.fo.mountpoint);
+	fuse_opt_free_args(&d.args);
+	free(d.o.config);
+	free(d.o.node);
+	free(d.o.device);
 	return status;
 }

@@ -8,13 +8,12 @@
  * the proof over the hello, built and checked as a session does, holds,
  * and any one flipped bit of it fails.
  *
- * bootstrap.c also holds the session code, which calls into the transport
- * and routing; the decoder never does, so tests/fuzz/stubs.c stands in
- * for those few with traps.
+ * The codec and the proofs are bootstrap_hello.c alone, apart from the
+ * session code, so the target links without the transport or routing:
  *
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *	-Iinclude tests/fuzz/fuzz_hello.c tests/fuzz/stubs.c src/bootstrap.c \
- *	src/config.c src/log.c -linih -lcrypto -lpthread
+ *	-Iinclude tests/fuzz/fuzz_hello.c src/bootstrap_hello.c src/util.c \
+ *	-lcrypto
  */
 #include <errno.h>
 #include <stdint.h>

@@ -89,16 +89,71 @@ static void usage(void)
 	exit(2);
 }
 
+/*
+ * Poll mode: RX non-blocking, waited on in poll(2), every message written
+ * to TX; returns the exit code.
+ */
+static int echo_poll(const char *rx_path, const char *tx_path, char *buf,
+		     size_t maxsize, unsigned long count, int idle_s,
+		     unsigned long *n)
+{
+	unsigned long empty = 0;
+	struct pollfd pfd;
+	ssize_t got;
+	int tx;
+
+	pfd.fd = open_or_die(rx_path, O_RDONLY | O_NONBLOCK);
+	pfd.events = POLLIN;
+	tx = open_or_die(tx_path, O_WRONLY);
+	while (!stop && (!count || *n < count)) {
+		int pr = poll(&pfd, 1, idle_s * 1000);
+
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0) {
+			perror("bench_echo: poll");
+			return 1;
+		}
+		if (!pr) {
+			fprintf(stderr, "bench_echo: idle for %d s\n", idle_s);
+			return 0;
+		}
+		got = read(pfd.fd, buf, maxsize);
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (got < 0) {
+			perror("bench_echo: read");
+			return 1;
+		}
+		if (!got) {
+			/* Readable, yet empty again and again: it is gone. */
+			if (++empty > 1000) {
+				fprintf(stderr,
+					"bench_echo: %s keeps "
+					"reading EOF\n",
+					rx_path);
+				return 1;
+			}
+			continue;
+		}
+		empty = 0;
+		if (write(tx, buf, got) != got) {
+			perror("bench_echo: write");
+			return 1;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
 /* Parse arguments and echo until told to stop. */
 int main(int argc, char *argv[])
 {
 	struct sigaction sa = {.sa_handler = on_signal};
-	unsigned long count = 0, n = 0, empty = 0;
+	unsigned long count = 0, n = 0;
 	size_t maxsize = 65536;
-	int idle_s = 60, opt, tx, rc = 0, conv = 0;
-	struct pollfd pfd;
+	int idle_s = 60, opt, rc = 0, conv = 0;
 	char *buf;
-	ssize_t got;
 
 	while ((opt = getopt(argc, argv, "cn:t:s:")) != -1) {
 		switch (opt) {
@@ -133,53 +188,9 @@ int main(int argc, char *argv[])
 		sigaction(SIGALRM, &al, NULL);
 		rc = echo_conv(open_or_die(argv[optind], O_RDWR), buf, maxsize,
 			       count, idle_s, &n);
-		printf("echo: n=%lu\n", n);
-		return rc;
-	}
-	pfd.fd = open_or_die(argv[optind], O_RDONLY | O_NONBLOCK);
-	pfd.events = POLLIN;
-	tx = open_or_die(argv[optind + 1], O_WRONLY);
-	while (!stop && (!count || n < count)) {
-		int pr = poll(&pfd, 1, idle_s * 1000);
-
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr < 0) {
-			perror("bench_echo: poll");
-			rc = 1;
-			break;
-		}
-		if (!pr) {
-			fprintf(stderr, "bench_echo: idle for %d s\n", idle_s);
-			break;
-		}
-		got = read(pfd.fd, buf, maxsize);
-		if (got < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (got < 0) {
-			perror("bench_echo: read");
-			rc = 1;
-			break;
-		}
-		if (!got) {
-			/* Readable, yet empty again and again: it is gone. */
-			if (++empty > 1000) {
-				fprintf(stderr,
-					"bench_echo: %s keeps "
-					"reading EOF\n",
-					argv[optind]);
-				rc = 1;
-				break;
-			}
-			continue;
-		}
-		empty = 0;
-		if (write(tx, buf, got) != got) {
-			perror("bench_echo: write");
-			rc = 1;
-			break;
-		}
-		n++;
+	} else {
+		rc = echo_poll(argv[optind], argv[optind + 1], buf, maxsize,
+			       count, idle_s, &n);
 	}
 	printf("echo: n=%lu\n", n);
 	return rc;

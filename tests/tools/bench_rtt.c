@@ -58,6 +58,7 @@ enum rtt_mode {
 	MODE_FLOOR_CONV
 };
 
+/* One run's files and buffers. */
 struct rtt {
 	enum rtt_mode mode;
 	const char *tx_path, *rx_path;
@@ -65,6 +66,13 @@ struct rtt {
 	size_t size;
 	int timeout_ms;
 	char *out, *in;
+};
+
+/* The command line beyond struct rtt. */
+struct rtt_args {
+	unsigned long iters, warmup;
+	const char *mode; /* the -m word, for the summary */
+	const char *dump; /* -o FILE, or NULL */
 };
 
 /* Monotonic nanoseconds. */
@@ -283,101 +291,148 @@ static void usage(void)
 	exit(2);
 }
 
-/* Parse arguments, run the loop, print the summary line. */
-int main(int argc, char *argv[])
+/* The -m words, in the order usage lists them. */
+static const struct {
+	const char *name;
+	enum rtt_mode mode;
+} rtt_modes[] = {
+	{"poll", MODE_POLL},
+	{"reopen", MODE_REOPEN},
+	{"floor", MODE_FLOOR},
+	{"conv", MODE_CONV},
+	{"floor-conv", MODE_FLOOR_CONV},
+};
+
+/* -m WORD: its mode, or usage. */
+static enum rtt_mode rtt_mode_of(const char *word)
 {
-	struct rtt r = {.mode = MODE_POLL, .size = 64, .timeout_ms = 2000};
-	struct sigaction sa = {.sa_handler = on_alarm};
-	unsigned long iters = 1000, warmup = 100, i, lost = 0, n = 0;
-	const char *mode = "poll", *dump = NULL;
-	uint64_t *v, sum = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(rtt_modes) / sizeof(rtt_modes[0]); i++)
+		if (!strcmp(word, rtt_modes[i].name))
+			return rtt_modes[i].mode;
+	usage();
+	return MODE_POLL; /* not reached */
+}
+
+/* Parse the command line into r and a; usage on anything bad. */
+static void rtt_options(struct rtt *r, struct rtt_args *a, int argc,
+			char *argv[])
+{
 	int opt;
 
 	while ((opt = getopt(argc, argv, "n:w:s:t:m:o:")) != -1) {
 		switch (opt) {
 		case 'n':
-			iters = strtoul(optarg, NULL, 0);
+			a->iters = strtoul(optarg, NULL, 0);
 			break;
 		case 'w':
-			warmup = strtoul(optarg, NULL, 0);
+			a->warmup = strtoul(optarg, NULL, 0);
 			break;
 		case 's':
-			r.size = strtoul(optarg, NULL, 0);
+			r->size = strtoul(optarg, NULL, 0);
 			break;
 		case 't':
-			r.timeout_ms = atoi(optarg);
+			r->timeout_ms = atoi(optarg);
 			break;
 		case 'o':
-			dump = optarg;
+			a->dump = optarg;
 			break;
 		case 'm':
-			mode = optarg;
-			if (!strcmp(optarg, "poll"))
-				r.mode = MODE_POLL;
-			else if (!strcmp(optarg, "reopen"))
-				r.mode = MODE_REOPEN;
-			else if (!strcmp(optarg, "floor"))
-				r.mode = MODE_FLOOR;
-			else if (!strcmp(optarg, "conv"))
-				r.mode = MODE_CONV;
-			else if (!strcmp(optarg, "floor-conv"))
-				r.mode = MODE_FLOOR_CONV;
-			else
-				usage();
+			a->mode = optarg;
+			r->mode = rtt_mode_of(optarg);
 			break;
 		default:
 			usage();
 		}
 	}
-	if (argc - optind != 2 || !iters || r.size < sizeof(uint32_t) ||
-	    r.timeout_ms <= 0)
+	if (argc - optind != 2 || !a->iters || r->size < sizeof(uint32_t) ||
+	    r->timeout_ms <= 0)
 		usage();
-	r.tx_path = argv[optind];
-	r.rx_path = argv[optind + 1];
+	r->tx_path = argv[optind];
+	r->rx_path = argv[optind + 1];
+}
+
+/* Open TX and RX the way the mode uses them (or exit). */
+static void rtt_open(struct rtt *r)
+{
+	if (r->mode == MODE_CONV || r->mode == MODE_FLOOR_CONV) {
+		if (strcmp(r->tx_path, r->rx_path))
+			usage(); /* one file, both ways */
+		r->tx = open_or_die(r->tx_path, O_RDWR);
+		r->rx = -1;
+	} else {
+		r->tx = open_or_die(r->tx_path, O_WRONLY);
+		r->rx = r->mode == MODE_REOPEN
+				? -1
+				: open_or_die(r->rx_path,
+					      O_RDONLY | O_NONBLOCK);
+	}
+}
+
+/*
+ * WARMUP round trips, then ITERS kept in v (lost ones counted in
+ * *lost): how many were kept, or -1 on an error.
+ */
+static long rtt_loop(struct rtt *r, const struct rtt_args *a, uint64_t *v,
+		     unsigned long *lost)
+{
+	unsigned long i;
+	long n = 0;
+
+	for (i = 0; i < a->warmup + a->iters; i++) {
+		int64_t t = round_trip(r, (uint32_t)i + 1);
+
+		if (t < 0)
+			return -1;
+		if (i < a->warmup)
+			continue;
+		if (!t) {
+			(*lost)++;
+			continue;
+		}
+		v[n++] = (uint64_t)t;
+	}
+	return n;
+}
+
+/* Parse arguments, run the loop, print the summary line. */
+int main(int argc, char *argv[])
+{
+	struct rtt r = {.mode = MODE_POLL, .size = 64, .timeout_ms = 2000};
+	struct rtt_args a = {.iters = 1000, .warmup = 100, .mode = "poll"};
+	struct sigaction sa = {.sa_handler = on_alarm};
+	unsigned long lost = 0, n, i;
+	uint64_t *v, sum = 0;
+	long kept;
+
+	rtt_options(&r, &a, argc, argv);
 	/* No SA_RESTART: the alarm must end a parked read with EINTR. */
 	sigaction(SIGALRM, &sa, NULL);
 	r.out = calloc(1, r.size);
 	r.in = calloc(1, r.size);
-	v = calloc(iters, sizeof(*v));
+	v = calloc(a.iters, sizeof(*v));
 	if (!r.out || !r.in || !v) {
 		fprintf(stderr, "bench_rtt: out of memory\n");
 		return 1;
 	}
-	if (r.mode == MODE_CONV || r.mode == MODE_FLOOR_CONV) {
-		if (strcmp(r.tx_path, r.rx_path))
-			usage(); /* one file, both ways */
-		r.tx = open_or_die(r.tx_path, O_RDWR);
-		r.rx = -1;
-	} else {
-		r.tx = open_or_die(r.tx_path, O_WRONLY);
-		r.rx = r.mode == MODE_REOPEN
-			       ? -1
-			       : open_or_die(r.rx_path, O_RDONLY | O_NONBLOCK);
-	}
-	for (i = 0; i < warmup + iters; i++) {
-		int64_t t = round_trip(&r, (uint32_t)i + 1);
-
-		if (t < 0)
-			return 1;
-		if (i < warmup)
-			continue;
-		if (!t) {
-			lost++;
-			continue;
-		}
-		v[n++] = (uint64_t)t;
-		sum += (uint64_t)t;
-	}
+	rtt_open(&r);
+	kept = rtt_loop(&r, &a, v, &lost);
+	if (kept < 0)
+		return 1;
+	n = (unsigned long)kept;
 	if (!n) {
-		printf("rtt: mode=%s n=0 lost=%lu\n", mode, lost);
+		printf("rtt: mode=%s n=0 lost=%lu\n", a.mode, lost);
 		return 1;
 	}
+	for (i = 0; i < n; i++)
+		sum += v[i];
 	qsort(v, n, sizeof(*v), cmp_u64);
-	if (dump && dump_samples(dump, v, n))
+	if (a.dump && dump_samples(a.dump, v, n))
 		return 1;
 	printf("rtt: mode=%s n=%lu lost=%lu min_us=%.1f median_us=%.1f "
 	       "p99_us=%.1f mean_us=%.1f max_us=%.1f\n",
-	       mode, n, lost, v[0] / 1000.0, median_us(v, n),
+	       a.mode, n, lost, v[0] / 1000.0, median_us(v, n),
 	       quantile_us(v, n, 0.99), sum / 1000.0 / n, v[n - 1] / 1000.0);
-	return n * 2 >= iters ? 0 : 1;
+	return n * 2 >= a.iters ? 0 : 1;
 }

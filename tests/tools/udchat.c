@@ -5,12 +5,13 @@
  *   udchat -c CONF -n NAME [-s PEER:CHAN:SIZE:COUNT]... [-r EXPECTED]
  *          [-t SECONDS] [-p USEC] [-R] [-v]
  *
- * Opens config, peers, transport, route and bootstrap like the daemon,
- * waits until every peer is up, sends COUNT messages of SIZE bytes to PEER
- * on CHAN and receives, checking each message byte for byte and by
- * identity.  -R sends the batches again whenever their peer comes up anew
- * (it restarted).  Exits 0 once EXPECTED distinct messages arrived, each
- * exactly once and intact, every batch whole, and every send succeeded.
+ * Opens config, peers and the fabric (transport, route, bootstrap) like
+ * the daemon, waits until every peer is up, sends COUNT messages of SIZE
+ * bytes to PEER on CHAN and receives, checking each message byte for byte
+ * and by identity.  -R sends the batches again whenever their peer comes
+ * up anew (it restarted).  Exits 0 once EXPECTED distinct messages
+ * arrived, each exactly once and intact, every batch whole, and every send
+ * succeeded.
  *
  * Identity.  The receiver cannot count: one message delivered twice and
  * one lost add up.  So every message says who sent it and where it sits,
@@ -54,11 +55,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bootstrap.h"
 #include "config.h"
+#include "fabric.h"
 #include "log.h"
 #include "peer.h"
-#include "route.h"
 #include "transport.h"
 #include "util.h"
 #include "wire.h"
@@ -140,6 +140,14 @@ struct uc {
 	pthread_mutex_t lock; /* guards the records */
 	struct uc_rec rec[UC_MAX_RECS];
 	int nrec;
+};
+
+/* The command line. */
+struct uc_args {
+	const char *conf, *name;
+	unsigned long expect; /* -r: distinct messages to receive */
+	double secs;	      /* -t: the deadline for all of it */
+	int verbose;
 };
 
 static volatile sig_atomic_t uc_stop;
@@ -709,66 +717,108 @@ static void uc_free_recs(struct uc *uc)
 	uc->nrec = 0;
 }
 
-int main(int argc, char *argv[])
+/* Parse the command line into a and uc's batches; usage on anything bad. */
+static void uc_options(struct uc *uc, struct uc_args *a, int argc, char *argv[])
 {
-	static struct uc uc;
-	struct tp_ops ops = {.deliver = uc_deliver};
-	const char *conf = NULL, *name = NULL;
-	struct config cfg;
-	struct tp *tp = NULL;
-	struct route *rt = NULL;
-	struct bootstrap *bs = NULL;
-	char err[CONFIG_ERR_MAX];
-	unsigned long expect = 0;
-	double secs = 60, deadline;
-	int verbose = 0, opt, rc, status = 1;
-	const char *why = "?";
+	int opt;
 
-	pthread_mutex_init(&uc.lock, NULL);
 	while ((opt = getopt(argc, argv, "c:n:s:r:t:p:Rv")) != -1) {
 		switch (opt) {
 		case 'c':
-			conf = optarg;
+			a->conf = optarg;
 			break;
 		case 'n':
-			name = optarg;
+			a->name = optarg;
 			break;
 		case 's':
-			if (uc.nspecs == UC_MAX_SPECS ||
-			    uc_parse_spec(optarg, &uc.specs[uc.nspecs]))
+			if (uc->nspecs == UC_MAX_SPECS ||
+			    uc_parse_spec(optarg, &uc->specs[uc->nspecs]))
 				uc_usage();
-			uc.nspecs++;
+			uc->nspecs++;
 			break;
 		case 'r':
-			expect = strtoul(optarg, NULL, 0);
+			a->expect = strtoul(optarg, NULL, 0);
 			break;
 		case 't':
-			secs = atof(optarg);
+			a->secs = atof(optarg);
 			break;
 		case 'p':
-			uc.pace_us = (unsigned)strtoul(optarg, NULL, 0);
+			uc->pace_us = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 'R':
-			uc.resend = 1;
+			uc->resend = 1;
 			break;
 		case 'v':
-			verbose = 1;
+			a->verbose = 1;
 			break;
 		default:
 			uc_usage();
 		}
 	}
-	if (!conf || !name)
+	if (!a->conf || !a->name)
 		uc_usage();
-	uc.name = name;
-	log_init("udchat", 1, verbose);
+}
+
+/*
+ * Wait for every peer, exchange, judge what arrived; print the counters
+ * and the verdict.  The exit status: 0 when all is well.
+ */
+static int uc_run(struct uc *uc, const struct config *cfg, unsigned long expect,
+		  double deadline)
+{
+	const char *why;
+	int rc, status = 1;
+
+	rc = uc_wait_peers(uc, cfg->nnodes, deadline);
+	if (rc) {
+		why = rc == -EINTR ? "stopped by a signal"
+				   : "peers not up in time";
+		goto out;
+	}
+	log_info("udchat: all %d peers up", cfg->nnodes);
+	why = uc_exchange(uc, cfg->nnodes, expect, deadline);
+	if (why)
+		goto out;
+	/* What we sent last may still be on its way out of the HCA, and a
+	 * late duplicate on its way in: judge after that. */
+	if (uc->tx_ok)
+		usleep(300000);
+	why = uc_verdict(uc, expect);
+	status = why ? 1 : 0;
+out:
+	uc_print_counters(cfg, uc->peers, uc->tp, uc);
+	if (status)
+		printf("udchat %s: FAIL: %s (rx_ok %lu of %lu)\n", uc->name,
+		       why, atomic_load(&uc->rx_ok), expect);
+	else
+		printf("udchat %s: OK\n", uc->name);
+	fflush(stdout);
+	return status;
+}
+
+/* Config, batches, peers, the fabric like the daemon's; run; close. */
+int main(int argc, char *argv[])
+{
+	static struct uc uc;
+	struct tp_ops ops = {.deliver = uc_deliver};
+	struct uc_args a = {.secs = 60};
+	struct config cfg;
+	struct fabric *fab = NULL;
+	char err[CONFIG_ERR_MAX];
+	double deadline;
+	int rc, status = 1;
+
+	pthread_mutex_init(&uc.lock, NULL);
+	uc_options(&uc, &a, argc, argv);
+	uc.name = a.name;
+	log_init("udchat", 1, a.verbose);
 	signal(SIGTERM, uc_on_signal);
 	signal(SIGINT, uc_on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	deadline = uc_now() + secs;
+	deadline = uc_now() + a.secs;
 
-	if (config_load(conf, &cfg, err, sizeof(err)) ||
-	    config_select_local(&cfg, name, err, sizeof(err))) {
+	if (config_load(a.conf, &cfg, err, sizeof(err)) ||
+	    config_select_local(&cfg, a.name, err, sizeof(err))) {
 		fprintf(stderr, "udchat: %s\n", err);
 		return 2;
 	}
@@ -785,51 +835,16 @@ int main(int argc, char *argv[])
 	rc = peer_table_open(&uc.peers, &cfg);
 	if (rc)
 		goto out_cfg;
-	rc = tp_open(&tp, &cfg, uc.peers, &ops, &uc);
+	rc = fabric_open(&fab, &cfg, uc.peers, &ops, &uc);
 	if (rc)
 		goto out_peers;
-	uc.tp = tp;
-	uc.qpn = tp_info(tp)->qpn;
-	rc = route_open(&rt, tp, &cfg);
-	if (rc)
-		goto out_tp;
-	rc = bootstrap_open(&bs, &cfg, uc.peers, tp, rt);
-	if (rc)
-		goto out_route;
-	printf("udchat %s: qpn 0x%06x mtu %zu\n", name, uc.qpn,
-	       tp_info(tp)->mtu_bytes);
+	uc.tp = fabric_tp(fab);
+	uc.qpn = tp_info(uc.tp)->qpn;
+	printf("udchat %s: qpn 0x%06x mtu %zu\n", uc.name, uc.qpn,
+	       tp_info(uc.tp)->mtu_bytes);
 	fflush(stdout);
-
-	rc = uc_wait_peers(&uc, cfg.nnodes, deadline);
-	if (rc) {
-		why = rc == -EINTR ? "stopped by a signal"
-				   : "peers not up in time";
-		rc = 0;
-		goto out_bs;
-	}
-	log_info("udchat: all %d peers up", cfg.nnodes);
-	why = uc_exchange(&uc, cfg.nnodes, expect, deadline);
-	if (why)
-		goto out_bs;
-	/* What we sent last may still be on its way out of the HCA, and a
-	 * late duplicate on its way in: judge after that. */
-	if (uc.tx_ok)
-		usleep(300000);
-	why = uc_verdict(&uc, expect);
-	status = why ? 1 : 0;
-out_bs:
-	uc_print_counters(&cfg, uc.peers, tp, &uc);
-	if (status)
-		printf("udchat %s: FAIL: %s (rx_ok %lu of %lu)\n", name, why,
-		       atomic_load(&uc.rx_ok), expect);
-	else
-		printf("udchat %s: OK\n", name);
-	fflush(stdout);
-	bootstrap_close(bs);
-out_route:
-	route_close(rt);
-out_tp:
-	tp_close(tp);
+	status = uc_run(&uc, &cfg, a.expect, deadline);
+	fabric_close(fab);
 out_peers:
 	peer_table_close(uc.peers, cfg.nnodes);
 out_cfg:

@@ -641,10 +641,12 @@ static void t_select_hostname_missing(void **state)
 	assert_non_null(strstr(err, "nodes: not-this-host-x"));
 }
 
-int main(void)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+/* The inputs that load, and what they load to. */
+static int run_good(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(t_defaults),
 		T(t_all_global_keys),
 		T(t_gid_index_auto_qkey_decimal),
@@ -660,6 +662,15 @@ int main(void)
 		T(t_load_file),
 		T(t_free_twice_and_reuse),
 		T(t_node_index),
+	};
+
+	return cmocka_run_group_tests_name("good", tests, NULL, NULL);
+}
+
+/* The inputs that do not, each with its file:line message. */
+static int run_bad(void)
+{
+	const struct CMUnitTest tests[] = {
 		T(t_syntax_error),
 		T(t_header_without_bracket),
 		T(t_header_junk),
@@ -722,19 +733,30 @@ int main(void)
 		T(t_long_secret),
 		T(t_secret_not_echoed),
 		T(t_line_too_long),
-		T(t_load_missing_file),
-		T(t_load_nul_byte),
-		T(t_load_file_error_line),
-		T(t_error_leaves_cfg_freed),
-		T(t_small_err_buffer),
-		T(t_parse_size_good),
-		T(t_parse_size_bad),
-		T(t_select_by_name),
-		T(t_select_unknown),
-		T(t_select_hostname),
-		T(t_select_hostname_missing),
-#undef T
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests_name("bad", tests, NULL, NULL);
+}
+
+/* Loading files, config_parse_size and choosing the local node. */
+static int run_files(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(t_load_missing_file),	      T(t_load_nul_byte),
+		T(t_load_file_error_line),    T(t_error_leaves_cfg_freed),
+		T(t_small_err_buffer),	      T(t_parse_size_good),
+		T(t_parse_size_bad),	      T(t_select_by_name),
+		T(t_select_unknown),	      T(t_select_hostname),
+		T(t_select_hostname_missing),
+	};
+
+	return cmocka_run_group_tests_name("files", tests, NULL, NULL);
+}
+
+#undef T
+
+/* Three groups, so no list of tests grows past a screenful. */
+int main(void)
+{
+	return run_good() + run_bad() + run_files();
 }

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The config parser's insides, shared by its files and by nothing else
+ * (config.h is the public API):
+ *
+ *   config.c       the entry points: files, the secret file, the local node
+ *   config_ini.c   the INI reader: lines, [sections], key lookup, the
+ *                  checks across keys, and the file:line error messages
+ *   config_keys.c  the key tables and the typed value parsers
+ *   config_addr.c  node addresses: addr, bootstrap, numeric host resolution
+ *   config_num.c   numbers and sizes as people write them
+ */
+#ifndef IBFS_CONFIG_PARSE_H
+#define IBFS_CONFIG_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "config.h"
+
+#define KiB 1024ull
+#define MiB (1024 * KiB)
+#define GiB (1024 * MiB)
+
+/* Indices into config_gkeys[]: cross-checks need to know where a key was. */
+enum config_gkey {
+	GK_DEVICE,
+	GK_PORT,
+	GK_GID_INDEX,
+	GK_ROUTE,
+	GK_RECV_DEPTH,
+	GK_SEND_DEPTH,
+	GK_MAX_MESSAGE,
+	GK_QUEUE_LIMIT,
+	GK_MAX_CHANNELS,
+	GK_QKEY,
+	GK_READ_TIMEOUT,
+	GK_REASSEMBLY_TIMEOUT,
+	GK_PEER_TIMEOUT,
+	GK_BUSY_POLL,
+	GK_FILE_MODE,
+	GK_DIR_MODE,
+	GK_DELIVERY,
+	GK_SECRET,
+	GK_SECRET_FILE,
+	GK_MAX
+};
+
+/* Indices into config_nkeys[], the keys of a [node NAME] section. */
+enum config_nkey { NK_ADDR, NK_BOOTSTRAP, NK_DELIVERY, NK_MAX };
+
+/* How a number key's value is written: which scanner, which message. */
+enum config_unit { UNIT_NONE, UNIT_NUM, UNIT_SIZE, UNIT_MS, UNIT_MODE };
+
+/* One parse in progress (config_ini.c); parsers only report through it. */
+struct config_parse;
+struct config_key;
+
+/* Parse val into the field at dst; 0, or the error config_ini_bad gave. */
+typedef int (*config_key_parser)(struct config_parse *p,
+				 const struct config_key *k, const char *val,
+				 void *dst);
+
+/* One key: where its value goes and what it may be. */
+struct config_key {
+	const char *name;
+	config_key_parser parse;
+	size_t off;	   /* of the field in struct config / config_node */
+	size_t size;	   /* of that field */
+	uint64_t min, max; /* value range, or length range for strings */
+	const char *const *choices; /* for enumerations: index = value */
+	enum config_unit unit;	    /* for numbers */
+};
+
+/* The [global] keys, in enum config_gkey order; the [node NAME] keys. */
+extern const struct config_key config_gkeys[GK_MAX];
+extern const struct config_key config_nkeys[NK_MAX];
+
+/*
+ * Parse text into cfg, which is defaulted and named already; on error
+ * wipe cfg and return -EINVAL (-ENOMEM) with "name:line: what" in err.
+ */
+int config_ini_parse(const char *text, const char *name, struct config *cfg,
+		     char *err, size_t errlen);
+
+/* A bad value of key k on the current line: "k: why"; returns the error. */
+int config_ini_bad(struct config_parse *p, const struct config_key *k,
+		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* addr = IP or gid:GID, into the whole node dst. */
+int config_addr_parse(struct config_parse *p, const struct config_key *k,
+		      const char *val, void *dst);
+
+/* bootstrap = HOST, HOST:PORT or [IPV6]:PORT, into the whole node dst. */
+int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
+			  const char *val, void *dst);
+
+/* A node without bootstrap: its addr, with the default port. */
+void config_addr_default_bootstrap(struct config_node *n);
+
+/* Whether two sockaddrs are one endpoint (family, address, port). */
+int config_addr_same_endpoint(const struct sockaddr_storage *a,
+			      const struct sockaddr_storage *b);
+
+/* Past blanks: units may follow a number after them ("1 MiB"). */
+const char *config_num_skip_blanks(const char *s);
+
+/*
+ * A number that starts with a digit (0x... too with hex): 0, -EINVAL, or
+ * -ERANGE when it does not fit; *end is where it stopped.
+ */
+int config_num_scan(const char *s, int hex, uint64_t *v, const char **end);
+
+/* v in the unit it was probably written in: "64k", "1M", "100". */
+const char *config_num_fmt_size(uint64_t v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One bootstrap session: a TCP connection between two daemons, the dialer
+ * D (the outgoing side) and the listener L, and its handshake:
+ *
+ *   D -> L  hello(D)    L validates it and accepts D's datagrams already
+ *                       (tp_peer_expect), then
+ *   L -> D  hello(L)    D validates, resolves L, marks L up, then
+ *   D -> L  READY       L resolves D and marks D up.
+ *
+ * So whoever sees the other up first is already known to it: the first
+ * datagram after "up" is never dropped as from an unknown source.  A peer
+ * is up while at least one of its sessions (either direction) is; a hello
+ * with a new QPN (the peer restarted) is resolved again and installed.
+ * Session bytes after the handshake are ignored (room for keepalives).
+ *
+ * With a shared secret K both hellos carry HELLO_F_AUTH and a fresh random
+ * 16-byte nonce (nD, nL), and the handshake grows to five steps:
+ *
+ *   D -> L  hello(D, nD)
+ *   L -> D  hello(L, nL)   nothing accepted yet: D is a stranger so far
+ *   D -> L  proofD = HMAC-SHA256(K, "ibfs bootstrap v2 D->L" || nL ||
+ *                                hello(D) || hello(L))
+ *                          L checks proofD; only then tp_peer_expect(D)
+ *   L -> D  proofL = HMAC-SHA256(K, "ibfs bootstrap v2 L->D" || nD ||
+ *                                hello(D) || hello(L))
+ *                          D checks proofL, resolves L, marks L up
+ *   D -> L  READY          L resolves D and marks D up.
+ *
+ * The hellos are MACed exactly as sent, so nobody can change a QPN, qkey or
+ * GID in flight; each proof covers the other side's fresh nonce, so a
+ * recorded session does not replay; the labels differ by direction, so a
+ * proof reflected back (or borrowed from a session where the roles are
+ * swapped) fails.  L proves only after D did, so an unauthenticated client
+ * gets no proof to study.  The order keeps the rule above: L expects D's
+ * datagrams before D can see L up, and L marks D up only after D has L up.
+ * A node with a secret refuses one without, and the other way round, and a
+ * wrong proof closes the session; both are logged as "peer NAME:
+ * authentication failed: why" (once per reason).  Only an authenticated
+ * session ever reaches tp_peer_expect or tp_peer_up, so the transport's
+ * source filter admits nobody else.
+ *
+ * Sessions never block: every step reads or writes what the socket takes
+ * and returns to the poll loop (bootstrap.c), which calls bs_session_event
+ * again when there is more.  A session that fails is closed, and an
+ * outgoing one dialled again with backoff (bs_session_retry).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <openssl/rand.h>
+
+#include "bootstrap.h"
+#include "bootstrap_session.h"
+#include "log.h"
+#include "route.h"
+#include "util.h"
+
+/* Record why a peer failed; log only when the reason changes. */
+static void bs_note(struct bootstrap *b, int pi, const char *prefix,
+		    const char *msg)
+{
+	struct bs_peer *bp = &b->bp[pi];
+	const char *name = b->cfg->nodes[pi].name;
+
+	if (strcmp(msg, bp->last_err)) {
+		log_warnx("%s %s: %s", prefix, name, msg);
+		snprintf(bp->last_err, sizeof(bp->last_err), "%s", msg);
+	} else {
+		log_debug("%s %s: %s", prefix, name, msg);
+	}
+}
+
+/* The config word for a delivery (hello_decode checked it is one). */
+static const char *bs_delivery_name(unsigned d)
+{
+	return d == DELIVERY_RELIABLE ? "reliable" : "datagram";
+}
+
+/* A bootstrap failure of peer pi ("bootstrap: NAME: why"). */
+void bs_session_fail(struct bootstrap *b, int pi, const char *fmt, ...)
+{
+	char msg[sizeof(b->bp[pi].last_err)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	bs_note(b, pi, "bootstrap:", msg);
+}
+
+/* Authentication refused: "peer NAME: authentication failed: why". */
+static void bs_auth_fail(struct bootstrap *b, int pi, const char *why)
+{
+	char msg[sizeof(b->bp[pi].last_err)];
+
+	snprintf(msg, sizeof(msg), "authentication failed: %s", why);
+	bs_note(b, pi, "peer", msg);
+}
+
+/* Queue bytes and try to write them at once (they are small). */
+static int bs_queue(struct bs_conn *c, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	memcpy(c->tx, buf, len);
+	c->txlen = len;
+	c->txoff = 0;
+	n = send(c->fd, c->tx, len, MSG_NOSIGNAL);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		return -errno;
+	}
+	c->txoff = (size_t)n;
+	return 0;
+}
+
+/* Write what is still queued (POLLOUT). */
+static int bs_flush(struct bs_conn *c)
+{
+	ssize_t n;
+
+	while (c->txoff < c->txlen) {
+		n = send(c->fd, c->tx + c->txoff, c->txlen - c->txoff,
+			 MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -errno;
+		}
+		c->txoff += (size_t)n;
+	}
+	return 0;
+}
+
+/* Read toward rxwant; 1 when complete, 0 for more, -errno/-EPIPE on EOF. */
+static int bs_fill(struct bs_conn *c)
+{
+	ssize_t n;
+
+	while (c->rxlen < c->rxwant) {
+		n = recv(c->fd, c->rx + c->rxlen, c->rxwant - c->rxlen, 0);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c->rxlen += (size_t)n;
+	}
+	return 1;
+}
+
+/* Whether two announced addresses name the same QP. */
+static int bs_same_addr(const struct peer_addr *a, const struct peer_addr *b)
+{
+	return a->qpn == b->qpn && a->qkey == b->qkey && a->lid == b->lid &&
+	       a->mtu == b->mtu && !memcmp(&a->gid, &b->gid, sizeof(a->gid));
+}
+
+/*
+ * A session finished its handshake with the hello in c->h: make sure the
+ * peer is up at that address (resolving again when it moved).
+ */
+static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
+{
+	struct bs_peer *bp = &b->bp[c->peer];
+	struct peer *p = &b->peers[c->peer];
+	struct ibv_ah *ah;
+	int rc;
+
+	if (!bp->up || !bs_same_addr(&bp->addr, &c->h.addr)) {
+		rc = route_resolve(b->rt, p->conf, &c->h.addr, &ah);
+		if (rc) {
+			bs_session_fail(b, c->peer,
+					"route resolution failed: %s",
+					strerror(-rc));
+			return rc;
+		}
+		tp_peer_up(b->tp, p, &c->h.addr, ah, b->cfg->route);
+		log_info("peer %s %s (qpn 0x%06x)", p->conf->name,
+			 bp->up ? "moved" : "up", c->h.addr.qpn);
+		bp->addr = c->h.addr;
+		bp->up = 1;
+	}
+	bp->last_err[0] = '\0';
+	c->live = 1;
+	bp->live++;
+	c->st = BS_UP;
+	c->deadline = 0;
+	return 0;
+}
+
+/* Close a session; the last live one of a peer takes the peer down. */
+static void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
+{
+	struct bs_peer *bp;
+
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	if (c->live && c->peer >= 0) {
+		bp = &b->bp[c->peer];
+		c->live = 0;
+		if (--bp->live == 0 && bp->up) {
+			tp_peer_down(b->tp, &b->peers[c->peer]);
+			bp->up = 0;
+			log_info("peer %s down", b->cfg->nodes[c->peer].name);
+		}
+	}
+	c->st = BS_IDLE;
+	c->deadline = 0;
+	c->txlen = c->txoff = c->rxlen = c->rxwant = 0;
+}
+
+/* End an outgoing session and schedule the next attempt. */
+void bs_session_retry(struct bootstrap *b, int pi, int was_up)
+{
+	struct bs_peer *bp = &b->bp[pi];
+
+	bs_conn_close(b, &bp->out);
+	if (was_up)
+		bp->backoff_ms = BS_BACKOFF_MIN_MS;
+	bp->next_try = util_now_ms() + bp->backoff_ms;
+	bp->backoff_ms *= 2;
+	if (bp->backoff_ms > BS_BACKOFF_MAX_MS)
+		bp->backoff_ms = BS_BACKOFF_MAX_MS;
+}
+
+/* Our hello for one session: with a secret, flagged and a fresh nonce. */
+static int bs_my_hello(struct bootstrap *b, struct bs_conn *c)
+{
+	struct hello h = b->me;
+
+	if (b->secret_len) {
+		h.flags |= HELLO_F_AUTH;
+		if (RAND_bytes(h.nonce, HELLO_NONCE_LEN) != 1) {
+			log_warnx("bootstrap: RAND_bytes failed; no nonce");
+			return -EIO;
+		}
+	}
+	memcpy(c->nonce, h.nonce, HELLO_NONCE_LEN);
+	hello_encode(&h, c->mine);
+	return 0;
+}
+
+/* Wait for len more bytes in state st, within the handshake deadline. */
+static void bs_await(struct bootstrap *b, struct bs_conn *c, enum bs_state st,
+		     size_t len)
+{
+	c->st = st;
+	c->rxlen = 0;
+	c->rxwant = len;
+	c->deadline = util_now_ms() + b->timeout_ms;
+}
+
+/* Outgoing connect finished: send our hello, await theirs. */
+static int bs_out_connected(struct bootstrap *b, struct bs_conn *c)
+{
+	int err = 0, rc;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err) {
+		log_debug("bootstrap: connect %s: %s",
+			  b->cfg->nodes[c->peer].name, strerror(err));
+		return -err;
+	}
+	rc = bs_my_hello(b, c);
+	if (rc)
+		return rc;
+	bs_await(b, c, BS_READ_HELLO, HELLO_WIRE_LEN);
+	return bs_queue(c, c->mine, HELLO_WIRE_LEN);
+}
+
+/* Decode a hello and check it against what the config says of node pi. */
+static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
+{
+	const struct config_node *n;
+	int rc;
+
+	rc = hello_decode(&c->h, c->rx, c->rxlen);
+	if (rc) {
+		if (pi >= 0)
+			bs_session_fail(b, pi, "bad hello: %s", strerror(-rc));
+		else
+			log_warnx("bootstrap: bad hello from a client: %s",
+				  strerror(-rc));
+		return rc;
+	}
+	if (pi < 0) {
+		pi = config_node_index(b->cfg, c->h.name);
+		if (pi < 0 || pi == b->cfg->local) {
+			log_warnx("bootstrap: hello from %s, %s", c->h.name,
+				  pi < 0 ? "which is not in the config"
+					 : "which is our own name");
+			return -EPERM;
+		}
+		c->peer = pi;
+	} else if (strcmp(c->h.name, b->cfg->nodes[pi].name)) {
+		bs_session_fail(b, pi,
+				"answered as %s (check its bootstrap address)",
+				c->h.name);
+		return -EPERM;
+	}
+	n = &b->cfg->nodes[pi];
+	if (c->h.delivery != n->delivery) {
+		bs_session_fail(b, pi,
+				"announces delivery %s, the config says %s",
+				bs_delivery_name(c->h.delivery),
+				bs_delivery_name(n->delivery));
+		return -EPROTO;
+	}
+	if (c->h.addr.qkey != b->cfg->qkey)
+		log_debug("bootstrap: %s uses qkey 0x%x, we 0x%x", n->name,
+			  c->h.addr.qkey, b->cfg->qkey);
+	if (!(c->h.flags & HELLO_F_AUTH) != !b->secret_len) {
+		bs_auth_fail(b, pi,
+			     b->secret_len ? "it has no secret, we have one"
+					   : "it has a secret, we have none");
+		return -EACCES;
+	}
+	memcpy(c->theirs, c->rx, HELLO_WIRE_LEN);
+	return 0;
+}
+
+/* Dialer: the listener is accepted; mark it up and tell it READY. */
+static int bs_dialer_done(struct bootstrap *b, struct bs_conn *c)
+{
+	uint8_t ready[BS_READY_LEN];
+	int rc;
+
+	rc = bs_session_up(b, c);
+	if (rc)
+		return rc;
+	util_put32(ready, BS_READY_MAGIC);
+	return bs_queue(c, ready, BS_READY_LEN);
+}
+
+/* Check the other side's proof; a wrong one is logged and refused. */
+static int bs_check_proof(struct bootstrap *b, struct bs_conn *c)
+{
+	const uint8_t *hd = c->outgoing ? c->mine : c->theirs;
+	const uint8_t *hl = c->outgoing ? c->theirs : c->mine;
+	int rc;
+
+	rc = bootstrap_proof_check(b->secret, b->secret_len,
+				   c->outgoing ? BS_ROLE_LISTENER
+					       : BS_ROLE_DIALER,
+				   c->nonce, hd, hl, c->rx);
+	if (rc == -EACCES)
+		bs_auth_fail(b, c->peer, "wrong proof (a different secret?)");
+	return rc;
+}
+
+/* Our proof, answering the nonce in the other side's hello. */
+static int bs_send_proof(struct bootstrap *b, struct bs_conn *c)
+{
+	const uint8_t *hd = c->outgoing ? c->mine : c->theirs;
+	const uint8_t *hl = c->outgoing ? c->theirs : c->mine;
+	uint8_t proof[BS_PROOF_LEN];
+	int rc;
+
+	rc = bootstrap_proof(b->secret, b->secret_len,
+			     c->outgoing ? BS_ROLE_DIALER : BS_ROLE_LISTENER,
+			     c->h.nonce, hd, hl, proof);
+	if (rc)
+		return rc;
+	return bs_queue(c, proof, BS_PROOF_LEN);
+}
+
+/* The dialer's side of the handshake: their hello, then their proof. */
+static int bs_dialer_step(struct bootstrap *b, struct bs_conn *c)
+{
+	int rc;
+
+	if (c->st == BS_READ_HELLO) {
+		rc = bs_check_hello(b, c, c->peer);
+		if (rc)
+			return rc;
+		if (!b->secret_len)
+			return bs_dialer_done(b, c);
+		bs_await(b, c, BS_READ_PROOF, BS_PROOF_LEN);
+		return bs_send_proof(b, c);
+	}
+	rc = bs_check_proof(b, c);
+	if (rc)
+		return rc;
+	return bs_dialer_done(b, c);
+}
+
+/* The listener's side: their hello, their proof, then READY. */
+static int bs_listener_step(struct bootstrap *b, struct bs_conn *c)
+{
+	int rc;
+
+	if (c->st == BS_READ_HELLO) {
+		rc = bs_check_hello(b, c, -1);
+		if (rc)
+			return rc;
+		rc = bs_my_hello(b, c);
+		if (rc)
+			return rc;
+		if (b->secret_len) {
+			/* A stranger until its proof checks out. */
+			bs_await(b, c, BS_READ_PROOF, BS_PROOF_LEN);
+			return bs_queue(c, c->mine, HELLO_WIRE_LEN);
+		}
+		/* Accept its datagrams before it can see us up. */
+		tp_peer_expect(b->tp, &b->peers[c->peer], &c->h.addr);
+		bs_await(b, c, BS_READ_READY, BS_READY_LEN);
+		return bs_queue(c, c->mine, HELLO_WIRE_LEN);
+	}
+	if (c->st == BS_READ_PROOF) {
+		rc = bs_check_proof(b, c);
+		if (rc)
+			return rc;
+		/* Authenticated: accept its datagrams before it sees us up. */
+		tp_peer_expect(b->tp, &b->peers[c->peer], &c->h.addr);
+		bs_await(b, c, BS_READ_READY, BS_READY_LEN);
+		return bs_send_proof(b, c);
+	}
+	if (c->st == BS_READ_READY) {
+		if (util_get32(c->rx) != BS_READY_MAGIC) {
+			log_warnx("bootstrap: %s sent garbage after its hello",
+				  c->h.name);
+			return -EBADMSG;
+		}
+		return bs_session_up(b, c);
+	}
+	return -EPROTO;
+}
+
+/* Bytes arrived on a session: advance its handshake. */
+static int bs_readable(struct bootstrap *b, struct bs_conn *c)
+{
+	uint8_t junk[256];
+	ssize_t n;
+	int rc;
+
+	if (c->st == BS_UP) {
+		/* Nothing is expected; drain, and notice EOF. */
+		n = recv(c->fd, junk, sizeof(junk), 0);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR)
+			return -errno;
+		return 0;
+	}
+	rc = bs_fill(c);
+	if (rc <= 0)
+		return rc;
+	if (c->outgoing && (c->st == BS_READ_HELLO || c->st == BS_READ_PROOF))
+		return bs_dialer_step(b, c);
+	return bs_listener_step(b, c);
+}
+
+/* An event (or a deadline) on a session; close it on any error. */
+void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
+		      int64_t now)
+{
+	int rc = 0, was_up = c->st == BS_UP;
+
+	if (c->st == BS_CONNECTING) {
+		if (re & (POLLOUT | POLLERR | POLLHUP))
+			rc = bs_out_connected(b, c);
+	} else {
+		if (!rc && (re & POLLOUT))
+			rc = bs_flush(c);
+		if (!rc && (re & (POLLIN | POLLERR | POLLHUP)))
+			rc = bs_readable(b, c);
+	}
+	if (!rc && c->deadline && now >= c->deadline) {
+		if (c->peer >= 0 && c->outgoing)
+			bs_session_fail(b, c->peer, "no answer within %d ms",
+					b->timeout_ms);
+		else
+			log_warnx("bootstrap: a client sent no %s within %d ms",
+				  c->st == BS_READ_READY   ? "READY"
+				  : c->st == BS_READ_PROOF ? "proof"
+							   : "hello",
+				  b->timeout_ms);
+		rc = -ETIMEDOUT;
+	}
+	if (!rc)
+		return;
+	if (c->outgoing) {
+		/* Refusals are logged by the refusing side (and by ours
+		 * when it dials us); only a debug line here. */
+		if (rc == -EPIPE && !was_up && c->st != BS_CONNECTING)
+			log_debug("bootstrap: %s closed the session in the "
+				  "handshake (refused us?)",
+				  b->cfg->nodes[c->peer].name);
+		if (rc != -EPIPE && was_up)
+			log_debug("bootstrap: session to %s: %s",
+				  b->cfg->nodes[c->peer].name, strerror(-rc));
+		bs_session_retry(b, c->peer, was_up);
+	} else {
+		bs_conn_close(b, c);
+	}
+}

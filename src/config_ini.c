@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The INI reader: inih splits key = value lines and strips comments; this
+ * file hands it the text one whole line at a time, so every message can
+ * name its line, and reads [section] headers itself, because inih neither
+ * reports empty sections nor their lines and cuts long names.  Each value
+ * goes to its key's parser (config_keys.c).  The first error wins: parsing
+ * stops there and cfg is wiped.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ini.h>
+
+#include "config.h"
+#include "config_parse.h"
+#include "util.h"
+
+enum section { SEC_NONE, SEC_GLOBAL, SEC_NODE };
+
+struct config_parse {
+	struct config *cfg;
+	const char *name; /* file name for messages */
+	const char *pos;  /* next unread byte of the text */
+	int line;	  /* line inih is working on */
+	int err_line;	  /* line of the first error, 0 = none yet */
+	int rc;		  /* what that error returns */
+	char *err;
+	size_t errlen;
+	enum section sec;
+	int global_line;      /* line of [global], 0 = none */
+	int gseen[GK_MAX];    /* line each [global] key was set on */
+	int (*nseen)[NK_MAX]; /* the same per node, parallel to cfg->nodes */
+	int ncap;
+};
+
+static int ini_fail(struct config_parse *p, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Keep only the first error: later ones tend to be its echoes. */
+static int ini_fail(struct config_parse *p, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (p->err_line)
+		return p->rc;
+	p->err_line = line > 0 ? line : 1;
+	p->rc = -EINVAL;
+	if (!p->err || !p->errlen)
+		return p->rc;
+	n = snprintf(p->err, p->errlen, "%s:%d: ", p->name, p->err_line);
+	if (n >= 0 && (size_t)n < p->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(p->err + n, p->errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return p->rc;
+}
+
+/* A bad value: prefix the key so every message says what to fix. */
+int config_ini_bad(struct config_parse *p, const struct config_key *k,
+		   const char *fmt, ...)
+{
+	char why[CONFIG_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return ini_fail(p, p->line, "%s: %s", k->name, why);
+}
+
+/* Running out of memory is not the file's fault; say so. */
+static int ini_oom(struct config_parse *p)
+{
+	if (!p->err_line) {
+		ini_fail(p, p->line, "out of memory");
+		p->rc = -ENOMEM;
+	}
+	return p->rc;
+}
+
+/* One lookup for both sections; seen[] catches keys written twice. */
+static int ini_set_key(struct config_parse *p, const struct config_key *keys,
+		       int nkeys, int *seen, void *base, const char *name,
+		       const char *val, const char *where)
+{
+	int i;
+
+	for (i = 0; i < nkeys; i++)
+		if (!strcmp(keys[i].name, name))
+			break;
+	if (i == nkeys)
+		return ini_fail(p, p->line, "unknown key '%s' in %s", name,
+				where);
+	if (seen[i])
+		return ini_fail(p, p->line,
+				"duplicate key '%s' (first at line %d)", name,
+				seen[i]);
+	seen[i] = p->line;
+	if (!*val)
+		return ini_fail(p, p->line,
+				"%s: empty value (omit the key instead)", name);
+	return keys[i].parse(p, &keys[i], val, (char *)base + keys[i].off);
+}
+
+/* inih calls this for each key = value; p->sec says where it belongs. */
+static int ini_on_key(void *user, const char *section, const char *name,
+		      const char *value)
+{
+	struct config_parse *p = user;
+	struct config *cfg = p->cfg;
+	char where[CONFIG_NAME_MAX + 8];
+	int i = cfg->nnodes - 1;
+
+	(void)section; /* inih's copy is cut at 49 bytes; see ini_on_header */
+	switch (p->sec) {
+	case SEC_GLOBAL:
+		return !ini_set_key(p, config_gkeys, GK_MAX, p->gseen, cfg,
+				    name, value, "[global]");
+	case SEC_NODE:
+		snprintf(where, sizeof(where), "[node %s]", cfg->nodes[i].name);
+		return !ini_set_key(p, config_nkeys, NK_MAX, p->nseen[i],
+				    &cfg->nodes[i], name, value, where);
+	default:
+		ini_fail(p, p->line,
+			 "%s: key before any [global] or [node NAME]", name);
+		return 0;
+	}
+}
+
+/* Nodes grow one at a time; their seen-lines rows grow alongside. */
+static int ini_add_node(struct config_parse *p, const char *name)
+{
+	struct config *cfg = p->cfg;
+	struct config_node *nodes, *n;
+	int(*seen)[NK_MAX];
+	int cap;
+
+	if (cfg->nnodes == p->ncap) {
+		cap = p->ncap ? 2 * p->ncap : 8;
+		nodes = realloc(cfg->nodes, cap * sizeof(*nodes));
+		if (!nodes)
+			return ini_oom(p);
+		cfg->nodes = nodes;
+		seen = realloc(p->nseen, cap * sizeof(*seen));
+		if (!seen)
+			return ini_oom(p);
+		p->nseen = seen;
+		p->ncap = cap;
+	}
+	n = &cfg->nodes[cfg->nnodes];
+	memset(n, 0, sizeof(*n));
+	memset(p->nseen[cfg->nnodes], 0, sizeof(p->nseen[0]));
+	memcpy(n->name, name, strlen(name) + 1);
+	n->line = p->line;
+	cfg->nnodes++;
+	return 0;
+}
+
+/* [node NAME]: a name that may be a directory, and only once. */
+static int ini_node_header(struct config_parse *p, const char *name)
+{
+	const char *why;
+	int i;
+
+	why = util_name_problem(name);
+	if (why)
+		return ini_fail(p, p->line, "node name '%s' %s", name, why);
+	i = config_node_index(p->cfg, name);
+	if (i >= 0)
+		return ini_fail(p, p->line,
+				"duplicate node '%s' (first at line %d)", name,
+				p->cfg->nodes[i].line);
+	p->sec = SEC_NODE;
+	return ini_add_node(p, name);
+}
+
+/* A "[...]" line, trimmed: [global] or [node NAME], each only once. */
+static int ini_on_header(struct config_parse *p, char *s)
+{
+	char *close, *name, *end;
+
+	close = strchr(s, ']');
+	if (!close)
+		return ini_fail(p, p->line, "section header without ']'");
+	end = (char *)config_num_skip_blanks(close + 1);
+	if (*end && *end != ';' && *end != '#')
+		return ini_fail(p, p->line, "junk after section header: '%s'",
+				end);
+	name = (char *)config_num_skip_blanks(s + 1);
+	while (close > name && (close[-1] == ' ' || close[-1] == '\t'))
+		close--;
+	*close = '\0';
+
+	if (!strcmp(name, "global")) {
+		if (p->global_line)
+			return ini_fail(p, p->line,
+					"duplicate [global] (first at line %d)",
+					p->global_line);
+		p->global_line = p->line;
+		p->sec = SEC_GLOBAL;
+		return 0;
+	}
+	if (strncmp(name, "node", 4) ||
+	    (name[4] && name[4] != ' ' && name[4] != '\t'))
+		return ini_fail(
+			p, p->line,
+			"unknown section [%s]; use [global] or [node NAME]",
+			name);
+	return ini_node_header(p, config_num_skip_blanks(name + 4));
+}
+
+/*
+ * inih's reader: one whole line per call, so p->line is the line of every
+ * ini_on_key call.  Leading blanks go, which turns off inih's continuation
+ * lines (an indented "port = 1" would otherwise extend the key above), and
+ * headers are taken out: inih sees a blank line instead.
+ */
+static char *ini_next_line(char *buf, int num, void *stream)
+{
+	struct config_parse *p = stream;
+	const char *s = p->pos, *eol;
+	size_t len;
+
+	if (p->err_line || !*s)
+		return NULL;
+	p->line++;
+	eol = strchr(s, '\n');
+	len = eol ? (size_t)(eol - s) : strlen(s);
+	p->pos = s + len + (eol ? 1 : 0);
+	if (p->line == 1 && len >= 3 && !memcmp(s, "\xef\xbb\xbf", 3)) {
+		s += 3;
+		len -= 3;
+	}
+	while (len && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	if (num < 2 || len > (size_t)num - 2) {
+		ini_fail(p, p->line, "line longer than %d bytes", num - 2);
+		return NULL;
+	}
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (buf[0] == '[') {
+		ini_on_header(p, buf);
+		len = 0;
+	}
+	buf[len] = '\n';
+	buf[len + 1] = '\0';
+	return buf;
+}
+
+/* The later of two lines, for conflicts between keys. */
+static int ini_later(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* A node's defaults come from other keys, so they wait for the end. */
+static int ini_finish_node(struct config_parse *p, int i)
+{
+	struct config *cfg = p->cfg;
+	struct config_node *n = &cfg->nodes[i], *o;
+	int *seen = p->nseen[i], j;
+
+	if (!seen[NK_ADDR])
+		return ini_fail(p, n->line, "node '%s' has no addr", n->name);
+	if (!seen[NK_DELIVERY])
+		n->delivery = cfg->delivery;
+	if (!seen[NK_BOOTSTRAP]) {
+		if (n->addr_sa.ss_family == AF_IB)
+			return ini_fail(p, n->line,
+					"node '%s': a GID addr needs bootstrap",
+					n->name);
+		config_addr_default_bootstrap(n);
+	}
+	/* two daemons cannot listen on one endpoint */
+	for (j = 0; j < i; j++) {
+		o = &cfg->nodes[j];
+		if (config_addr_same_endpoint(&n->bootstrap_sa,
+					      &o->bootstrap_sa))
+			return ini_fail(
+				p, ini_later(seen[NK_BOOTSTRAP], n->line),
+				"node '%s' reuses bootstrap %s:%u of '%s'",
+				n->name, n->bootstrap_host, n->bootstrap_port,
+				o->name);
+	}
+	return 0;
+}
+
+/* What no single line shows: defaults from other keys, and conflicts. */
+static int ini_finish(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	const int *g = p->gseen;
+	char q[32], m[32];
+	int i;
+
+	if (!cfg->nnodes)
+		return ini_fail(p, p->line,
+				"no [node NAME] section in the file");
+	for (i = 0; i < cfg->nnodes; i++)
+		if (ini_finish_node(p, i))
+			return p->rc;
+	if (g[GK_SECRET] && g[GK_SECRET_FILE])
+		return ini_fail(p, ini_later(g[GK_SECRET], g[GK_SECRET_FILE]),
+				"secret and secret_file are both set");
+	if (cfg->queue_limit < cfg->max_message)
+		return ini_fail(
+			p, ini_later(g[GK_QUEUE_LIMIT], g[GK_MAX_MESSAGE]),
+			"queue_limit %s is below max_message %s",
+			config_num_fmt_size(cfg->queue_limit, q, sizeof(q)),
+			config_num_fmt_size(cfg->max_message, m, sizeof(m)));
+	return 0;
+}
+
+/* The core both loaders share; cfg is defaulted and named already. */
+int config_ini_parse(const char *text, const char *name, struct config *cfg,
+		     char *err, size_t errlen)
+{
+	struct config_parse p = {
+		.cfg = cfg,
+		.name = name,
+		.pos = text,
+		.err = err,
+		.errlen = errlen,
+	};
+	int rc;
+
+	rc = ini_parse_stream(ini_next_line, &p, ini_on_key, &p);
+	if (rc < 0)
+		ini_oom(&p);
+	else if (rc > 0 && (!p.err_line || rc < p.err_line)) {
+		p.err_line = 0; /* inih's syntax error came first */
+		ini_fail(&p, rc,
+			 "syntax error: expected KEY = VALUE or a [section]");
+	}
+	if (!p.err_line)
+		ini_finish(&p);
+	free(p.nseen);
+	if (p.err_line) {
+		config_free(cfg);
+		return p.rc;
+	}
+	return 0;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric's start-up order, and why it is this one: the transport
+ * comes first, since the resolver makes its AHs on the transport's PD and
+ * the bootstrap announces the transport's QPN; the bootstrap comes last,
+ * since the first hello it answers resolves a route and marks a peer up
+ * on the transport.  Teardown runs in reverse, so that no session can
+ * reach a closed resolver or transport.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "bootstrap.h"
+#include "fabric.h"
+#include "route.h"
+
+struct fabric {
+	struct tp *tp;
+	struct route *rt;
+	struct bootstrap *bs;
+};
+
+/* Open in order; on failure close what was opened, in reverse. */
+int fabric_open(struct fabric **out, const struct config *cfg,
+		struct peer *peers, const struct tp_ops *ops, void *arg)
+{
+	struct fabric *f;
+	int rc;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	rc = tp_open(&f->tp, cfg, peers, ops, arg);
+	if (rc)
+		goto out_free;
+	rc = route_open(&f->rt, f->tp, cfg);
+	if (rc)
+		goto out_tp;
+	rc = bootstrap_open(&f->bs, cfg, peers, f->tp, f->rt);
+	if (rc)
+		goto out_route;
+	*out = f;
+	return 0;
+out_route:
+	route_close(f->rt);
+out_tp:
+	tp_close(f->tp);
+out_free:
+	free(f);
+	return rc;
+}
+
+/* Sessions first (they take peers down), then the resolver, then verbs. */
+void fabric_close(struct fabric *f)
+{
+	if (!f)
+		return;
+	bootstrap_close(f->bs);
+	route_close(f->rt);
+	tp_close(f->tp);
+	free(f);
+}
+
+/* The transport the fabric opened. */
+struct tp *fabric_tp(const struct fabric *f)
+{
+	return f->tp;
+}
