@@ -708,105 +708,6 @@ static void test_span_past_holes(void **state)
 }
 
 /*
- * Delayed acks: on a one-way stream a standalone ack is urgent only at a
- * new session, every REL_ACK_EVERY datagrams arrived (taken or held past
- * a gap), on a gap (NAK), a duplicate or the sender's request; the rest
- * wait for the timer tick.
- */
-static void test_ack_urgency(void **state)
-{
-	struct rel_rx rx;
-	uint32_t i;
-	int joined;
-
-	rel_rx_init(&rx, 64);
-	assert_int_equal(rel_rx_check(&rx, 5, 0, &joined), REL_ACCEPT);
-	rel_rx_advance(&rx);
-	assert_true(rel_rx_ack_urgent(&rx)); /* a new session */
-	rel_rx_acked(&rx);
-	for (i = 1; i < REL_ACK_EVERY; i++) {
-		assert_int_equal(rel_rx_check(&rx, 5, i, &joined), REL_ACCEPT);
-		rel_rx_advance(&rx);
-		assert_true(rx.ack_due);
-		assert_false(rel_rx_ack_urgent(&rx));
-	}
-	assert_int_equal(rel_rx_check(&rx, 5, i, &joined), REL_ACCEPT);
-	rel_rx_advance(&rx);
-	assert_true(rel_rx_ack_urgent(&rx)); /* REL_ACK_EVERY arrived */
-	rel_rx_acked(&rx);
-	assert_false(rel_rx_ack_urgent(&rx));
-	/* a duplicate: the sender did not hear us */
-	assert_int_equal(rel_rx_check(&rx, 5, 3, &joined), REL_DUP);
-	assert_true(rel_rx_ack_urgent(&rx));
-	rel_rx_acked(&rx);
-	/* a gap: NAK at once */
-	assert_int_equal(rel_rx_check(&rx, 5, rx.nxt + 2, &joined), REL_AHEAD);
-	assert_true(rx.nak_due);
-	assert_true(rel_rx_ack_urgent(&rx));
-	rel_rx_acked(&rx);
-	/* held past the gap: the sender counts these as on the wire until
-	 * a sack says otherwise, so they are acked as often as taken ones */
-	for (i = 0; i + 1 < REL_ACK_EVERY; i++) {
-		assert_int_equal(rel_rx_check(&rx, 5, rx.nxt + 3 + i, &joined),
-				 REL_AHEAD);
-		assert_false(rel_rx_ack_urgent(&rx));
-	}
-	assert_int_equal(rel_rx_check(&rx, 5, rx.nxt + 3 + i, &joined),
-			 REL_AHEAD);
-	assert_true(rel_rx_ack_urgent(&rx));
-	rel_rx_acked(&rx);
-	/* the sender asks: it has nothing more to send */
-	rel_rx_ask_ack(&rx);
-	assert_true(rel_rx_ack_urgent(&rx));
-}
-
-/*
- * The ack half of a trailer: credit only before the stream is joined; a
- * DATA datagram (no room for the sack) carries no ack while datagrams are
- * held past a gap, and the ack due goes alone at once; a standalone one
- * carries the sack.  A held message means credit 0 until it goes in.
- */
-static void test_ack_take(void **state)
-{
-	struct rel_rx rx;
-	struct rel_ack a;
-	int joined;
-
-	rel_rx_init(&rx, 64);
-	rel_rx_ask_ack(&rx); /* not joined: nothing to ask for */
-	assert_false(rel_rx_ack_pending(&rx));
-	rel_rx_ack_take(&rx, 0, &a);
-	assert_int_equal(a.credit, 64);
-	assert_false(a.ack);
-	assert_int_equal(rel_rx_check(&rx, 9, 0, &joined), REL_ACCEPT);
-	assert_true(joined);
-	rel_rx_advance(&rx);
-	rel_rx_ack_take(&rx, 0, &a);
-	assert_true(a.ack);
-	assert_false(a.sack);
-	assert_int_equal(a.sess, 9);
-	assert_int_equal(a.nxt, 1);
-	assert_false(rel_rx_ack_pending(&rx)); /* it went */
-	assert_int_equal(rel_rx_check(&rx, 9, 3, &joined), REL_AHEAD);
-	rel_rx_ack_take(&rx, 0, &a);
-	assert_false(a.ack);
-	assert_true(rel_rx_ack_wanted(&rx, 0)); /* alone, at once */
-	rel_rx_ack_take(&rx, 1, &a);
-	assert_true(a.ack && a.sack && a.nak);
-	assert_true(rel_bit(&a.bits, 1)); /* psn 3 = nxt + 1 + 1 */
-	assert_false(rel_rx_ack_wanted(&rx, 1));
-	rel_rx_block(&rx);
-	rel_rx_ack_take(&rx, 1, &a);
-	assert_int_equal(a.credit, 0);
-	rel_rx_refused(&rx);
-	assert_true(rel_rx_ack_wanted(&rx, 0));
-	rel_rx_unblock(&rx);
-	assert_int_equal(rel_rx_next(&rx), 2);
-	rel_rx_ack_take(&rx, 1, &a);
-	assert_int_equal(a.credit, 64);
-}
-
-/*
  * The sender marks the last datagram that may go now (the queue is sent,
  * or the cwnd is full), so that the receiver acks it at once instead of
  * at its timer tick; no mark while more follows.
@@ -920,8 +821,6 @@ int main(void)
 		cmocka_unit_test(test_sack_once),
 		cmocka_unit_test(test_rtt_adapts),
 		cmocka_unit_test(test_span_past_holes),
-		cmocka_unit_test(test_ack_urgency),
-		cmocka_unit_test(test_ack_take),
 		cmocka_unit_test(test_ack_request),
 		cmocka_unit_test(test_tail_probe),
 	};
