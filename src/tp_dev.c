@@ -422,45 +422,54 @@ static void tp_dev_free_pools(struct tp *tp)
 	free(tp->ring.buf);
 }
 
+/* The receive CQ's completion channel, which the progress thread sleeps
+ * on. */
+static int tp_dev_create_chan(struct tp *tp)
+{
+	tp->dev.chan = ibv_create_comp_channel(tp->dev.ctx);
+	if (!tp->dev.chan)
+		log_warn("%s: ibv_create_comp_channel", __func__);
+	return tp->dev.chan ? 0 : -EIO;
+}
+
+/* Destroy the completion channel. */
+static void tp_dev_destroy_chan(struct tp *tp)
+{
+	ibv_destroy_comp_channel(tp->dev.chan);
+}
+
+/* A CQ of depth entries on chan (or none); NULL, logged, on failure. */
+static struct ibv_cq *tp_dev_cq(struct tp *tp, uint32_t depth,
+				struct ibv_comp_channel *chan, const char *what)
+{
+	struct ibv_cq *cq = ibv_create_cq(tp->dev.ctx, (int)depth, tp, chan, 0);
+
+	if (!cq)
+		log_warn("%s: ibv_create_cq (%s)", __func__, what);
+	return cq;
+}
+
 /*
- * The completion channel and both CQs.  No channel for sends: senders
- * reap them as they post, so a send completion never wakes the progress
- * thread.
+ * Both CQs.  No channel for sends: senders reap them as they post, so a
+ * send completion never wakes the progress thread.
  */
 static int tp_dev_create_cqs(struct tp *tp)
 {
-	struct tp_dev *dev = &tp->dev;
-
-	dev->chan = ibv_create_comp_channel(dev->ctx);
-	if (!dev->chan) {
-		log_warn("%s: ibv_create_comp_channel", __func__);
+	tp->dev.scq = tp_dev_cq(tp, tp->cfg->send_depth, NULL, "send");
+	if (!tp->dev.scq)
 		return -EIO;
-	}
-	dev->scq = ibv_create_cq(dev->ctx, tp->cfg->send_depth, tp, NULL, 0);
-	if (!dev->scq) {
-		log_warn("%s: ibv_create_cq (send)", __func__);
-		goto err_chan;
-	}
-	dev->rcq =
-		ibv_create_cq(dev->ctx, tp->cfg->recv_depth, tp, dev->chan, 0);
-	if (!dev->rcq) {
-		log_warn("%s: ibv_create_cq (recv)", __func__);
-		goto err_scq;
-	}
-	return 0;
-err_scq:
-	ibv_destroy_cq(dev->scq);
-err_chan:
-	ibv_destroy_comp_channel(dev->chan);
+	tp->dev.rcq = tp_dev_cq(tp, tp->cfg->recv_depth, tp->dev.chan, "recv");
+	if (tp->dev.rcq)
+		return 0;
+	ibv_destroy_cq(tp->dev.scq);
 	return -EIO;
 }
 
-/* Destroy both CQs and the channel (the reverse of tp_dev_create_cqs). */
+/* Destroy both CQs, the receive one first. */
 static void tp_dev_destroy_cqs(struct tp *tp)
 {
 	ibv_destroy_cq(tp->dev.rcq);
 	ibv_destroy_cq(tp->dev.scq);
-	ibv_destroy_comp_channel(tp->dev.chan);
 }
 
 /* The QP's address for the hello, once it is RTS. */
@@ -478,6 +487,7 @@ static const struct tp_step tp_dev_steps[] = {
 	{tp_dev_port, tp_dev_unport},
 	{tp_dev_alloc_pd, tp_dev_free_pd},
 	{tp_dev_alloc_pools, tp_dev_free_pools},
+	{tp_dev_create_chan, tp_dev_destroy_chan},
 	{tp_dev_create_cqs, tp_dev_destroy_cqs},
 	{tp_dev_create_qp, tp_dev_stop},
 	{tp_dev_to_rts, NULL},
