@@ -2,10 +2,11 @@
 /*
  * The FUSE side of ibfs (low-level API).
  *
- *   MOUNT/.status        this node          (ino 2)
- *   MOUNT/NODE/          one per config node (ino 3 + 2i)
- *   MOUNT/NODE/.status   that peer          (ino 4 + 2i)
- *   MOUNT/NODE/CHAN      a channel          (ino from chan_base up)
+ *   MOUNT/               the root            FS_ROOT_INO
+ *   MOUNT/.status        this node           FS_ROOT_STATUS_INO
+ *   MOUNT/NODE/          one per config node fs_node_ino(i, FS_SLOT_DIR)
+ *   MOUNT/NODE/.status   that peer           fs_node_ino(i, FS_SLOT_STATUS)
+ *   MOUNT/NODE/CHAN      a channel           chan_base and up
  *
  * A write to NODE/CHAN is one message to NODE on CHAN.  Messages NODE sent
  * on CHAN queue in that file; a read takes one (or the rest of one).  The
@@ -32,19 +33,8 @@
 #include "util.h"
 #include "wire.h"
 
-#define FS_ROOT_INO	   1
-#define FS_ROOT_STATUS_INO 2
-#define FS_STATUS_NAME	   ".status"
-#define FS_MAX_WRITE	   (1024 * 1024) /* the kernel's ceiling (256 pages) */
-
-enum fs_kind {
-	FS_NONE,
-	FS_ROOT,
-	FS_ROOT_STATUS,
-	FS_DIR,
-	FS_DIR_STATUS,
-	FS_CHAN,
-};
+#define FS_STATUS_NAME ".status"
+#define FS_MAX_WRITE   (1024 * 1024) /* the kernel's ceiling (256 pages) */
 
 struct fs_msg {
 	TAILQ_ENTRY(fs_msg) link;
@@ -93,7 +83,7 @@ struct fs_chan {
 
 struct fs_node {
 	struct peer *peer;
-	fuse_ino_t ino;
+	fuse_ino_t ino; /* its directory's; its .status has the next */
 	LIST_HEAD(, fs_chan) chans;
 	unsigned nchans;
 	unsigned nremote; /* channels this peer's messages created */
@@ -147,6 +137,51 @@ struct fs {
 };
 
 /*
+ * Inode numbers.  The root and its .status have fixed ones; then each
+ * config node has FS_NODE_SLOTS, its directory and then its .status, node
+ * i's from FS_NODE_INO_BASE + i * FS_NODE_SLOTS; channels take the numbers
+ * after the last node's (chan_base), one each, never reused.
+ */
+#define FS_ROOT_INO	   FUSE_ROOT_ID /* 1 */
+#define FS_ROOT_STATUS_INO 2
+#define FS_NODE_INO_BASE   3
+
+/* A node's inodes, by offset from its first. */
+enum fs_node_slot {
+	FS_SLOT_DIR,	/* MOUNT/NODE/ */
+	FS_SLOT_STATUS, /* MOUNT/NODE/.status */
+	FS_NODE_SLOTS,
+};
+
+/* What an inode number names. */
+enum fs_kind {
+	FS_NONE, /* nothing (any more) */
+	FS_ROOT,
+	FS_ROOT_STATUS,
+	FS_DIR,
+	FS_DIR_STATUS,
+	FS_CHAN,
+};
+
+/* The inode of node idx's slot; idx == nnodes gives chan_base. */
+static fuse_ino_t fs_node_ino(int idx, enum fs_node_slot slot)
+{
+	return FS_NODE_INO_BASE + (fuse_ino_t)idx * FS_NODE_SLOTS + slot;
+}
+
+/* The inode of a node's .status, beside its directory's. */
+static fuse_ino_t fs_node_status_ino(const struct fs_node *node)
+{
+	return node->ino - FS_SLOT_DIR + FS_SLOT_STATUS;
+}
+
+/* The index of channel inode ino in fs->chans (ino >= chan_base). */
+static size_t fs_chan_slot(const struct fs *fs, fuse_ino_t ino)
+{
+	return ino - fs->chan_base;
+}
+
+/*
  * Messages up to this size are handed to a parked reader at once, larger
  * ones after the transport's acks (see fs_deliver).
  */
@@ -156,21 +191,25 @@ struct fs {
 static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 				struct fs_node **node, struct fs_chan **chan)
 {
+	fuse_ino_t rel;
+
 	*node = NULL;
 	*chan = NULL;
 	if (ino == FS_ROOT_INO)
 		return FS_ROOT;
 	if (ino == FS_ROOT_STATUS_INO)
 		return FS_ROOT_STATUS;
+	if (ino < FS_NODE_INO_BASE)
+		return FS_NONE; /* 0: no inode has it */
 	if (ino < fs->chan_base) {
-		int i = (ino - 3) / 2;
-
-		*node = &fs->nodes[i];
-		return (ino - 3) % 2 ? FS_DIR_STATUS : FS_DIR;
+		rel = ino - FS_NODE_INO_BASE;
+		*node = &fs->nodes[rel / FS_NODE_SLOTS];
+		return rel % FS_NODE_SLOTS == FS_SLOT_STATUS ? FS_DIR_STATUS
+							     : FS_DIR;
 	}
-	if (ino - fs->chan_base < fs->nslots &&
-	    fs->chans[ino - fs->chan_base]) {
-		*chan = fs->chans[ino - fs->chan_base];
+	rel = fs_chan_slot(fs, ino);
+	if (rel < fs->nslots && fs->chans[rel]) {
+		*chan = fs->chans[rel];
 		*node = (*chan)->node;
 		return FS_CHAN;
 	}
@@ -202,7 +241,7 @@ static int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 
 	if (remote && node->nremote >= fs->cfg->max_channels)
 		return -ENOSPC;
-	slot = fs->next_ino - fs->chan_base;
+	slot = fs_chan_slot(fs, fs->next_ino);
 	if (slot >= fs->nslots) {
 		size_t n = fs->nslots ? fs->nslots * 2 : 64;
 		struct fs_chan **grown;
@@ -251,7 +290,7 @@ static void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c)
 {
 	if (!c->unlinked || c->nlookup || c->nopen || !TAILQ_EMPTY(&c->waiters))
 		return;
-	fs->chans[c->ino - fs->chan_base] = NULL;
+	fs->chans[fs_chan_slot(fs, c->ino)] = NULL;
 	fs_chan_discard(c);
 	if (c->ph)
 		fuse_pollhandle_destroy(c->ph);
@@ -669,7 +708,7 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 				ino = fs->nodes[i].ino;
 	} else if (k == FS_DIR) {
 		if (strcmp(name, FS_STATUS_NAME) == 0)
-			ino = node->ino + 1;
+			ino = fs_node_status_ino(node);
 		else if ((chan = fs_chan_find(node, name)))
 			ino = chan->ino;
 	} else if (k != FS_NONE) {
@@ -818,7 +857,7 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 	if (!rc)
 		rc = fs_dirbuf_add(req, fh, FS_STATUS_NAME,
 				   k == FS_ROOT ? FS_ROOT_STATUS_INO
-						: node->ino + 1,
+						: fs_node_status_ino(node),
 				   S_IFREG);
 	if (k == FS_ROOT) {
 		for (i = 0; !rc && i < fs->nnodes; i++)
@@ -1577,10 +1616,11 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	}
 	for (i = 0; i < cfg->nnodes; i++) {
 		fs->nodes[i].peer = &peers[i];
-		fs->nodes[i].ino = 3 + 2 * i;
+		fs->nodes[i].ino = fs_node_ino(i, FS_SLOT_DIR);
 		LIST_INIT(&fs->nodes[i].chans);
 	}
-	fs->chan_base = fs->next_ino = 3 + 2 * cfg->nnodes;
+	/* channels are numbered after the last node's inodes */
+	fs->chan_base = fs->next_ino = fs_node_ino(cfg->nnodes, FS_SLOT_DIR);
 	TAILQ_INIT(&fs->waiters);
 	TAILQ_INIT(&fs->answers);
 	LIST_INIT(&fs->fhs);
