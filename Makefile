@@ -82,7 +82,7 @@ check: deps
 	scripts/check.sh
 
 fmt:
-	clang-format -i src/*.c include/*.h tests/unit/*.c tests/unit/*.h tests/tools/*.c \
+	clang-format -i src/*.c src/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/tools/*.c \
 		tests/fuzz/*.c tests/fuzz/*.h
 
 clean:

@@ -15,6 +15,8 @@
  * reaper thread when it is interrupted or times out.  Whoever unlinks a
  * waiter from the lists under fs->lock owns its reply, so every request is
  * answered exactly once, and never from the interrupt callback itself.
+ * The .status text is fs_status.c's.  Who calls what and which lock
+ * guards which field: the top of fs_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,160 +28,14 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
-#include "fs.h"
+#include "fs_int.h"
 #include "log.h"
 #include "util.h"
 #include "wire.h"
 
 #define FS_STATUS_NAME ".status"
 #define FS_MAX_WRITE   (1024 * 1024) /* the kernel's ceiling (256 pages) */
-
-struct fs_msg {
-	TAILQ_ENTRY(fs_msg) link;
-	char *data;
-	size_t len;
-	size_t off; /* bytes already read by a short read */
-};
-
-struct fs_chan;
-struct fs_fh;
-
-struct fs_waiter {
-	TAILQ_ENTRY(fs_waiter) chan_link;
-	TAILQ_ENTRY(fs_waiter) all_link;
-	fuse_req_t req;
-	struct fs_chan *chan;
-	struct fs_fh *fh;
-	size_t size;
-	uint64_t deadline; /* monotonic ms; 0 = none */
-	int interrupted;
-	/* chosen by fs_deliver, answered by fs_announce */
-	char *buf;
-	size_t blen;
-	int rc;
-};
-
-TAILQ_HEAD(fs_waitq, fs_waiter);
-
-struct fs_node;
-
-struct fs_chan {
-	LIST_ENTRY(fs_chan) dir_link;
-	fuse_ino_t ino;
-	struct fs_node *node;
-	char name[CONFIG_NAME_MAX];
-	TAILQ_HEAD(, fs_msg) msgs;
-	size_t queued;
-	struct fs_waitq waiters;
-	struct fuse_pollhandle *ph;
-	struct timespec mtime;
-	uint64_t nlookup;
-	int nopen;
-	int unlinked;
-	int remote; /* made by a peer's message: counts against max_channels */
-};
-
-struct fs_node {
-	struct peer *peer;
-	fuse_ino_t ino; /* its directory's; its .status has the next */
-	LIST_HEAD(, fs_chan) chans;
-	unsigned nchans;
-	unsigned nremote; /* channels this peer's messages created */
-	unsigned nparked; /* reads parked on its channels (.status) */
-	unsigned nwrites; /* reliable writes to it awaiting the ack */
-};
-
-/* Per open file: a channel reader, or a snapshot of a .status or dir. */
-struct fs_fh {
-	LIST_ENTRY(fs_fh) link; /* in fs->fhs: freed at unmount if still open */
-	struct fs_chan *chan;
-	int got;      /* a read on this open returned data: empty means EOF */
-	int follow;   /* opened O_RDWR, a conversation: reads always wait */
-	int refs;     /* requests and parked reads using it */
-	int released; /* RELEASE came: free at the last drop */
-	char *buf;
-	size_t len;
-};
-
-struct fs {
-	const struct config *cfg;
-	struct peer *peers;
-	struct fs_node *nodes;
-	int nnodes;
-	struct tp *tp;
-	time_t started;
-
-	pthread_mutex_t lock; /* guards every channel, queue and waiter */
-	struct fs_chan **chans;
-	size_t nslots;
-	fuse_ino_t chan_base;
-	fuse_ino_t next_ino;
-	struct fs_waitq waiters;
-	LIST_HEAD(, fs_fh) fhs; /* open files, which a stop never releases */
-
-	/* What fs_deliver decided and fs_announce tells; announce_lock
-	 * (taken before lock) keeps a stop from passing a telling */
-	pthread_mutex_t announce_lock;
-	struct fs_waitq answers;	/* readers to answer, via all_link */
-	struct fuse_pollhandle **polls; /* pollers to notify */
-	size_t npolls, cap_polls;
-
-	pthread_t reaper;
-	pthread_cond_t reaper_cond;
-	int reaper_running;
-	int stopping;
-
-	struct fuse_session *se;
-	int mounted;
-	int sighandlers;
-};
-
-/*
- * Inode numbers.  The root and its .status have fixed ones; then each
- * config node has FS_NODE_SLOTS, its directory and then its .status, node
- * i's from FS_NODE_INO_BASE + i * FS_NODE_SLOTS; channels take the numbers
- * after the last node's (chan_base), one each, never reused.
- */
-#define FS_ROOT_INO	   FUSE_ROOT_ID /* 1 */
-#define FS_ROOT_STATUS_INO 2
-#define FS_NODE_INO_BASE   3
-
-/* A node's inodes, by offset from its first. */
-enum fs_node_slot {
-	FS_SLOT_DIR,	/* MOUNT/NODE/ */
-	FS_SLOT_STATUS, /* MOUNT/NODE/.status */
-	FS_NODE_SLOTS,
-};
-
-/* What an inode number names. */
-enum fs_kind {
-	FS_NONE, /* nothing (any more) */
-	FS_ROOT,
-	FS_ROOT_STATUS,
-	FS_DIR,
-	FS_DIR_STATUS,
-	FS_CHAN,
-};
-
-/* The inode of node idx's slot; idx == nnodes gives chan_base. */
-static fuse_ino_t fs_node_ino(int idx, enum fs_node_slot slot)
-{
-	return FS_NODE_INO_BASE + (fuse_ino_t)idx * FS_NODE_SLOTS + slot;
-}
-
-/* The inode of a node's .status, beside its directory's. */
-static fuse_ino_t fs_node_status_ino(const struct fs_node *node)
-{
-	return node->ino - FS_SLOT_DIR + FS_SLOT_STATUS;
-}
-
-/* The index of channel inode ino in fs->chans (ino >= chan_base). */
-static size_t fs_chan_slot(const struct fs *fs, fuse_ino_t ino)
-{
-	return ino - fs->chan_base;
-}
 
 /*
  * Messages up to this size are handed to a parked reader at once, larger
@@ -524,123 +380,6 @@ static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 	return 0;
 }
 
-/* One counter's key=value line, for peer.h's X lists. */
-#define FS_PRINT(name, comment)                                                \
-	fprintf(f, #name "=%lu\n", (unsigned long)c->name);
-
-/* key=value lines for a counter set, in peer.h's order. */
-static void fs_print_counters(FILE *f, struct peer_counters *c)
-{
-	int i;
-
-	PEER_COUNTERS_TRAFFIC(FS_PRINT)
-	for (i = 0; i < DROP_MAX; i++)
-		fprintf(f, "drop_%s=%lu\n", peer_drop_names[i],
-			(unsigned long)c->drops[i]);
-	PEER_COUNTERS_REL(FS_PRINT)
-}
-
-/* NODE/.status only: the per-stream gauges, which no total sums. */
-static void fs_print_gauges(FILE *f, struct peer_counters *c)
-{
-	PEER_GAUGES_STREAM(FS_PRINT)
-}
-#undef FS_PRINT
-
-/*
- * The requests parked in node (all nodes when NULL): what a script waits
- * on to know a read is parked before it acts, instead of sleeping.
- * Caller holds fs->lock (fs_op_open renders under it).
- */
-static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
-{
-	unsigned reads = 0, writes = 0, polls = 0;
-	size_t i;
-	int n;
-
-	for (n = 0; n < fs->nnodes; n++) {
-		if (node && node != &fs->nodes[n])
-			continue;
-		reads += fs->nodes[n].nparked;
-		writes += fs->nodes[n].nwrites;
-	}
-	for (i = 0; i < fs->nslots; i++)
-		if (fs->chans[i] && fs->chans[i]->ph &&
-		    (!node || fs->chans[i]->node == node))
-			polls++;
-	fprintf(f, "parked_reads=%u\nparked_polls=%u\nwaiting_writes=%u\n",
-		reads, polls, writes);
-}
-
-/* MOUNT/.status: this node's identity and totals. */
-static void fs_render_root(struct fs *fs, FILE *f)
-{
-	const struct config *cfg = fs->cfg;
-	char gid[INET6_ADDRSTRLEN];
-
-	fprintf(f, "node=%s\n", cfg->nodes[cfg->local].name);
-	if (fs->tp) {
-		const struct tp_info *ti = tp_info(fs->tp);
-
-		fprintf(f, "device=%s\nport=%d\nlid=%u\ngid=%s\ngid_index=%d\n",
-			ti->device, ti->port, ti->lid,
-			util_gid_str(&ti->gid, gid, sizeof(gid)),
-			ti->gid_index);
-		fprintf(f, "qpn=%u\nqkey=0x%x\npath_mtu=%d\n", ti->qpn,
-			ti->qkey, 128 << ti->mtu);
-		fprintf(f, "recv_depth=%u\nsend_depth=%u\n", ti->recv_depth,
-			ti->send_depth);
-	}
-	fprintf(f, "max_message=%lu\n", (unsigned long)cfg->max_message);
-	fprintf(f, "route=%s\n", cfg->route == ROUTE_SA ? "sa" : "gid");
-	fprintf(f, "uptime=%ld\n", (long)(time(NULL) - fs->started));
-	fs_print_parked(fs, NULL, f);
-	if (fs->tp)
-		fs_print_counters(f, tp_totals(fs->tp));
-}
-
-/* MOUNT/NODE/.status: reachability, address, route and counters. */
-static void fs_render_peer(struct fs *fs, struct fs_node *node, FILE *f)
-{
-	struct peer *p = node->peer;
-	char gid[INET6_ADDRSTRLEN];
-
-	pthread_mutex_lock(&p->lock);
-	fprintf(f, "name=%s\nstate=%s\nlocal=%d\n", p->conf->name,
-		p->up ? "up" : "down", p->is_local);
-	fprintf(f, "addr=%s\n", p->conf->addr);
-	if (p->up || p->addr.qpn) {
-		fprintf(f, "qpn=%u\nqkey=0x%x\nlid=%u\ngid=%s\n", p->addr.qpn,
-			p->addr.qkey, p->addr.lid,
-			util_gid_str(&p->addr.gid, gid, sizeof(gid)));
-		fprintf(f, "route=%s\n",
-			p->route_used == ROUTE_SA ? "sa" : "gid");
-	}
-	fprintf(f, "since=%ld\n", (long)p->since);
-	pthread_mutex_unlock(&p->lock);
-	fprintf(f, "channels=%u\n", node->nchans);
-	fs_print_parked(fs, node, f);
-	fs_print_counters(f, &p->cnt);
-	fs_print_gauges(f, &p->cnt);
-}
-
-/* Snapshot a .status file into fh, so reads at any offset agree. */
-static int fs_render(struct fs *fs, enum fs_kind k, struct fs_node *node,
-		     struct fs_fh *fh)
-{
-	FILE *f = open_memstream(&fh->buf, &fh->len);
-
-	if (!f)
-		return -errno;
-	if (k == FS_ROOT_STATUS)
-		fs_render_root(fs, f);
-	else
-		fs_render_peer(fs, node, f);
-	if (fclose(f))
-		return -errno;
-	return 0;
-}
-
 /* Reply with the part of buf that [off, off+size) covers. */
 static void fs_reply_slice(fuse_req_t req, const char *buf, size_t len,
 			   off_t off, size_t size)
@@ -955,7 +694,9 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 			break;
 		}
 		fh = calloc(1, sizeof(*fh));
-		rc = fh ? fs_render(fs, k, node, fh) : -ENOMEM;
+		/* under fs->lock, which the rendering never takes */
+		rc = fh ? fs_status_render(fs, node, &fh->buf, &fh->len)
+			: -ENOMEM;
 		if (!rc)
 			LIST_INSERT_HEAD(&fs->fhs, fh, link);
 		fi->fh = (uintptr_t)fh;
