@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The FUSE side of ibfs (low-level API).
+ * The FUSE side of ibfs (low-level API): the tree and its operations.
  *
  *   MOUNT/               the root            FS_ROOT_INO
  *   MOUNT/.status        this node           FS_ROOT_STATUS_INO
@@ -11,12 +11,8 @@
  * A write to NODE/CHAN is one message to NODE on CHAN.  Messages NODE sent
  * on CHAN queue in that file; a read takes one (or the rest of one).  The
  * first read on an open file waits for a message: it is parked, holding no
- * thread, and answered by fs_deliver from the progress thread, or by the
- * reaper thread when it is interrupted or times out.  Whoever unlinks a
- * waiter from the lists under fs->lock owns its reply, so every request is
- * answered exactly once, and never from the interrupt callback itself.
- * The .status text is fs_status.c's.  Who calls what and which lock
- * guards which field: the top of fs_int.h.
+ * thread (fs_park.c).  The .status text is fs_status.c's.  Who calls what
+ * and which lock guards which field: the top of fs_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,16 +28,9 @@
 #include "fs_int.h"
 #include "log.h"
 #include "util.h"
-#include "wire.h"
 
 #define FS_STATUS_NAME ".status"
 #define FS_MAX_WRITE   (1024 * 1024) /* the kernel's ceiling (256 pages) */
-
-/*
- * Messages up to this size are handed to a parked reader at once, larger
- * ones after the transport's acks (see fs_deliver).
- */
-#define FS_ANSWER_NOW_MAX (64 * 1024)
 
 /* Classify an inode number; node/chan are filled where they apply. */
 static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
@@ -199,143 +188,11 @@ static void fs_fh_drop_locked(struct fs *fs, struct fs_fh *fh)
 }
 
 /* Drop a hold without the lock held. */
-static void fs_fh_drop(struct fs *fs, struct fs_fh *fh)
+void fs_fh_drop(struct fs *fs, struct fs_fh *fh)
 {
 	pthread_mutex_lock(&fs->lock);
 	fs_fh_drop_locked(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
-}
-
-/* A finished waiter: drop the hold on its file and free it. */
-static void fs_waiter_free(struct fs *fs, struct fs_waiter *w)
-{
-	fs_fh_drop(fs, w->fh);
-	free(w);
-}
-
-/* Park w on both wait lists; caller holds lock. */
-static void fs_waiter_link(struct fs *fs, struct fs_waiter *w)
-{
-	TAILQ_INSERT_TAIL(&w->chan->waiters, w, chan_link);
-	TAILQ_INSERT_TAIL(&fs->waiters, w, all_link);
-	w->chan->node->nparked++;
-}
-
-/* Remove w from both wait lists; the caller now owns its reply. */
-static void fs_waiter_unlink(struct fs *fs, struct fs_waiter *w)
-{
-	TAILQ_REMOVE(&w->chan->waiters, w, chan_link);
-	TAILQ_REMOVE(&fs->waiters, w, all_link);
-	w->chan->node->nparked--;
-}
-
-/*
- * Take up to size bytes of the head message for a reader.  Copies into
- * *out (malloc'ed) only when a short read splits a message; otherwise the
- * whole message buffer is handed over.
- */
-static int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len)
-{
-	struct fs_msg *m = TAILQ_FIRST(&c->msgs);
-	size_t left = m->len - m->off;
-
-	if (left <= size && m->off == 0) {
-		*out = m->data;
-		*len = m->len;
-	} else {
-		size_t n = left < size ? left : size;
-
-		*out = malloc(n ? n : 1);
-		if (!*out)
-			return -ENOMEM;
-		memcpy(*out, m->data + m->off, n);
-		*len = n;
-		m->off += n;
-		c->queued -= n;
-		if (m->off < m->len)
-			return 0;
-		free(m->data);
-		TAILQ_REMOVE(&c->msgs, m, link);
-		free(m);
-		return 0;
-	}
-	c->queued -= m->len;
-	TAILQ_REMOVE(&c->msgs, m, link);
-	free(m);
-	return 0;
-}
-
-/* Answer a reader from the head of c's queue; caller holds the lock. */
-static int fs_read_now(struct fs_chan *c, struct fs_fh *fh, size_t size,
-		       char **buf, size_t *len)
-{
-	int rc = fs_chan_take(c, size, buf, len);
-
-	if (!rc)
-		fh->got = 1;
-	return rc;
-}
-
-/* The first reader parked on c that is not the reaper's; under lock. */
-static struct fs_waiter *fs_chan_live_waiter(struct fs_chan *c)
-{
-	struct fs_waiter *w;
-
-	TAILQ_FOREACH (w, &c->waiters, chan_link)
-		if (!w->interrupted)
-			return w;
-	return NULL;
-}
-
-/*
- * Hand c's queued messages to its live parked readers, in order, onto out
- * (via all_link), for the caller to answer after unlocking.  Messages wait
- * beside a parked reader only while a reader ahead of it was the reaper's
- * or a reply came back refused: whoever ends that calls this.  Under lock.
- */
-static void fs_chan_feed(struct fs *fs, struct fs_chan *c, struct fs_waitq *out)
-{
-	struct fs_waiter *w;
-
-	while (!TAILQ_EMPTY(&c->msgs) && (w = fs_chan_live_waiter(c))) {
-		fs_waiter_unlink(fs, w);
-		w->rc = fs_read_now(c, w->fh, w->size, &w->buf, &w->blen);
-		TAILQ_INSERT_TAIL(out, w, all_link);
-	}
-}
-
-static void fs_answer_all(struct fs *fs, struct fs_waitq *q);
-
-/*
- * Reply to a reader with bytes taken from c.  If the kernel no longer
- * wants them (the read was interrupted meanwhile), put them back at the
- * head of the queue: the next reader gets them, nothing is lost.
- */
-static void fs_reply_data(struct fs *fs, struct fs_chan *c, fuse_req_t req,
-			  char *buf, size_t len)
-{
-	struct fs_waitq next = TAILQ_HEAD_INITIALIZER(next);
-	struct fs_msg *m;
-
-	if (fuse_reply_buf(req, buf, len) == 0 || !len) {
-		free(buf);
-		return;
-	}
-	m = calloc(1, sizeof(*m));
-	pthread_mutex_lock(&fs->lock);
-	if (!m || c->unlinked) {
-		pthread_mutex_unlock(&fs->lock);
-		free(m);
-		free(buf);
-		return;
-	}
-	m->data = buf;
-	m->len = len;
-	TAILQ_INSERT_HEAD(&c->msgs, m, link);
-	c->queued += len;
-	fs_chan_feed(fs, c, &next);
-	pthread_mutex_unlock(&fs->lock);
-	fs_answer_all(fs, &next);
 }
 
 /* Attributes of whatever ino is; -ENOENT when it is gone. */
@@ -766,75 +623,6 @@ out:
 		fuse_reply_create(req, &e, fi);
 }
 
-/*
- * The interrupt callback: only mark the waiter and wake the reaper,
- * which owns the EINTR reply.  req stays valid while we run; a waiter
- * already answered is simply not found.
- */
-static void fs_read_interrupt(fuse_req_t req, void *data)
-{
-	struct fs *fs = data;
-	struct fs_waiter *w;
-
-	pthread_mutex_lock(&fs->lock);
-	TAILQ_FOREACH (w, &fs->waiters, all_link)
-		if (w->req == req) {
-			w->interrupted = 1;
-			pthread_cond_signal(&fs->reaper_cond);
-			break;
-		}
-	pthread_mutex_unlock(&fs->lock);
-}
-
-/* Read a channel: a message now, EOF/EAGAIN, or park until one comes. */
-static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
-			 size_t size, int nonblock)
-{
-	struct fs_chan *c = fh->chan;
-	struct fs_waiter *w;
-	char *buf = NULL;
-	size_t len = 0;
-	int rc = 0;
-
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		fs_fh_drop(fs, fh);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	/* Registered before the waiter is visible: see fs_read_interrupt. */
-	fuse_req_interrupt_func(req, fs_read_interrupt, fs);
-	pthread_mutex_lock(&fs->lock);
-	if (!TAILQ_EMPTY(&c->msgs) && !fs_chan_live_waiter(c)) {
-		rc = fs_read_now(c, fh, size, &buf, &len);
-	} else if ((fh->got && !fh->follow) || c->unlinked || fs->stopping) {
-		rc = fs->stopping && !fh->got ? -ENOTCONN : 0;
-	} else if (nonblock) {
-		rc = -EAGAIN;
-	} else if (fuse_req_interrupted(req)) {
-		rc = -EINTR;
-	} else {
-		w->req = req;
-		w->chan = c;
-		w->fh = fh;
-		w->size = size;
-		if (fs->cfg->read_timeout_ms > 0)
-			w->deadline = util_now_ms() + fs->cfg->read_timeout_ms;
-		fs_waiter_link(fs, w);
-		if (w->deadline)
-			pthread_cond_signal(&fs->reaper_cond);
-		pthread_mutex_unlock(&fs->lock);
-		return; /* the waiter keeps the hold on fh */
-	}
-	pthread_mutex_unlock(&fs->lock);
-	free(w);
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fs_reply_data(fs, c, req, buf, len);
-	fs_fh_drop(fs, fh);
-}
-
 /* read(2): one message per call, or a .status snapshot. */
 static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
@@ -845,100 +633,32 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (fh->chan) {
 		/* fi->flags are the file's flags now: fcntl may have
 		 * changed O_NONBLOCK since open. */
-		fs_read_chan(fs, req, fh, size, !!(fi->flags & O_NONBLOCK));
-		/* fs_read_chan dropped the hold */
+		fs_park_read(fs, req, fh, size, !!(fi->flags & O_NONBLOCK));
+		/* fs_park_read dropped the hold */
 		return;
 	}
 	fs_reply_slice(req, fh->buf, fh->len, off, size);
 	fs_fh_drop(fs, fh);
 }
 
-/* A reliable write in flight: whom to answer once the peer acked. */
-struct fs_wreq {
-	struct fs *fs;
-	struct fs_node *node;
-	fuse_req_t req;
-};
-
 /*
- * tp_send_async's completion (delivery = reliable): answer the write.
- * After unmount the session is gone and the kernel aborted the request:
- * nothing to answer then.
+ * Send one message from a write request on an open channel.  name and
+ * node are fixed for the channel's life: no lock needed.
  */
-static void fs_write_done(void *arg, int status, size_t len)
-{
-	struct fs_wreq *w = arg;
-	struct fs *fs = w->fs;
-
-	pthread_mutex_lock(&fs->lock);
-	w->node->nwrites--;
-	if (!fs->stopping) {
-		if (status)
-			fuse_reply_err(w->req, -status);
-		else
-			fuse_reply_write(w->req, len);
-	}
-	pthread_mutex_unlock(&fs->lock);
-	free(w);
-}
-
-static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
-			  const char *buf, size_t size, int nonblock);
-
-/* write(2): one call is one message to the node on this channel. */
-static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
-			size_t size, off_t off, struct fuse_file_info *fi)
-{
-	struct fs *fs = fuse_req_userdata(req);
-	struct fs_fh *fh = fs_fh_hold(fs, fi);
-
-	fs_write_chan(fs, req, fh, buf, size, !!(fi->flags & O_NONBLOCK));
-	fs_fh_drop(fs, fh);
-}
-
-/* Send one message from a write request on an open channel. */
-static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
+static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_chan *c,
 			  const char *buf, size_t size, int nonblock)
 {
-	struct fs_chan *c = fh->chan;
 	int rc;
 
 	if (!c) {
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	/*
-	 * delivery = reliable: the write is answered when the peer's daemon
-	 * has queued the message, from the completion; the worker thread
-	 * never waits (a writer to itself would starve its own reader).
-	 */
 	if (fs->tp && tp_peer_reliable(fs->tp, c->node->peer)) {
-		struct fs_wreq *w = malloc(sizeof(*w));
-
-		if (!w) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		w->fs = fs;
-		w->node = c->node;
-		w->req = req;
-		pthread_mutex_lock(&fs->lock);
-		c->node->nwrites++;
-		pthread_mutex_unlock(&fs->lock);
-		rc = tp_send_async(fs->tp, c->node->peer, c->name, buf, size,
-				   nonblock ? TP_SEND_NONBLOCK : 0,
-				   fs_write_done, w);
-		if (rc) {
-			pthread_mutex_lock(&fs->lock);
-			c->node->nwrites--;
-			pthread_mutex_unlock(&fs->lock);
-			free(w);
-			fuse_reply_err(req, -rc);
-		}
+		fs_park_write(fs, req, c, buf, size, nonblock);
 		return;
 	}
 	/*
-	 * name and node are fixed for the channel's life: no lock needed.
 	 * The writer is answered before the doorbell: it writes its next
 	 * message (or parks its read) while the kernel sends this one.
 	 */
@@ -954,6 +674,17 @@ static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
 	tp_flush(fs->tp);
 }
 
+/* write(2): one call is one message to the node on this channel. */
+static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+			size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fs *fs = fuse_req_userdata(req);
+	struct fs_fh *fh = fs_fh_hold(fs, fi);
+
+	fs_write_chan(fs, req, fh->chan, buf, size, !!(fi->flags & O_NONBLOCK));
+	fs_fh_drop(fs, fh);
+}
+
 /* Last close of an open file. */
 static void fs_op_release(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
@@ -961,29 +692,17 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino,
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
 	struct fs_waitq gone = TAILQ_HEAD_INITIALIZER(gone);
-	struct fs_waiter *w, *next;
 
 	pthread_mutex_lock(&fs->lock);
 	LIST_REMOVE(fh, link);
 	fh->released = 1;
 	/* Reads its killed owner left parked must not take messages. */
-	if (fh->chan) {
-		for (w = TAILQ_FIRST(&fh->chan->waiters); w; w = next) {
-			next = TAILQ_NEXT(w, chan_link);
-			if (w->fh != fh)
-				continue;
-			fs_waiter_unlink(fs, w);
-			TAILQ_INSERT_TAIL(&gone, w, all_link);
-		}
-	}
+	if (fh->chan)
+		fs_park_release(fs, fh, &gone);
 	if (fh->refs == 0)
 		fs_fh_destroy(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
-	while ((w = TAILQ_FIRST(&gone))) {
-		TAILQ_REMOVE(&gone, w, all_link);
-		fuse_reply_err(w->req, EINTR);
-		fs_waiter_free(fs, w);
-	}
+	fs_park_end_all(fs, &gone, EINTR);
 	fuse_reply_err(req, 0);
 }
 
@@ -992,7 +711,6 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_waitq woken = TAILQ_HEAD_INITIALIZER(woken);
-	struct fs_waiter *w;
 	struct fs_node *node;
 	struct fs_chan *chan;
 	int rc = 0;
@@ -1004,18 +722,11 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		rc = strcmp(name, FS_STATUS_NAME) == 0 ? -EPERM : -ENOENT;
 	} else {
 		fs_chan_unlink(chan);
-		while ((w = TAILQ_FIRST(&chan->waiters))) {
-			fs_waiter_unlink(fs, w);
-			TAILQ_INSERT_TAIL(&woken, w, all_link);
-		}
+		fs_park_unlinked(fs, chan, &woken);
 		fs_chan_maybe_free(fs, chan);
 	}
 	pthread_mutex_unlock(&fs->lock);
-	while ((w = TAILQ_FIRST(&woken))) {
-		TAILQ_REMOVE(&woken, w, all_link);
-		fuse_reply_buf(w->req, NULL, 0);
-		fs_waiter_free(fs, w);
-	}
+	fs_park_end_all(fs, &woken, 0);
 	fuse_reply_err(req, -rc);
 }
 
@@ -1035,15 +746,7 @@ static void fs_op_poll(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	pthread_mutex_lock(&fs->lock);
-	if (!TAILQ_EMPTY(&fh->chan->msgs) || fh->chan->unlinked) {
-		revents |= POLLIN | POLLRDNORM;
-		if (ph)
-			fuse_pollhandle_destroy(ph);
-	} else if (ph) {
-		if (fh->chan->ph)
-			fuse_pollhandle_destroy(fh->chan->ph);
-		fh->chan->ph = ph;
-	}
+	revents |= fs_park_poll(fh->chan, ph);
 	fs_fh_drop_locked(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_poll(req, revents);
@@ -1098,6 +801,7 @@ static void fs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	fuse_reply_err(req, 0);
 }
 
+/* The one operations table: all FUSE asks of the tree goes through it. */
 static const struct fuse_lowlevel_ops fs_ops = {
 	.init = fs_op_init,
 	.lookup = fs_op_lookup,
@@ -1124,64 +828,47 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = fs_op_fsync,
 };
 
-/* Answer reader w, chosen by fs_deliver, with what it took. */
-static void fs_answer(struct fs *fs, struct fs_waiter *w)
+/*
+ * Queue m on node's channel called name, making it if need be (a peer's
+ * channel, within max_channels); under lock.  -ENOSPC when the name is
+ * no name or the channel holds queue_limit bytes already.
+ */
+static int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
+			 struct fs_msg *m, struct fs_chan **out)
 {
-	if (w->rc)
-		fuse_reply_err(w->req, -w->rc);
-	else
-		fs_reply_data(fs, w->chan, w->req, w->buf, w->blen);
-	fs_waiter_free(fs, w);
-}
+	struct fs_chan *c = fs_chan_find(node, name);
+	int rc;
 
-/* Answer, and empty, a list of readers (linked by all_link). */
-static void fs_answer_all(struct fs *fs, struct fs_waitq *q)
-{
-	struct fs_waiter *w;
-
-	while ((w = TAILQ_FIRST(q))) {
-		TAILQ_REMOVE(q, w, all_link);
-		fs_answer(fs, w);
+	if (!c && util_name_problem(name))
+		return -ENOSPC;
+	if (!c) {
+		rc = fs_chan_new(fs, node, name, 1, &c);
+		if (rc)
+			return rc;
 	}
-}
-
-/* Keep ph for fs_announce (under fs->lock); -ENOMEM: tell it now. */
-static int fs_poll_keep(struct fs *fs, struct fuse_pollhandle *ph)
-{
-	struct fuse_pollhandle **v;
-	size_t cap;
-
-	if (fs->npolls == fs->cap_polls) {
-		cap = fs->cap_polls ? fs->cap_polls * 2 : 8;
-		v = realloc(fs->polls, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		fs->polls = v;
-		fs->cap_polls = cap;
-	}
-	fs->polls[fs->npolls++] = ph;
+	if (c->queued + m->len > fs->cfg->queue_limit)
+		return -ENOSPC;
+	TAILQ_INSERT_TAIL(&c->msgs, m, link);
+	c->queued += m->len;
+	/* Coarse: a tick is fine for ls, and the precise clock may trap
+	 * into the kernel (HPET) on every message. */
+	clock_gettime(CLOCK_REALTIME_COARSE, &c->mtime);
+	*out = c;
 	return 0;
 }
 
 /*
- * A message arrived: queue it, and answer the parked reader it goes to and
- * the poller.  A large message is answered by fs_announce instead, once
- * the transport has acked it: handing over a large message takes a while,
- * and on a busy CPU the woken reader runs ahead of the ack its writer
- * waits for.  A small one is answered at once, so that a reply the reader
- * writes at once can carry that ack.
+ * A message arrived: queue it, and wake the parked reader it goes to and
+ * the poller (fs_park_arrived says when).
  */
 int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	       size_t len)
 {
 	struct fs *fs = arg;
-	struct fs_node *node = &fs->nodes[p->idx];
-	struct fuse_pollhandle *ph = NULL;
-	struct fs_waiter *w = NULL;
-	int later = len > FS_ANSWER_NOW_MAX;
+	struct fs_park_wake wake = {0};
 	struct fs_chan *c;
 	struct fs_msg *m;
-	int rc = 0;
+	int rc;
 
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -1189,177 +876,56 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	m->data = data;
 	m->len = len;
 	pthread_mutex_lock(&fs->lock);
-	c = fs_chan_find(node, chan);
-	if (!c && util_name_problem(chan))
-		rc = -ENOSPC;
-	else if (!c)
-		rc = fs_chan_new(fs, node, chan, 1, &c);
-	if (rc)
-		goto out;
-	if (c->queued + len > fs->cfg->queue_limit) {
-		rc = -ENOSPC;
-		goto out;
-	}
-	TAILQ_INSERT_TAIL(&c->msgs, m, link);
-	c->queued += len;
-	m = NULL;
-	/* Coarse: a tick is fine for ls, and the precise clock may trap
-	 * into the kernel (HPET) on every message. */
-	clock_gettime(CLOCK_REALTIME_COARSE, &c->mtime);
-	/* An interrupted waiter is the reaper's: skip it. */
-	w = fs_chan_live_waiter(c);
-	if (w) {
-		fs_waiter_unlink(fs, w);
-		w->rc = fs_read_now(c, w->fh, w->size, &w->buf, &w->blen);
-		if (later)
-			TAILQ_INSERT_TAIL(&fs->answers, w, all_link);
-	}
-	if (c->ph && !fs->stopping) {
-		if (!later || fs_poll_keep(fs, c->ph))
-			ph = c->ph;
-		c->ph = NULL;
-	}
-out:
+	rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
+	if (!rc)
+		fs_park_arrived(fs, c, len, &wake);
 	pthread_mutex_unlock(&fs->lock);
-	if (m) {
+	if (rc) {
 		free(m);
 		return rc; /* the transport frees data and counts the drop */
 	}
-	if (w && !later)
-		fs_answer(fs, w);
-	if (ph) {
-		fuse_lowlevel_notify_poll(ph);
-		fuse_pollhandle_destroy(ph);
-	}
+	fs_park_tell(fs, &wake);
 	return 0;
 }
 
-/* tp_ops.announce: answer the readers and pollers fs_deliver chose. */
+/* tp_ops.announce: answer the readers and pollers fs_deliver left. */
 void fs_announce(void *arg)
 {
-	struct fs *fs = arg;
-	struct fs_waitq answers = TAILQ_HEAD_INITIALIZER(answers);
-	struct fuse_pollhandle **polls;
-	struct fs_waiter *w;
-	size_t i, n;
-
-	pthread_mutex_lock(&fs->announce_lock);
-	pthread_mutex_lock(&fs->lock);
-	if (TAILQ_EMPTY(&fs->answers) && !fs->npolls) {
-		pthread_mutex_unlock(&fs->lock);
-		pthread_mutex_unlock(&fs->announce_lock);
-		return;
-	}
-	TAILQ_CONCAT(&answers, &fs->answers, all_link);
-	polls = fs->polls;
-	n = fs->npolls;
-	fs->polls = NULL;
-	fs->npolls = fs->cap_polls = 0;
-	pthread_mutex_unlock(&fs->lock);
-	while ((w = TAILQ_FIRST(&answers))) {
-		TAILQ_REMOVE(&answers, w, all_link);
-		fs_answer(fs, w);
-	}
-	for (i = 0; i < n; i++) {
-		fuse_lowlevel_notify_poll(polls[i]);
-		fuse_pollhandle_destroy(polls[i]);
-	}
-	pthread_mutex_unlock(&fs->announce_lock);
-	free(polls);
+	fs_park_announce(arg);
 }
 
-/* Add ms to a CLOCK_MONOTONIC timespec for pthread_cond_timedwait. */
-static struct timespec fs_abstime(uint64_t deadline_ms)
+/* One directory per config node, numbered in config order. */
+static struct fs_node *fs_nodes_new(const struct config *cfg,
+				    struct peer *peers)
 {
-	struct timespec ts = {
-		.tv_sec = deadline_ms / 1000,
-		.tv_nsec = (deadline_ms % 1000) * 1000000,
-	};
+	struct fs_node *nodes = calloc(cfg->nnodes, sizeof(*nodes));
+	int i;
 
-	return ts;
-}
-
-/*
- * The reaper owns the replies to interrupted and timed-out reads: it
- * wakes on a signal from the interrupt callback or at the next deadline.
- */
-static void *fs_reaper(void *arg)
-{
-	struct fs *fs = arg;
-	struct fs_waitq done = TAILQ_HEAD_INITIALIZER(done);
-	struct fs_waitq fed = TAILQ_HEAD_INITIALIZER(fed);
-	struct fs_waiter *w, *tmp;
-	uint64_t now, next;
-
-	pthread_mutex_lock(&fs->lock);
-	while (!fs->stopping) {
-		now = util_now_ms();
-		next = 0;
-		for (w = TAILQ_FIRST(&fs->waiters); w; w = tmp) {
-			tmp = TAILQ_NEXT(w, all_link);
-			if (w->interrupted ||
-			    (w->deadline && w->deadline <= now)) {
-				fs_waiter_unlink(fs, w);
-				TAILQ_INSERT_TAIL(&done, w, all_link);
-			} else if (w->deadline &&
-				   (!next || w->deadline < next)) {
-				next = w->deadline;
-			}
-		}
-		if (!TAILQ_EMPTY(&done)) {
-			/* what arrived while they blocked goes to the next */
-			TAILQ_FOREACH (w, &done, all_link)
-				fs_chan_feed(fs, w->chan, &fed);
-			pthread_mutex_unlock(&fs->lock);
-			while ((w = TAILQ_FIRST(&done))) {
-				TAILQ_REMOVE(&done, w, all_link);
-				if (w->interrupted)
-					fuse_reply_err(w->req, EINTR);
-				else
-					fuse_reply_buf(w->req, NULL, 0);
-				fs_waiter_free(fs, w);
-			}
-			fs_answer_all(fs, &fed);
-			pthread_mutex_lock(&fs->lock);
-			continue;
-		}
-		if (next) {
-			struct timespec ts = fs_abstime(next);
-
-			pthread_cond_timedwait(&fs->reaper_cond, &fs->lock,
-					       &ts);
-		} else {
-			pthread_cond_wait(&fs->reaper_cond, &fs->lock);
-		}
+	if (!nodes)
+		return NULL;
+	for (i = 0; i < cfg->nnodes; i++) {
+		nodes[i].peer = &peers[i];
+		nodes[i].ino = fs_node_ino(i, FS_SLOT_DIR);
+		LIST_INIT(&nodes[i].chans);
 	}
-	pthread_mutex_unlock(&fs->lock);
-	return NULL;
+	return nodes;
 }
 
 /* Build the tree and start the reaper. */
 int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 {
-	pthread_condattr_t ca;
-	struct fs *fs;
-	int i, rc;
+	struct fs *fs = calloc(1, sizeof(*fs));
+	int rc = -ENOMEM;
 
-	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
+	fs->nodes = fs_nodes_new(cfg, peers);
+	if (!fs->nodes)
+		goto err_fs;
 	fs->cfg = cfg;
 	fs->peers = peers;
 	fs->nnodes = cfg->nnodes;
 	fs->started = time(NULL);
-	fs->nodes = calloc(cfg->nnodes, sizeof(*fs->nodes));
-	if (!fs->nodes) {
-		rc = -ENOMEM;
-		goto err_fs;
-	}
-	for (i = 0; i < cfg->nnodes; i++) {
-		fs->nodes[i].peer = &peers[i];
-		fs->nodes[i].ino = fs_node_ino(i, FS_SLOT_DIR);
-		LIST_INIT(&fs->nodes[i].chans);
-	}
 	/* channels are numbered after the last node's inodes */
 	fs->chan_base = fs->next_ino = fs_node_ino(cfg->nnodes, FS_SLOT_DIR);
 	TAILQ_INIT(&fs->waiters);
@@ -1367,19 +933,13 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	LIST_INIT(&fs->fhs);
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_mutex_init(&fs->announce_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&fs->reaper_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	rc = -pthread_create(&fs->reaper, NULL, fs_reaper, fs);
+	rc = fs_park_start(fs);
 	if (rc)
 		goto err_lock;
-	fs->reaper_running = 1;
 	*out = fs;
 	return 0;
 
 err_lock:
-	pthread_cond_destroy(&fs->reaper_cond);
 	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs->nodes);
@@ -1466,31 +1026,6 @@ int fs_loop(struct fs *fs)
 	return rc < 0 ? -EIO : 0;
 }
 
-/* Stop the reaper and answer every parked reader: the daemon is going. */
-static void fs_stop_readers(struct fs *fs)
-{
-	struct fs_waiter *w;
-
-	pthread_mutex_lock(&fs->lock);
-	fs->stopping = 1;
-	pthread_cond_signal(&fs->reaper_cond);
-	pthread_mutex_unlock(&fs->lock);
-	if (fs->reaper_running)
-		pthread_join(fs->reaper, NULL);
-	fs->reaper_running = 0;
-	pthread_mutex_lock(&fs->lock);
-	while ((w = TAILQ_FIRST(&fs->waiters))) {
-		fs_waiter_unlink(fs, w);
-		pthread_mutex_unlock(&fs->lock);
-		fuse_reply_err(w->req, ENOTCONN);
-		fs_waiter_free(fs, w);
-		pthread_mutex_lock(&fs->lock);
-	}
-	pthread_mutex_unlock(&fs->lock);
-	/* readers a message was chosen for get it; none are chosen now */
-	fs_announce(fs);
-}
-
 /*
  * Stop serving: answer parked readers, drop poll handles (they point into
  * the session), unmount and destroy the session.  Messages may still be
@@ -1498,18 +1033,9 @@ static void fs_stop_readers(struct fs *fs)
  */
 void fs_unmount(struct fs *fs)
 {
-	size_t i;
-
 	if (!fs)
 		return;
-	fs_stop_readers(fs);
-	pthread_mutex_lock(&fs->lock);
-	for (i = 0; i < fs->nslots; i++)
-		if (fs->chans[i] && fs->chans[i]->ph) {
-			fuse_pollhandle_destroy(fs->chans[i]->ph);
-			fs->chans[i]->ph = NULL;
-		}
-	pthread_mutex_unlock(&fs->lock);
+	fs_park_stop(fs);
 	if (fs->mounted)
 		fuse_session_unmount(fs->se);
 	fs->mounted = 0;
@@ -1544,10 +1070,7 @@ void fs_close(struct fs *fs)
 		free(c);
 	}
 	free(fs->chans);
-	for (i = 0; i < fs->npolls; i++)
-		fuse_pollhandle_destroy(fs->polls[i]);
-	free(fs->polls);
-	pthread_cond_destroy(&fs->reaper_cond);
+	fs_park_close(fs);
 	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs->nodes);

@@ -2,26 +2,30 @@
 /*
  * Private to the file system's files:
  *
- *   fs.c         the tree, parked reads and polls, writes waiting for an
- *                ack, the reaper thread; the one fuse_lowlevel_ops table
- *                and fs.h's public API
+ *   fs.c         the tree: inode numbers, node directories, channels and
+ *                their queues, attributes, listings, open files; the one
+ *                fuse_lowlevel_ops table and fs.h's public API
+ *   fs_park.c    reads parked until a message comes, polls parked until
+ *                one is queued, reliable writes waiting for the peer's ack,
+ *                and the reaper thread that ends interrupted or timed-out
+ *                reads (prefix fs_park_)
  *   fs_status.c  the text of MOUNT/.status and MOUNT/NODE/.status
  *                (prefix fs_status_)
  *
  * Threads, and what each calls:
- *   FUSE workers  every fs_op_* of fs.c, and through them fs_read_chan,
- *                 fs_write_chan and fs_status_render; the interrupt
- *                 callback (fs_read_interrupt) on the worker that took
- *                 INTERRUPT
+ *   FUSE workers  every fs_op_* of fs.c, and through them fs_park_read,
+ *                 fs_park_write, fs_park_poll and
+ *                 fs_status_render; the interrupt callback
+ *                 (fs_park_interrupt) on the worker that took INTERRUPT
  *   progress      the transport's thread: fs_deliver and fs_announce;
  *                 fs_deliver may run under the transport's own locks
  *                 (its rel_lock)
- *   completions   a reliable write's completion (fs_write_done)
+ *   completions   a reliable write's completion (fs_park's write_done)
  *                 runs on the progress thread when the ack comes, inside
  *                 tp_send_async on the writing worker, on the bootstrap
  *                 thread when the peer goes down or restarts, and in
  *                 tp_close
- *   reaper        fs_reaper: EINTR for interrupted reads, EOF for
+ *   reaper        fs_park's reaper: EINTR for interrupted reads, EOF for
  *                 those past read_timeout
  *   main          fs_open, fs_set_transport, fs_mount, fs_loop,
  *                 fs_unmount, fs_close
@@ -76,6 +80,12 @@
 #include <time.h>
 
 #include "fs.h"
+
+/*
+ * Messages up to this size are handed to a parked reader at once, larger
+ * ones after the transport's acks (see fs_park_arrived).
+ */
+#define FS_ANSWER_NOW_MAX (64 * 1024)
 
 /* One message queued on a channel. */
 struct fs_msg {
@@ -225,6 +235,66 @@ static inline size_t fs_chan_slot(const struct fs *fs, fuse_ino_t ino)
 {
 	return ino - fs->chan_base;
 }
+
+/* Whom a delivery wakes once fs->lock is dropped (fs_park_arrived). */
+struct fs_park_wake {
+	struct fs_waiter *reader;	/* answer now: a small message */
+	struct fuse_pollhandle *poller; /* notify now */
+};
+
+/* ---- fs.c: the tree ---- */
+
+/* Drop a hold on an open file without fs->lock held. */
+void fs_fh_drop(struct fs *fs, struct fs_fh *fh);
+
+/* ---- fs_park.c: parked reads, polls and reliable writes ---- */
+
+/* Start the reaper (fs_open); 0 or -errno. */
+int fs_park_start(struct fs *fs);
+
+/*
+ * Stop the reaper, answer every parked reader with ENOTCONN, tell what
+ * fs_deliver left, and drop the parked polls (they point into the
+ * session): fs_unmount, before the session goes.
+ */
+void fs_park_stop(struct fs *fs);
+
+/* Free what fs_park_start and the pollers left (fs_close). */
+void fs_park_close(struct fs *fs);
+
+/* Read a channel: a message now, EOF/EAGAIN, or park; drops fh's hold. */
+void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
+		  int nonblock);
+
+/* Send a reliable write to c's node; answered once the peer acked it. */
+void fs_park_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
+		   const char *buf, size_t size, int nonblock);
+
+/* POLLIN if c is readable now, else park ph on it (under fs->lock). */
+unsigned fs_park_poll(struct fs_chan *c, struct fuse_pollhandle *ph);
+
+/* Move the reads parked on fh onto q: RELEASE came (under fs->lock). */
+void fs_park_release(struct fs *fs, struct fs_fh *fh, struct fs_waitq *q);
+
+/* Move every read parked on c onto q: rm (under fs->lock). */
+void fs_park_unlinked(struct fs *fs, struct fs_chan *c, struct fs_waitq *q);
+
+/* Answer every waiter of q with err (0: EOF) and free it; no lock. */
+void fs_park_end_all(struct fs *fs, struct fs_waitq *q, int err);
+
+/*
+ * A message of len bytes was queued on c (under fs->lock): choose the
+ * reader and the poller it wakes, into *wake now or fs->answers and
+ * fs->polls for fs_announce when it is large.
+ */
+void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
+		     struct fs_park_wake *wake);
+
+/* Answer and notify what fs_park_arrived chose; fs->lock dropped. */
+void fs_park_tell(struct fs *fs, struct fs_park_wake *wake);
+
+/* Answer the readers and pollers fs_park_arrived left for later. */
+void fs_park_announce(struct fs *fs);
 
 /* ---- fs_status.c: the .status files ---- */
 
