@@ -357,21 +357,35 @@ static void fs_op_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-/* stat(2): a channel's size is the bytes queued, mtime the last arrival. */
-static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino,
-			  struct fuse_file_info *fi)
+/*
+ * Reply with ino's attributes; with chan_only, EPERM unless ino is a
+ * channel (truncate).
+ */
+static void fs_reply_attr(fuse_req_t req, fuse_ino_t ino, int chan_only)
 {
 	struct fs *fs = fuse_req_userdata(req);
+	struct fs_node *node;
+	struct fs_chan *chan;
 	struct stat st;
 	int rc;
 
 	pthread_mutex_lock(&fs->lock);
-	rc = fs_fill_attr(fs, ino, &st);
+	if (chan_only && fs_ino_kind(fs, ino, &node, &chan) != FS_CHAN)
+		rc = -EPERM;
+	else
+		rc = fs_fill_attr(fs, ino, &st);
 	pthread_mutex_unlock(&fs->lock);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_attr(req, &st, 0);
+}
+
+/* stat(2): a channel's size is the bytes queued, mtime the last arrival. */
+static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	fs_reply_attr(req, ino, 0);
 }
 
 /*
@@ -382,30 +396,12 @@ static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino,
 static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			  int to_set, struct fuse_file_info *fi)
 {
-	struct fs *fs = fuse_req_userdata(req);
-	struct fs_node *node;
-	struct fs_chan *chan;
-	struct stat st;
-	int rc;
-
 	if (to_set &
 	    (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	pthread_mutex_lock(&fs->lock);
-	if ((to_set & FUSE_SET_ATTR_SIZE) &&
-	    fs_ino_kind(fs, ino, &node, &chan) != FS_CHAN) {
-		pthread_mutex_unlock(&fs->lock);
-		fuse_reply_err(req, EPERM);
-		return;
-	}
-	rc = fs_fill_attr(fs, ino, &st);
-	pthread_mutex_unlock(&fs->lock);
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_attr(req, &st, 0);
+	fs_reply_attr(req, ino, !!(to_set & FUSE_SET_ATTR_SIZE));
 }
 
 /* Append one directory entry to a growing snapshot buffer. */
