@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
@@ -59,99 +58,6 @@ static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 		return FS_CHAN;
 	}
 	return FS_NONE;
-}
-
-/* Find a live (not unlinked) channel of node by name. */
-static struct fs_chan *fs_chan_find(struct fs_node *node, const char *name)
-{
-	struct fs_chan *c;
-
-	LIST_FOREACH (c, &node->chans, dir_link)
-		if (strcmp(c->name, name) == 0)
-			return c;
-	return NULL;
-}
-
-/*
- * Make a channel in node.  A peer's messages may create at most
- * max_channels (-ENOSPC beyond: the message is dropped), so no peer can
- * exhaust our memory.  The mounting user's own O_CREATs are not limited:
- * a script that sends on many channels to one peer makes them here.
- */
-static int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
-		       int remote, struct fs_chan **out)
-{
-	struct fs_chan *c;
-	size_t slot;
-
-	if (remote && node->nremote >= fs->cfg->max_channels)
-		return -ENOSPC;
-	slot = fs_chan_slot(fs, fs->next_ino);
-	if (slot >= fs->nslots) {
-		size_t n = fs->nslots ? fs->nslots * 2 : 64;
-		struct fs_chan **grown;
-
-		grown = realloc(fs->chans, n * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + fs->nslots, 0,
-		       (n - fs->nslots) * sizeof(*grown));
-		fs->chans = grown;
-		fs->nslots = n;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->ino = fs->next_ino++;
-	c->node = node;
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	TAILQ_INIT(&c->msgs);
-	TAILQ_INIT(&c->waiters);
-	clock_gettime(CLOCK_REALTIME, &c->mtime);
-	LIST_INSERT_HEAD(&node->chans, c, dir_link);
-	node->nchans++;
-	c->remote = remote;
-	node->nremote += remote;
-	fs->chans[slot] = c;
-	*out = c;
-	return 0;
-}
-
-/* Throw away every queued message (rm, shutdown). */
-static void fs_chan_discard(struct fs_chan *c)
-{
-	struct fs_msg *m;
-
-	while ((m = TAILQ_FIRST(&c->msgs))) {
-		TAILQ_REMOVE(&c->msgs, m, link);
-		free(m->data);
-		free(m);
-	}
-	c->queued = 0;
-}
-
-/* Free an unlinked channel once no lookup or open refers to it. */
-static void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c)
-{
-	if (!c->unlinked || c->nlookup || c->nopen || !TAILQ_EMPTY(&c->waiters))
-		return;
-	fs->chans[fs_chan_slot(fs, c->ino)] = NULL;
-	fs_chan_discard(c);
-	if (c->ph)
-		fuse_pollhandle_destroy(c->ph);
-	free(c);
-}
-
-/* Take c out of its directory: rm, which discards its queue. */
-static void fs_chan_unlink(struct fs_chan *c)
-{
-	if (c->unlinked)
-		return;
-	LIST_REMOVE(c, dir_link);
-	c->node->nchans--;
-	c->node->nremote -= c->remote;
-	c->unlinked = 1;
-	fs_chan_discard(c);
 }
 
 /* Free an open file's state; caller holds lock, nobody uses fh any more. */
@@ -326,10 +232,8 @@ static void fs_forget_one(struct fs *fs, fuse_ino_t ino, uint64_t n)
 	struct fs_node *node;
 	struct fs_chan *chan;
 
-	if (fs_ino_kind(fs, ino, &node, &chan) != FS_CHAN)
-		return;
-	chan->nlookup = chan->nlookup > n ? chan->nlookup - n : 0;
-	fs_chan_maybe_free(fs, chan);
+	if (fs_ino_kind(fs, ino, &node, &chan) == FS_CHAN)
+		fs_chan_forget(fs, chan, n);
 }
 
 /* FORGET for one inode. */
@@ -503,25 +407,6 @@ static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
-/* Attach an open file to chan; caller holds lock. */
-static struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
-				  struct fuse_file_info *fi)
-{
-	struct fs_fh *fh = calloc(1, sizeof(*fh));
-
-	if (!fh)
-		return NULL;
-	LIST_INSERT_HEAD(&fs->fhs, fh, link);
-	fh->chan = chan;
-	fh->follow = (fi->flags & O_ACCMODE) == O_RDWR;
-	chan->nopen++;
-	fi->fh = (uintptr_t)fh;
-	/* Message boundaries live in requests: no page cache, no seeking. */
-	fi->direct_io = 1;
-	fi->nonseekable = 1;
-	return fh;
-}
-
 /* open(2) of a channel or a .status file. */
 static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
@@ -637,39 +522,6 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fs_fh_drop(fs, fh);
 }
 
-/*
- * Send one message from a write request on an open channel.  name and
- * node are fixed for the channel's life: no lock needed.
- */
-static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_chan *c,
-			  const char *buf, size_t size, int nonblock)
-{
-	int rc;
-
-	if (!c) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
-	if (fs->tp && tp_peer_reliable(fs->tp, c->node->peer)) {
-		fs_park_write(fs, req, c, buf, size, nonblock);
-		return;
-	}
-	/*
-	 * The writer is answered before the doorbell: it writes its next
-	 * message (or parks its read) while the kernel sends this one.
-	 */
-	if (!fs->tp) {
-		fuse_reply_err(req, ENOTCONN);
-		return;
-	}
-	rc = tp_queue(fs->tp, c->node->peer, c->name, buf, size);
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_write(req, size);
-	tp_flush(fs->tp);
-}
-
 /* write(2): one call is one message to the node on this channel. */
 static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 			size_t size, off_t off, struct fuse_file_info *fi)
@@ -677,7 +529,7 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = fs_fh_hold(fs, fi);
 
-	fs_write_chan(fs, req, fh->chan, buf, size, !!(fi->flags & O_NONBLOCK));
+	fs_chan_write(fs, req, fh->chan, buf, size, !!(fi->flags & O_NONBLOCK));
 	fs_fh_drop(fs, fh);
 }
 
@@ -825,35 +677,6 @@ static const struct fuse_lowlevel_ops fs_ops = {
 };
 
 /*
- * Queue m on node's channel called name, making it if need be (a peer's
- * channel, within max_channels); under lock.  -ENOSPC when the name is
- * no name or the channel holds queue_limit bytes already.
- */
-static int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
-			 struct fs_msg *m, struct fs_chan **out)
-{
-	struct fs_chan *c = fs_chan_find(node, name);
-	int rc;
-
-	if (!c && util_name_problem(name))
-		return -ENOSPC;
-	if (!c) {
-		rc = fs_chan_new(fs, node, name, 1, &c);
-		if (rc)
-			return rc;
-	}
-	if (c->queued + m->len > fs->cfg->queue_limit)
-		return -ENOSPC;
-	TAILQ_INSERT_TAIL(&c->msgs, m, link);
-	c->queued += m->len;
-	/* Coarse: a tick is fine for ls, and the precise clock may trap
-	 * into the kernel (HPET) on every message. */
-	clock_gettime(CLOCK_REALTIME_COARSE, &c->mtime);
-	*out = c;
-	return 0;
-}
-
-/*
  * A message arrived: queue it, and wake the parked reader it goes to and
  * the poller (fs_park_arrived says when).
  */
@@ -861,16 +684,13 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	       size_t len)
 {
 	struct fs *fs = arg;
+	struct fs_msg *m = fs_chan_msg(data, len);
 	struct fs_park_wake wake = {0};
 	struct fs_chan *c;
-	struct fs_msg *m;
 	int rc;
 
-	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOSPC;
-	m->data = data;
-	m->len = len;
 	pthread_mutex_lock(&fs->lock);
 	rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
 	if (!rc)
@@ -1047,7 +867,6 @@ void fs_unmount(struct fs *fs)
 void fs_close(struct fs *fs)
 {
 	struct fs_fh *fh;
-	size_t i;
 
 	if (!fs)
 		return;
@@ -1057,15 +876,7 @@ void fs_close(struct fs *fs)
 		free(fh->buf);
 		free(fh);
 	}
-	for (i = 0; i < fs->nslots; i++) {
-		struct fs_chan *c = fs->chans[i];
-
-		if (!c)
-			continue;
-		fs_chan_discard(c);
-		free(c);
-	}
-	free(fs->chans);
+	fs_chan_free_all(fs);
 	fs_park_close(fs);
 	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);

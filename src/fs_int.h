@@ -2,9 +2,11 @@
 /*
  * Private to the file system's files:
  *
- *   fs.c         the tree: inode numbers, node directories, channels and
- *                their queues, attributes, listings, open files; the one
- *                fuse_lowlevel_ops table and fs.h's public API
+ *   fs.c         the tree: inode numbers, node directories, attributes,
+ *                listings, open files; the one fuse_lowlevel_ops table and
+ *                fs.h's public API
+ *   fs_chan.c    channels: their inode slots, message queues and limits,
+ *                and the write that sends a message (prefix fs_chan_)
  *   fs_park.c    reads parked until a message comes, polls parked until
  *                one is queued, reliable writes waiting for the peer's ack,
  *                and the reaper thread that ends interrupted or timed-out
@@ -13,8 +15,8 @@
  *                (prefix fs_status_)
  *
  * Threads, and what each calls:
- *   FUSE workers  every fs_op_* of fs.c, and through them fs_park_read,
- *                 fs_park_write, fs_park_poll and
+ *   FUSE workers  every fs_op_* of fs.c, and through them fs_chan_write,
+ *                 fs_park_read, fs_park_write, fs_park_poll and
  *                 fs_status_render; the interrupt callback
  *                 (fs_park_interrupt) on the worker that took INTERRUPT
  *   progress      the transport's thread: fs_deliver and fs_announce;
@@ -246,6 +248,48 @@ struct fs_park_wake {
 
 /* Drop a hold on an open file without fs->lock held. */
 void fs_fh_drop(struct fs *fs, struct fs_fh *fh);
+
+/* ---- fs_chan.c: channels and their queues ---- */
+
+/* The live (not unlinked) channel of node called name, or NULL. */
+struct fs_chan *fs_chan_find(struct fs_node *node, const char *name);
+
+/* Make channel name in node (remote: a peer's message made it). */
+int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
+		int remote, struct fs_chan **out);
+
+/* Free c if it is unlinked and nothing refers to it any more. */
+void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c);
+
+/* rm: take c out of its directory and discard its queue. */
+void fs_chan_unlink(struct fs_chan *c);
+
+/* FORGET of n lookups of c. */
+void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n);
+
+/* A message of len bytes at data, not queued yet; no lock needed. */
+struct fs_msg *fs_chan_msg(void *data, size_t len);
+
+/* Queue message m on node's channel name, made if need be; 0 or -errno. */
+int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
+		  struct fs_msg *m, struct fs_chan **out);
+
+/* Take up to size bytes of c's head message into *out (*len bytes). */
+int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len);
+
+/* Put m back at the head of c's queue: a reply refused it. */
+void fs_chan_unread(struct fs_chan *c, struct fs_msg *m);
+
+/* An open file on chan, set up in fi; NULL without memory. */
+struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
+			   struct fuse_file_info *fi);
+
+/* Send a write request's bytes to c's node (fs->lock not held). */
+void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
+		   const char *buf, size_t size, int nonblock);
+
+/* Free every channel (fs_close). */
+void fs_chan_free_all(struct fs *fs);
 
 /* ---- fs_park.c: parked reads, polls and reliable writes ---- */
 

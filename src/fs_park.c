@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "fs_int.h"
 #include "util.h"
@@ -62,47 +61,11 @@ void fs_park_end_all(struct fs *fs, struct fs_waitq *q, int err)
 	}
 }
 
-/*
- * Take up to size bytes of the head message for a reader.  Copies into
- * *out (malloc'ed) only when a short read splits a message; otherwise the
- * whole message buffer is handed over.
- */
-static int fs_park_take(struct fs_chan *c, size_t size, char **out, size_t *len)
-{
-	struct fs_msg *m = TAILQ_FIRST(&c->msgs);
-	size_t left = m->len - m->off;
-
-	if (left <= size && m->off == 0) {
-		*out = m->data;
-		*len = m->len;
-	} else {
-		size_t n = left < size ? left : size;
-
-		*out = malloc(n ? n : 1);
-		if (!*out)
-			return -ENOMEM;
-		memcpy(*out, m->data + m->off, n);
-		*len = n;
-		m->off += n;
-		c->queued -= n;
-		if (m->off < m->len)
-			return 0;
-		free(m->data);
-		TAILQ_REMOVE(&c->msgs, m, link);
-		free(m);
-		return 0;
-	}
-	c->queued -= m->len;
-	TAILQ_REMOVE(&c->msgs, m, link);
-	free(m);
-	return 0;
-}
-
 /* Answer a reader from the head of c's queue; caller holds the lock. */
 static int fs_park_read_now(struct fs_chan *c, struct fs_fh *fh, size_t size,
 			    char **buf, size_t *len)
 {
-	int rc = fs_park_take(c, size, buf, len);
+	int rc = fs_chan_take(c, size, buf, len);
 
 	if (!rc)
 		fh->got = 1;
@@ -154,7 +117,7 @@ static void fs_park_reply(struct fs *fs, struct fs_chan *c, fuse_req_t req,
 		free(buf);
 		return;
 	}
-	m = calloc(1, sizeof(*m));
+	m = fs_chan_msg(buf, len);
 	pthread_mutex_lock(&fs->lock);
 	if (!m || c->unlinked) {
 		pthread_mutex_unlock(&fs->lock);
@@ -162,10 +125,7 @@ static void fs_park_reply(struct fs *fs, struct fs_chan *c, fuse_req_t req,
 		free(buf);
 		return;
 	}
-	m->data = buf;
-	m->len = len;
-	TAILQ_INSERT_HEAD(&c->msgs, m, link);
-	c->queued += len;
+	fs_chan_unread(c, m);
 	fs_park_feed(fs, c, &next);
 	pthread_mutex_unlock(&fs->lock);
 	fs_park_answer_all(fs, &next);

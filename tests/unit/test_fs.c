@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Unit tests for fs.c, the FUSE side, on the host: the test includes fs.c
- * to reach its fs_ops table, and drives the operations with fake requests
+ * Unit tests for the FUSE side on the host: the test includes fs.c to
+ * reach its fs_ops table (fs_chan.c, fs_park.c and fs_status.c come from
+ * the library), and drives the operations with fake requests
  * (fake_fuse.c) over a fake transport (fake_tp.c).  Each test states one
  * line of README's Semantics table; after each, every request must have
  * had exactly one reply.  Node beta is this node; alpha and gamma peers.
+ * The .status text line by line is test_fs_status.c's.
  */
 #include "../../src/fs.c"
+
+#include <stdio.h>
 
 #include "unit.h"
 #include "fake_fuse.c"
