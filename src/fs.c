@@ -1,273 +1,63 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The FUSE side of ibfs (low-level API).
+ * The FUSE side of ibfs (low-level API): the tree and its operations.
  *
- *   MOUNT/.status        this node          (ino 2)
- *   MOUNT/NODE/          one per config node (ino 3 + 2i)
- *   MOUNT/NODE/.status   that peer          (ino 4 + 2i)
- *   MOUNT/NODE/CHAN      a channel          (ino from chan_base up)
+ *   MOUNT/               the root            FS_ROOT_INO
+ *   MOUNT/.status        this node           FS_ROOT_STATUS_INO
+ *   MOUNT/NODE/          one per config node fs_node_ino(i, FS_SLOT_DIR)
+ *   MOUNT/NODE/.status   that peer           fs_node_ino(i, FS_SLOT_STATUS)
+ *   MOUNT/NODE/CHAN      a channel           chan_base and up
  *
  * A write to NODE/CHAN is one message to NODE on CHAN.  Messages NODE sent
  * on CHAN queue in that file; a read takes one (or the rest of one).  The
  * first read on an open file waits for a message: it is parked, holding no
- * thread, and answered by fs_deliver from the progress thread, or by the
- * reaper thread when it is interrupted or times out.  Whoever unlinks a
- * waiter from the lists under fs->lock owns its reply, so every request is
- * answered exactly once, and never from the interrupt callback itself.
+ * thread (fs_park.c).  The .status text is fs_status.c's.  Who calls what
+ * and which lock guards which field: the top of fs_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
-#include "fs.h"
+#include "fs_int.h"
 #include "log.h"
 #include "util.h"
-#include "wire.h"
 
-#define FS_ROOT_INO	   1
-#define FS_ROOT_STATUS_INO 2
-#define FS_STATUS_NAME	   ".status"
-#define FS_MAX_WRITE	   (1024 * 1024) /* the kernel's ceiling (256 pages) */
-
-enum fs_kind {
-	FS_NONE,
-	FS_ROOT,
-	FS_ROOT_STATUS,
-	FS_DIR,
-	FS_DIR_STATUS,
-	FS_CHAN,
-};
-
-struct fs_msg {
-	TAILQ_ENTRY(fs_msg) link;
-	char *data;
-	size_t len;
-	size_t off; /* bytes already read by a short read */
-};
-
-struct fs_chan;
-struct fs_fh;
-
-struct fs_waiter {
-	TAILQ_ENTRY(fs_waiter) chan_link;
-	TAILQ_ENTRY(fs_waiter) all_link;
-	fuse_req_t req;
-	struct fs_chan *chan;
-	struct fs_fh *fh;
-	size_t size;
-	uint64_t deadline; /* monotonic ms; 0 = none */
-	int interrupted;
-	/* chosen by fs_deliver, answered by fs_announce */
-	char *buf;
-	size_t blen;
-	int rc;
-};
-
-TAILQ_HEAD(fs_waitq, fs_waiter);
-
-struct fs_node;
-
-struct fs_chan {
-	LIST_ENTRY(fs_chan) dir_link;
-	fuse_ino_t ino;
-	struct fs_node *node;
-	char name[CONFIG_NAME_MAX];
-	TAILQ_HEAD(, fs_msg) msgs;
-	size_t queued;
-	struct fs_waitq waiters;
-	struct fuse_pollhandle *ph;
-	struct timespec mtime;
-	uint64_t nlookup;
-	int nopen;
-	int unlinked;
-	int remote; /* made by a peer's message: counts against max_channels */
-};
-
-struct fs_node {
-	struct peer *peer;
-	fuse_ino_t ino;
-	LIST_HEAD(, fs_chan) chans;
-	unsigned nchans;
-	unsigned nremote; /* channels this peer's messages created */
-	unsigned nparked; /* reads parked on its channels (.status) */
-	unsigned nwrites; /* reliable writes to it awaiting the ack */
-};
-
-/* Per open file: a channel reader, or a snapshot of a .status or dir. */
-struct fs_fh {
-	LIST_ENTRY(fs_fh) link; /* in fs->fhs: freed at unmount if still open */
-	struct fs_chan *chan;
-	int got;      /* a read on this open returned data: empty means EOF */
-	int follow;   /* opened O_RDWR, a conversation: reads always wait */
-	int refs;     /* requests and parked reads using it */
-	int released; /* RELEASE came: free at the last drop */
-	char *buf;
-	size_t len;
-};
-
-struct fs {
-	const struct config *cfg;
-	struct peer *peers;
-	struct fs_node *nodes;
-	int nnodes;
-	struct tp *tp;
-	time_t started;
-
-	pthread_mutex_t lock; /* guards every channel, queue and waiter */
-	struct fs_chan **chans;
-	size_t nslots;
-	fuse_ino_t chan_base;
-	fuse_ino_t next_ino;
-	struct fs_waitq waiters;
-	LIST_HEAD(, fs_fh) fhs; /* open files, which a stop never releases */
-
-	/* What fs_deliver decided and fs_announce tells; announce_lock
-	 * (taken before lock) keeps a stop from passing a telling */
-	pthread_mutex_t announce_lock;
-	struct fs_waitq answers;	/* readers to answer, via all_link */
-	struct fuse_pollhandle **polls; /* pollers to notify */
-	size_t npolls, cap_polls;
-
-	pthread_t reaper;
-	pthread_cond_t reaper_cond;
-	int reaper_running;
-	int stopping;
-
-	struct fuse_session *se;
-	int mounted;
-	int sighandlers;
-};
-
-/*
- * Messages up to this size are handed to a parked reader at once, larger
- * ones after the transport's acks (see fs_deliver).
- */
-#define FS_ANSWER_NOW_MAX (64 * 1024)
+#define FS_STATUS_NAME ".status"
+#define FS_MAX_WRITE   (1024 * 1024) /* the kernel's ceiling (256 pages) */
 
 /* Classify an inode number; node/chan are filled where they apply. */
 static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 				struct fs_node **node, struct fs_chan **chan)
 {
+	fuse_ino_t rel;
+
 	*node = NULL;
 	*chan = NULL;
 	if (ino == FS_ROOT_INO)
 		return FS_ROOT;
 	if (ino == FS_ROOT_STATUS_INO)
 		return FS_ROOT_STATUS;
+	if (ino < FS_NODE_INO_BASE)
+		return FS_NONE; /* 0: no inode has it */
 	if (ino < fs->chan_base) {
-		int i = (ino - 3) / 2;
-
-		*node = &fs->nodes[i];
-		return (ino - 3) % 2 ? FS_DIR_STATUS : FS_DIR;
+		rel = ino - FS_NODE_INO_BASE;
+		*node = &fs->nodes[rel / FS_NODE_SLOTS];
+		return rel % FS_NODE_SLOTS == FS_SLOT_STATUS ? FS_DIR_STATUS
+							     : FS_DIR;
 	}
-	if (ino - fs->chan_base < fs->nslots &&
-	    fs->chans[ino - fs->chan_base]) {
-		*chan = fs->chans[ino - fs->chan_base];
+	rel = fs_chan_slot(fs, ino);
+	if (rel < fs->nslots && fs->chans[rel]) {
+		*chan = fs->chans[rel];
 		*node = (*chan)->node;
 		return FS_CHAN;
 	}
 	return FS_NONE;
-}
-
-/* Find a live (not unlinked) channel of node by name. */
-static struct fs_chan *fs_chan_find(struct fs_node *node, const char *name)
-{
-	struct fs_chan *c;
-
-	LIST_FOREACH (c, &node->chans, dir_link)
-		if (strcmp(c->name, name) == 0)
-			return c;
-	return NULL;
-}
-
-/*
- * Make a channel in node.  A peer's messages may create at most
- * max_channels (-ENOSPC beyond: the message is dropped), so no peer can
- * exhaust our memory.  The mounting user's own O_CREATs are not limited:
- * a script that sends on many channels to one peer makes them here.
- */
-static int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
-		       int remote, struct fs_chan **out)
-{
-	struct fs_chan *c;
-	size_t slot;
-
-	if (remote && node->nremote >= fs->cfg->max_channels)
-		return -ENOSPC;
-	slot = fs->next_ino - fs->chan_base;
-	if (slot >= fs->nslots) {
-		size_t n = fs->nslots ? fs->nslots * 2 : 64;
-		struct fs_chan **grown;
-
-		grown = realloc(fs->chans, n * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + fs->nslots, 0,
-		       (n - fs->nslots) * sizeof(*grown));
-		fs->chans = grown;
-		fs->nslots = n;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->ino = fs->next_ino++;
-	c->node = node;
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	TAILQ_INIT(&c->msgs);
-	TAILQ_INIT(&c->waiters);
-	clock_gettime(CLOCK_REALTIME, &c->mtime);
-	LIST_INSERT_HEAD(&node->chans, c, dir_link);
-	node->nchans++;
-	c->remote = remote;
-	node->nremote += remote;
-	fs->chans[slot] = c;
-	*out = c;
-	return 0;
-}
-
-/* Throw away every queued message (rm, shutdown). */
-static void fs_chan_discard(struct fs_chan *c)
-{
-	struct fs_msg *m;
-
-	while ((m = TAILQ_FIRST(&c->msgs))) {
-		TAILQ_REMOVE(&c->msgs, m, link);
-		free(m->data);
-		free(m);
-	}
-	c->queued = 0;
-}
-
-/* Free an unlinked channel once no lookup or open refers to it. */
-static void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c)
-{
-	if (!c->unlinked || c->nlookup || c->nopen || !TAILQ_EMPTY(&c->waiters))
-		return;
-	fs->chans[c->ino - fs->chan_base] = NULL;
-	fs_chan_discard(c);
-	if (c->ph)
-		fuse_pollhandle_destroy(c->ph);
-	free(c);
-}
-
-/* Take c out of its directory: rm, which discards its queue. */
-static void fs_chan_unlink(struct fs_chan *c)
-{
-	if (c->unlinked)
-		return;
-	LIST_REMOVE(c, dir_link);
-	c->node->nchans--;
-	c->node->nremote -= c->remote;
-	c->unlinked = 1;
-	fs_chan_discard(c);
 }
 
 /* Free an open file's state; caller holds lock, nobody uses fh any more. */
@@ -304,143 +94,11 @@ static void fs_fh_drop_locked(struct fs *fs, struct fs_fh *fh)
 }
 
 /* Drop a hold without the lock held. */
-static void fs_fh_drop(struct fs *fs, struct fs_fh *fh)
+void fs_fh_drop(struct fs *fs, struct fs_fh *fh)
 {
 	pthread_mutex_lock(&fs->lock);
 	fs_fh_drop_locked(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
-}
-
-/* A finished waiter: drop the hold on its file and free it. */
-static void fs_waiter_free(struct fs *fs, struct fs_waiter *w)
-{
-	fs_fh_drop(fs, w->fh);
-	free(w);
-}
-
-/* Park w on both wait lists; caller holds lock. */
-static void fs_waiter_link(struct fs *fs, struct fs_waiter *w)
-{
-	TAILQ_INSERT_TAIL(&w->chan->waiters, w, chan_link);
-	TAILQ_INSERT_TAIL(&fs->waiters, w, all_link);
-	w->chan->node->nparked++;
-}
-
-/* Remove w from both wait lists; the caller now owns its reply. */
-static void fs_waiter_unlink(struct fs *fs, struct fs_waiter *w)
-{
-	TAILQ_REMOVE(&w->chan->waiters, w, chan_link);
-	TAILQ_REMOVE(&fs->waiters, w, all_link);
-	w->chan->node->nparked--;
-}
-
-/*
- * Take up to size bytes of the head message for a reader.  Copies into
- * *out (malloc'ed) only when a short read splits a message; otherwise the
- * whole message buffer is handed over.
- */
-static int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len)
-{
-	struct fs_msg *m = TAILQ_FIRST(&c->msgs);
-	size_t left = m->len - m->off;
-
-	if (left <= size && m->off == 0) {
-		*out = m->data;
-		*len = m->len;
-	} else {
-		size_t n = left < size ? left : size;
-
-		*out = malloc(n ? n : 1);
-		if (!*out)
-			return -ENOMEM;
-		memcpy(*out, m->data + m->off, n);
-		*len = n;
-		m->off += n;
-		c->queued -= n;
-		if (m->off < m->len)
-			return 0;
-		free(m->data);
-		TAILQ_REMOVE(&c->msgs, m, link);
-		free(m);
-		return 0;
-	}
-	c->queued -= m->len;
-	TAILQ_REMOVE(&c->msgs, m, link);
-	free(m);
-	return 0;
-}
-
-/* Answer a reader from the head of c's queue; caller holds the lock. */
-static int fs_read_now(struct fs_chan *c, struct fs_fh *fh, size_t size,
-		       char **buf, size_t *len)
-{
-	int rc = fs_chan_take(c, size, buf, len);
-
-	if (!rc)
-		fh->got = 1;
-	return rc;
-}
-
-/* The first reader parked on c that is not the reaper's; under lock. */
-static struct fs_waiter *fs_chan_live_waiter(struct fs_chan *c)
-{
-	struct fs_waiter *w;
-
-	TAILQ_FOREACH (w, &c->waiters, chan_link)
-		if (!w->interrupted)
-			return w;
-	return NULL;
-}
-
-/*
- * Hand c's queued messages to its live parked readers, in order, onto out
- * (via all_link), for the caller to answer after unlocking.  Messages wait
- * beside a parked reader only while a reader ahead of it was the reaper's
- * or a reply came back refused: whoever ends that calls this.  Under lock.
- */
-static void fs_chan_feed(struct fs *fs, struct fs_chan *c, struct fs_waitq *out)
-{
-	struct fs_waiter *w;
-
-	while (!TAILQ_EMPTY(&c->msgs) && (w = fs_chan_live_waiter(c))) {
-		fs_waiter_unlink(fs, w);
-		w->rc = fs_read_now(c, w->fh, w->size, &w->buf, &w->blen);
-		TAILQ_INSERT_TAIL(out, w, all_link);
-	}
-}
-
-static void fs_answer_all(struct fs *fs, struct fs_waitq *q);
-
-/*
- * Reply to a reader with bytes taken from c.  If the kernel no longer
- * wants them (the read was interrupted meanwhile), put them back at the
- * head of the queue: the next reader gets them, nothing is lost.
- */
-static void fs_reply_data(struct fs *fs, struct fs_chan *c, fuse_req_t req,
-			  char *buf, size_t len)
-{
-	struct fs_waitq next = TAILQ_HEAD_INITIALIZER(next);
-	struct fs_msg *m;
-
-	if (fuse_reply_buf(req, buf, len) == 0 || !len) {
-		free(buf);
-		return;
-	}
-	m = calloc(1, sizeof(*m));
-	pthread_mutex_lock(&fs->lock);
-	if (!m || c->unlinked) {
-		pthread_mutex_unlock(&fs->lock);
-		free(m);
-		free(buf);
-		return;
-	}
-	m->data = buf;
-	m->len = len;
-	TAILQ_INSERT_HEAD(&c->msgs, m, link);
-	c->queued += len;
-	fs_chan_feed(fs, c, &next);
-	pthread_mutex_unlock(&fs->lock);
-	fs_answer_all(fs, &next);
 }
 
 /* Attributes of whatever ino is; -ENOENT when it is gone. */
@@ -482,123 +140,6 @@ static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 	default:
 		return -ENOENT;
 	}
-	return 0;
-}
-
-/* One counter's key=value line, for peer.h's X lists. */
-#define FS_PRINT(name, comment)                                                \
-	fprintf(f, #name "=%lu\n", (unsigned long)c->name);
-
-/* key=value lines for a counter set, in peer.h's order. */
-static void fs_print_counters(FILE *f, struct peer_counters *c)
-{
-	int i;
-
-	PEER_COUNTERS_TRAFFIC(FS_PRINT)
-	for (i = 0; i < DROP_MAX; i++)
-		fprintf(f, "drop_%s=%lu\n", peer_drop_names[i],
-			(unsigned long)c->drops[i]);
-	PEER_COUNTERS_REL(FS_PRINT)
-}
-
-/* NODE/.status only: the per-stream gauges, which no total sums. */
-static void fs_print_gauges(FILE *f, struct peer_counters *c)
-{
-	PEER_GAUGES_STREAM(FS_PRINT)
-}
-#undef FS_PRINT
-
-/*
- * The requests parked in node (all nodes when NULL): what a script waits
- * on to know a read is parked before it acts, instead of sleeping.
- * Caller holds fs->lock (fs_op_open renders under it).
- */
-static void fs_print_parked(struct fs *fs, struct fs_node *node, FILE *f)
-{
-	unsigned reads = 0, writes = 0, polls = 0;
-	size_t i;
-	int n;
-
-	for (n = 0; n < fs->nnodes; n++) {
-		if (node && node != &fs->nodes[n])
-			continue;
-		reads += fs->nodes[n].nparked;
-		writes += fs->nodes[n].nwrites;
-	}
-	for (i = 0; i < fs->nslots; i++)
-		if (fs->chans[i] && fs->chans[i]->ph &&
-		    (!node || fs->chans[i]->node == node))
-			polls++;
-	fprintf(f, "parked_reads=%u\nparked_polls=%u\nwaiting_writes=%u\n",
-		reads, polls, writes);
-}
-
-/* MOUNT/.status: this node's identity and totals. */
-static void fs_render_root(struct fs *fs, FILE *f)
-{
-	const struct config *cfg = fs->cfg;
-	char gid[INET6_ADDRSTRLEN];
-
-	fprintf(f, "node=%s\n", cfg->nodes[cfg->local].name);
-	if (fs->tp) {
-		const struct tp_info *ti = tp_info(fs->tp);
-
-		fprintf(f, "device=%s\nport=%d\nlid=%u\ngid=%s\ngid_index=%d\n",
-			ti->device, ti->port, ti->lid,
-			util_gid_str(&ti->gid, gid, sizeof(gid)),
-			ti->gid_index);
-		fprintf(f, "qpn=%u\nqkey=0x%x\npath_mtu=%d\n", ti->qpn,
-			ti->qkey, 128 << ti->mtu);
-		fprintf(f, "recv_depth=%u\nsend_depth=%u\n", ti->recv_depth,
-			ti->send_depth);
-	}
-	fprintf(f, "max_message=%lu\n", (unsigned long)cfg->max_message);
-	fprintf(f, "route=%s\n", cfg->route == ROUTE_SA ? "sa" : "gid");
-	fprintf(f, "uptime=%ld\n", (long)(time(NULL) - fs->started));
-	fs_print_parked(fs, NULL, f);
-	if (fs->tp)
-		fs_print_counters(f, tp_totals(fs->tp));
-}
-
-/* MOUNT/NODE/.status: reachability, address, route and counters. */
-static void fs_render_peer(struct fs *fs, struct fs_node *node, FILE *f)
-{
-	struct peer *p = node->peer;
-	char gid[INET6_ADDRSTRLEN];
-
-	pthread_mutex_lock(&p->lock);
-	fprintf(f, "name=%s\nstate=%s\nlocal=%d\n", p->conf->name,
-		p->up ? "up" : "down", p->is_local);
-	fprintf(f, "addr=%s\n", p->conf->addr);
-	if (p->up || p->addr.qpn) {
-		fprintf(f, "qpn=%u\nqkey=0x%x\nlid=%u\ngid=%s\n", p->addr.qpn,
-			p->addr.qkey, p->addr.lid,
-			util_gid_str(&p->addr.gid, gid, sizeof(gid)));
-		fprintf(f, "route=%s\n",
-			p->route_used == ROUTE_SA ? "sa" : "gid");
-	}
-	fprintf(f, "since=%ld\n", (long)p->since);
-	pthread_mutex_unlock(&p->lock);
-	fprintf(f, "channels=%u\n", node->nchans);
-	fs_print_parked(fs, node, f);
-	fs_print_counters(f, &p->cnt);
-	fs_print_gauges(f, &p->cnt);
-}
-
-/* Snapshot a .status file into fh, so reads at any offset agree. */
-static int fs_render(struct fs *fs, enum fs_kind k, struct fs_node *node,
-		     struct fs_fh *fh)
-{
-	FILE *f = open_memstream(&fh->buf, &fh->len);
-
-	if (!f)
-		return -errno;
-	if (k == FS_ROOT_STATUS)
-		fs_render_root(fs, f);
-	else
-		fs_render_peer(fs, node, f);
-	if (fclose(f))
-		return -errno;
 	return 0;
 }
 
@@ -669,7 +210,7 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 				ino = fs->nodes[i].ino;
 	} else if (k == FS_DIR) {
 		if (strcmp(name, FS_STATUS_NAME) == 0)
-			ino = node->ino + 1;
+			ino = fs_node_status_ino(node);
 		else if ((chan = fs_chan_find(node, name)))
 			ino = chan->ino;
 	} else if (k != FS_NONE) {
@@ -691,10 +232,8 @@ static void fs_forget_one(struct fs *fs, fuse_ino_t ino, uint64_t n)
 	struct fs_node *node;
 	struct fs_chan *chan;
 
-	if (fs_ino_kind(fs, ino, &node, &chan) != FS_CHAN)
-		return;
-	chan->nlookup = chan->nlookup > n ? chan->nlookup - n : 0;
-	fs_chan_maybe_free(fs, chan);
+	if (fs_ino_kind(fs, ino, &node, &chan) == FS_CHAN)
+		fs_chan_forget(fs, chan, n);
 }
 
 /* FORGET for one inode. */
@@ -722,21 +261,35 @@ static void fs_op_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-/* stat(2): a channel's size is the bytes queued, mtime the last arrival. */
-static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino,
-			  struct fuse_file_info *fi)
+/*
+ * Reply with ino's attributes; with chan_only, EPERM unless ino is a
+ * channel (truncate).
+ */
+static void fs_reply_attr(fuse_req_t req, fuse_ino_t ino, int chan_only)
 {
 	struct fs *fs = fuse_req_userdata(req);
+	struct fs_node *node;
+	struct fs_chan *chan;
 	struct stat st;
 	int rc;
 
 	pthread_mutex_lock(&fs->lock);
-	rc = fs_fill_attr(fs, ino, &st);
+	if (chan_only && fs_ino_kind(fs, ino, &node, &chan) != FS_CHAN)
+		rc = -EPERM;
+	else
+		rc = fs_fill_attr(fs, ino, &st);
 	pthread_mutex_unlock(&fs->lock);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_attr(req, &st, 0);
+}
+
+/* stat(2): a channel's size is the bytes queued, mtime the last arrival. */
+static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	fs_reply_attr(req, ino, 0);
 }
 
 /*
@@ -747,30 +300,12 @@ static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino,
 static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			  int to_set, struct fuse_file_info *fi)
 {
-	struct fs *fs = fuse_req_userdata(req);
-	struct fs_node *node;
-	struct fs_chan *chan;
-	struct stat st;
-	int rc;
-
 	if (to_set &
 	    (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	pthread_mutex_lock(&fs->lock);
-	if ((to_set & FUSE_SET_ATTR_SIZE) &&
-	    fs_ino_kind(fs, ino, &node, &chan) != FS_CHAN) {
-		pthread_mutex_unlock(&fs->lock);
-		fuse_reply_err(req, EPERM);
-		return;
-	}
-	rc = fs_fill_attr(fs, ino, &st);
-	pthread_mutex_unlock(&fs->lock);
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_attr(req, &st, 0);
+	fs_reply_attr(req, ino, !!(to_set & FUSE_SET_ATTR_SIZE));
 }
 
 /* Append one directory entry to a growing snapshot buffer. */
@@ -818,7 +353,7 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 	if (!rc)
 		rc = fs_dirbuf_add(req, fh, FS_STATUS_NAME,
 				   k == FS_ROOT ? FS_ROOT_STATUS_INO
-						: node->ino + 1,
+						: fs_node_status_ino(node),
 				   S_IFREG);
 	if (k == FS_ROOT) {
 		for (i = 0; !rc && i < fs->nnodes; i++)
@@ -872,25 +407,6 @@ static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
-/* Attach an open file to chan; caller holds lock. */
-static struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
-				  struct fuse_file_info *fi)
-{
-	struct fs_fh *fh = calloc(1, sizeof(*fh));
-
-	if (!fh)
-		return NULL;
-	LIST_INSERT_HEAD(&fs->fhs, fh, link);
-	fh->chan = chan;
-	fh->follow = (fi->flags & O_ACCMODE) == O_RDWR;
-	chan->nopen++;
-	fi->fh = (uintptr_t)fh;
-	/* Message boundaries live in requests: no page cache, no seeking. */
-	fi->direct_io = 1;
-	fi->nonseekable = 1;
-	return fh;
-}
-
 /* open(2) of a channel or a .status file. */
 static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
@@ -916,7 +432,9 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 			break;
 		}
 		fh = calloc(1, sizeof(*fh));
-		rc = fh ? fs_render(fs, k, node, fh) : -ENOMEM;
+		/* under fs->lock, which the rendering never takes */
+		rc = fh ? fs_status_render(fs, node, &fh->buf, &fh->len)
+			: -ENOMEM;
 		if (!rc)
 			LIST_INSERT_HEAD(&fs->fhs, fh, link);
 		fi->fh = (uintptr_t)fh;
@@ -986,75 +504,6 @@ out:
 		fuse_reply_create(req, &e, fi);
 }
 
-/*
- * The interrupt callback: only mark the waiter and wake the reaper,
- * which owns the EINTR reply.  req stays valid while we run; a waiter
- * already answered is simply not found.
- */
-static void fs_read_interrupt(fuse_req_t req, void *data)
-{
-	struct fs *fs = data;
-	struct fs_waiter *w;
-
-	pthread_mutex_lock(&fs->lock);
-	TAILQ_FOREACH (w, &fs->waiters, all_link)
-		if (w->req == req) {
-			w->interrupted = 1;
-			pthread_cond_signal(&fs->reaper_cond);
-			break;
-		}
-	pthread_mutex_unlock(&fs->lock);
-}
-
-/* Read a channel: a message now, EOF/EAGAIN, or park until one comes. */
-static void fs_read_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
-			 size_t size, int nonblock)
-{
-	struct fs_chan *c = fh->chan;
-	struct fs_waiter *w;
-	char *buf = NULL;
-	size_t len = 0;
-	int rc = 0;
-
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		fs_fh_drop(fs, fh);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	/* Registered before the waiter is visible: see fs_read_interrupt. */
-	fuse_req_interrupt_func(req, fs_read_interrupt, fs);
-	pthread_mutex_lock(&fs->lock);
-	if (!TAILQ_EMPTY(&c->msgs) && !fs_chan_live_waiter(c)) {
-		rc = fs_read_now(c, fh, size, &buf, &len);
-	} else if ((fh->got && !fh->follow) || c->unlinked || fs->stopping) {
-		rc = fs->stopping && !fh->got ? -ENOTCONN : 0;
-	} else if (nonblock) {
-		rc = -EAGAIN;
-	} else if (fuse_req_interrupted(req)) {
-		rc = -EINTR;
-	} else {
-		w->req = req;
-		w->chan = c;
-		w->fh = fh;
-		w->size = size;
-		if (fs->cfg->read_timeout_ms > 0)
-			w->deadline = util_now_ms() + fs->cfg->read_timeout_ms;
-		fs_waiter_link(fs, w);
-		if (w->deadline)
-			pthread_cond_signal(&fs->reaper_cond);
-		pthread_mutex_unlock(&fs->lock);
-		return; /* the waiter keeps the hold on fh */
-	}
-	pthread_mutex_unlock(&fs->lock);
-	free(w);
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fs_reply_data(fs, c, req, buf, len);
-	fs_fh_drop(fs, fh);
-}
-
 /* read(2): one message per call, or a .status snapshot. */
 static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
@@ -1065,45 +514,13 @@ static void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (fh->chan) {
 		/* fi->flags are the file's flags now: fcntl may have
 		 * changed O_NONBLOCK since open. */
-		fs_read_chan(fs, req, fh, size, !!(fi->flags & O_NONBLOCK));
-		/* fs_read_chan dropped the hold */
+		fs_park_read(fs, req, fh, size, !!(fi->flags & O_NONBLOCK));
+		/* fs_park_read dropped the hold */
 		return;
 	}
 	fs_reply_slice(req, fh->buf, fh->len, off, size);
 	fs_fh_drop(fs, fh);
 }
-
-/* A reliable write in flight: whom to answer once the peer acked. */
-struct fs_wreq {
-	struct fs *fs;
-	struct fs_node *node;
-	fuse_req_t req;
-};
-
-/*
- * tp_send_async's completion (delivery = reliable): answer the write.
- * After unmount the session is gone and the kernel aborted the request:
- * nothing to answer then.
- */
-static void fs_write_done(void *arg, int status, size_t len)
-{
-	struct fs_wreq *w = arg;
-	struct fs *fs = w->fs;
-
-	pthread_mutex_lock(&fs->lock);
-	w->node->nwrites--;
-	if (!fs->stopping) {
-		if (status)
-			fuse_reply_err(w->req, -status);
-		else
-			fuse_reply_write(w->req, len);
-	}
-	pthread_mutex_unlock(&fs->lock);
-	free(w);
-}
-
-static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
-			  const char *buf, size_t size, int nonblock);
 
 /* write(2): one call is one message to the node on this channel. */
 static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -1112,66 +529,8 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = fs_fh_hold(fs, fi);
 
-	fs_write_chan(fs, req, fh, buf, size, !!(fi->flags & O_NONBLOCK));
+	fs_chan_write(fs, req, fh->chan, buf, size, !!(fi->flags & O_NONBLOCK));
 	fs_fh_drop(fs, fh);
-}
-
-/* Send one message from a write request on an open channel. */
-static void fs_write_chan(struct fs *fs, fuse_req_t req, struct fs_fh *fh,
-			  const char *buf, size_t size, int nonblock)
-{
-	struct fs_chan *c = fh->chan;
-	int rc;
-
-	if (!c) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
-	/*
-	 * delivery = reliable: the write is answered when the peer's daemon
-	 * has queued the message, from the completion; the worker thread
-	 * never waits (a writer to itself would starve its own reader).
-	 */
-	if (fs->tp && tp_peer_reliable(fs->tp, c->node->peer)) {
-		struct fs_wreq *w = malloc(sizeof(*w));
-
-		if (!w) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		w->fs = fs;
-		w->node = c->node;
-		w->req = req;
-		pthread_mutex_lock(&fs->lock);
-		c->node->nwrites++;
-		pthread_mutex_unlock(&fs->lock);
-		rc = tp_send_async(fs->tp, c->node->peer, c->name, buf, size,
-				   nonblock ? TP_SEND_NONBLOCK : 0,
-				   fs_write_done, w);
-		if (rc) {
-			pthread_mutex_lock(&fs->lock);
-			c->node->nwrites--;
-			pthread_mutex_unlock(&fs->lock);
-			free(w);
-			fuse_reply_err(req, -rc);
-		}
-		return;
-	}
-	/*
-	 * name and node are fixed for the channel's life: no lock needed.
-	 * The writer is answered before the doorbell: it writes its next
-	 * message (or parks its read) while the kernel sends this one.
-	 */
-	if (!fs->tp) {
-		fuse_reply_err(req, ENOTCONN);
-		return;
-	}
-	rc = tp_queue(fs->tp, c->node->peer, c->name, buf, size);
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_write(req, size);
-	tp_flush(fs->tp);
 }
 
 /* Last close of an open file. */
@@ -1181,29 +540,17 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino,
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
 	struct fs_waitq gone = TAILQ_HEAD_INITIALIZER(gone);
-	struct fs_waiter *w, *next;
 
 	pthread_mutex_lock(&fs->lock);
 	LIST_REMOVE(fh, link);
 	fh->released = 1;
 	/* Reads its killed owner left parked must not take messages. */
-	if (fh->chan) {
-		for (w = TAILQ_FIRST(&fh->chan->waiters); w; w = next) {
-			next = TAILQ_NEXT(w, chan_link);
-			if (w->fh != fh)
-				continue;
-			fs_waiter_unlink(fs, w);
-			TAILQ_INSERT_TAIL(&gone, w, all_link);
-		}
-	}
+	if (fh->chan)
+		fs_park_release(fs, fh, &gone);
 	if (fh->refs == 0)
 		fs_fh_destroy(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
-	while ((w = TAILQ_FIRST(&gone))) {
-		TAILQ_REMOVE(&gone, w, all_link);
-		fuse_reply_err(w->req, EINTR);
-		fs_waiter_free(fs, w);
-	}
+	fs_park_end_all(fs, &gone, EINTR);
 	fuse_reply_err(req, 0);
 }
 
@@ -1212,7 +559,6 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_waitq woken = TAILQ_HEAD_INITIALIZER(woken);
-	struct fs_waiter *w;
 	struct fs_node *node;
 	struct fs_chan *chan;
 	int rc = 0;
@@ -1224,18 +570,11 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		rc = strcmp(name, FS_STATUS_NAME) == 0 ? -EPERM : -ENOENT;
 	} else {
 		fs_chan_unlink(chan);
-		while ((w = TAILQ_FIRST(&chan->waiters))) {
-			fs_waiter_unlink(fs, w);
-			TAILQ_INSERT_TAIL(&woken, w, all_link);
-		}
+		fs_park_unlinked(fs, chan, &woken);
 		fs_chan_maybe_free(fs, chan);
 	}
 	pthread_mutex_unlock(&fs->lock);
-	while ((w = TAILQ_FIRST(&woken))) {
-		TAILQ_REMOVE(&woken, w, all_link);
-		fuse_reply_buf(w->req, NULL, 0);
-		fs_waiter_free(fs, w);
-	}
+	fs_park_end_all(fs, &woken, 0);
 	fuse_reply_err(req, -rc);
 }
 
@@ -1255,15 +594,7 @@ static void fs_op_poll(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	pthread_mutex_lock(&fs->lock);
-	if (!TAILQ_EMPTY(&fh->chan->msgs) || fh->chan->unlinked) {
-		revents |= POLLIN | POLLRDNORM;
-		if (ph)
-			fuse_pollhandle_destroy(ph);
-	} else if (ph) {
-		if (fh->chan->ph)
-			fuse_pollhandle_destroy(fh->chan->ph);
-		fh->chan->ph = ph;
-	}
+	revents |= fs_park_poll(fh->chan, ph);
 	fs_fh_drop_locked(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_poll(req, revents);
@@ -1318,6 +649,7 @@ static void fs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	fuse_reply_err(req, 0);
 }
 
+/* The one operations table: all FUSE asks of the tree goes through it. */
 static const struct fuse_lowlevel_ops fs_ops = {
 	.init = fs_op_init,
 	.lookup = fs_op_lookup,
@@ -1344,261 +676,86 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = fs_op_fsync,
 };
 
-/* Answer reader w, chosen by fs_deliver, with what it took. */
-static void fs_answer(struct fs *fs, struct fs_waiter *w)
-{
-	if (w->rc)
-		fuse_reply_err(w->req, -w->rc);
-	else
-		fs_reply_data(fs, w->chan, w->req, w->buf, w->blen);
-	fs_waiter_free(fs, w);
-}
-
-/* Answer, and empty, a list of readers (linked by all_link). */
-static void fs_answer_all(struct fs *fs, struct fs_waitq *q)
-{
-	struct fs_waiter *w;
-
-	while ((w = TAILQ_FIRST(q))) {
-		TAILQ_REMOVE(q, w, all_link);
-		fs_answer(fs, w);
-	}
-}
-
-/* Keep ph for fs_announce (under fs->lock); -ENOMEM: tell it now. */
-static int fs_poll_keep(struct fs *fs, struct fuse_pollhandle *ph)
-{
-	struct fuse_pollhandle **v;
-	size_t cap;
-
-	if (fs->npolls == fs->cap_polls) {
-		cap = fs->cap_polls ? fs->cap_polls * 2 : 8;
-		v = realloc(fs->polls, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		fs->polls = v;
-		fs->cap_polls = cap;
-	}
-	fs->polls[fs->npolls++] = ph;
-	return 0;
-}
-
 /*
- * A message arrived: queue it, and answer the parked reader it goes to and
- * the poller.  A large message is answered by fs_announce instead, once
- * the transport has acked it: handing over a large message takes a while,
- * and on a busy CPU the woken reader runs ahead of the ack its writer
- * waits for.  A small one is answered at once, so that a reply the reader
- * writes at once can carry that ack.
+ * A message arrived: queue it, and wake the parked reader it goes to and
+ * the poller (fs_park_arrived says when).
  */
 int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	       size_t len)
 {
 	struct fs *fs = arg;
-	struct fs_node *node = &fs->nodes[p->idx];
-	struct fuse_pollhandle *ph = NULL;
-	struct fs_waiter *w = NULL;
-	int later = len > FS_ANSWER_NOW_MAX;
+	struct fs_msg *m = fs_chan_msg(data, len);
+	struct fs_park_wake wake = {0};
 	struct fs_chan *c;
-	struct fs_msg *m;
-	int rc = 0;
+	int rc;
 
-	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOSPC;
-	m->data = data;
-	m->len = len;
 	pthread_mutex_lock(&fs->lock);
-	c = fs_chan_find(node, chan);
-	if (!c && util_name_problem(chan))
-		rc = -ENOSPC;
-	else if (!c)
-		rc = fs_chan_new(fs, node, chan, 1, &c);
-	if (rc)
-		goto out;
-	if (c->queued + len > fs->cfg->queue_limit) {
-		rc = -ENOSPC;
-		goto out;
-	}
-	TAILQ_INSERT_TAIL(&c->msgs, m, link);
-	c->queued += len;
-	m = NULL;
-	/* Coarse: a tick is fine for ls, and the precise clock may trap
-	 * into the kernel (HPET) on every message. */
-	clock_gettime(CLOCK_REALTIME_COARSE, &c->mtime);
-	/* An interrupted waiter is the reaper's: skip it. */
-	w = fs_chan_live_waiter(c);
-	if (w) {
-		fs_waiter_unlink(fs, w);
-		w->rc = fs_read_now(c, w->fh, w->size, &w->buf, &w->blen);
-		if (later)
-			TAILQ_INSERT_TAIL(&fs->answers, w, all_link);
-	}
-	if (c->ph && !fs->stopping) {
-		if (!later || fs_poll_keep(fs, c->ph))
-			ph = c->ph;
-		c->ph = NULL;
-	}
-out:
+	rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
+	if (!rc)
+		fs_park_arrived(fs, c, len, &wake);
 	pthread_mutex_unlock(&fs->lock);
-	if (m) {
+	if (rc) {
 		free(m);
 		return rc; /* the transport frees data and counts the drop */
 	}
-	if (w && !later)
-		fs_answer(fs, w);
-	if (ph) {
-		fuse_lowlevel_notify_poll(ph);
-		fuse_pollhandle_destroy(ph);
-	}
+	fs_park_tell(fs, &wake);
 	return 0;
 }
 
-/* tp_ops.announce: answer the readers and pollers fs_deliver chose. */
+/* tp_ops.announce: answer the readers and pollers fs_deliver left. */
 void fs_announce(void *arg)
 {
-	struct fs *fs = arg;
-	struct fs_waitq answers = TAILQ_HEAD_INITIALIZER(answers);
-	struct fuse_pollhandle **polls;
-	struct fs_waiter *w;
-	size_t i, n;
-
-	pthread_mutex_lock(&fs->announce_lock);
-	pthread_mutex_lock(&fs->lock);
-	if (TAILQ_EMPTY(&fs->answers) && !fs->npolls) {
-		pthread_mutex_unlock(&fs->lock);
-		pthread_mutex_unlock(&fs->announce_lock);
-		return;
-	}
-	TAILQ_CONCAT(&answers, &fs->answers, all_link);
-	polls = fs->polls;
-	n = fs->npolls;
-	fs->polls = NULL;
-	fs->npolls = fs->cap_polls = 0;
-	pthread_mutex_unlock(&fs->lock);
-	while ((w = TAILQ_FIRST(&answers))) {
-		TAILQ_REMOVE(&answers, w, all_link);
-		fs_answer(fs, w);
-	}
-	for (i = 0; i < n; i++) {
-		fuse_lowlevel_notify_poll(polls[i]);
-		fuse_pollhandle_destroy(polls[i]);
-	}
-	pthread_mutex_unlock(&fs->announce_lock);
-	free(polls);
+	fs_park_announce(arg);
 }
 
-/* Add ms to a CLOCK_MONOTONIC timespec for pthread_cond_timedwait. */
-static struct timespec fs_abstime(uint64_t deadline_ms)
+/* One directory per config node, numbered in config order. */
+static struct fs_node *fs_nodes_new(const struct config *cfg,
+				    struct peer *peers)
 {
-	struct timespec ts = {
-		.tv_sec = deadline_ms / 1000,
-		.tv_nsec = (deadline_ms % 1000) * 1000000,
-	};
+	struct fs_node *nodes = calloc(cfg->nnodes, sizeof(*nodes));
+	int i;
 
-	return ts;
-}
-
-/*
- * The reaper owns the replies to interrupted and timed-out reads: it
- * wakes on a signal from the interrupt callback or at the next deadline.
- */
-static void *fs_reaper(void *arg)
-{
-	struct fs *fs = arg;
-	struct fs_waitq done = TAILQ_HEAD_INITIALIZER(done);
-	struct fs_waitq fed = TAILQ_HEAD_INITIALIZER(fed);
-	struct fs_waiter *w, *tmp;
-	uint64_t now, next;
-
-	pthread_mutex_lock(&fs->lock);
-	while (!fs->stopping) {
-		now = util_now_ms();
-		next = 0;
-		for (w = TAILQ_FIRST(&fs->waiters); w; w = tmp) {
-			tmp = TAILQ_NEXT(w, all_link);
-			if (w->interrupted ||
-			    (w->deadline && w->deadline <= now)) {
-				fs_waiter_unlink(fs, w);
-				TAILQ_INSERT_TAIL(&done, w, all_link);
-			} else if (w->deadline &&
-				   (!next || w->deadline < next)) {
-				next = w->deadline;
-			}
-		}
-		if (!TAILQ_EMPTY(&done)) {
-			/* what arrived while they blocked goes to the next */
-			TAILQ_FOREACH (w, &done, all_link)
-				fs_chan_feed(fs, w->chan, &fed);
-			pthread_mutex_unlock(&fs->lock);
-			while ((w = TAILQ_FIRST(&done))) {
-				TAILQ_REMOVE(&done, w, all_link);
-				if (w->interrupted)
-					fuse_reply_err(w->req, EINTR);
-				else
-					fuse_reply_buf(w->req, NULL, 0);
-				fs_waiter_free(fs, w);
-			}
-			fs_answer_all(fs, &fed);
-			pthread_mutex_lock(&fs->lock);
-			continue;
-		}
-		if (next) {
-			struct timespec ts = fs_abstime(next);
-
-			pthread_cond_timedwait(&fs->reaper_cond, &fs->lock,
-					       &ts);
-		} else {
-			pthread_cond_wait(&fs->reaper_cond, &fs->lock);
-		}
+	if (!nodes)
+		return NULL;
+	for (i = 0; i < cfg->nnodes; i++) {
+		nodes[i].peer = &peers[i];
+		nodes[i].ino = fs_node_ino(i, FS_SLOT_DIR);
+		LIST_INIT(&nodes[i].chans);
 	}
-	pthread_mutex_unlock(&fs->lock);
-	return NULL;
+	return nodes;
 }
 
 /* Build the tree and start the reaper. */
 int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 {
-	pthread_condattr_t ca;
-	struct fs *fs;
-	int i, rc;
+	struct fs *fs = calloc(1, sizeof(*fs));
+	int rc = -ENOMEM;
 
-	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
+	fs->nodes = fs_nodes_new(cfg, peers);
+	if (!fs->nodes)
+		goto err_fs;
 	fs->cfg = cfg;
 	fs->peers = peers;
 	fs->nnodes = cfg->nnodes;
 	fs->started = time(NULL);
-	fs->nodes = calloc(cfg->nnodes, sizeof(*fs->nodes));
-	if (!fs->nodes) {
-		rc = -ENOMEM;
-		goto err_fs;
-	}
-	for (i = 0; i < cfg->nnodes; i++) {
-		fs->nodes[i].peer = &peers[i];
-		fs->nodes[i].ino = 3 + 2 * i;
-		LIST_INIT(&fs->nodes[i].chans);
-	}
-	fs->chan_base = fs->next_ino = 3 + 2 * cfg->nnodes;
+	/* channels are numbered after the last node's inodes */
+	fs->chan_base = fs->next_ino = fs_node_ino(cfg->nnodes, FS_SLOT_DIR);
 	TAILQ_INIT(&fs->waiters);
 	TAILQ_INIT(&fs->answers);
 	LIST_INIT(&fs->fhs);
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_mutex_init(&fs->announce_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&fs->reaper_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	rc = -pthread_create(&fs->reaper, NULL, fs_reaper, fs);
+	rc = fs_park_start(fs);
 	if (rc)
 		goto err_lock;
-	fs->reaper_running = 1;
 	*out = fs;
 	return 0;
 
 err_lock:
-	pthread_cond_destroy(&fs->reaper_cond);
 	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs->nodes);
@@ -1685,31 +842,6 @@ int fs_loop(struct fs *fs)
 	return rc < 0 ? -EIO : 0;
 }
 
-/* Stop the reaper and answer every parked reader: the daemon is going. */
-static void fs_stop_readers(struct fs *fs)
-{
-	struct fs_waiter *w;
-
-	pthread_mutex_lock(&fs->lock);
-	fs->stopping = 1;
-	pthread_cond_signal(&fs->reaper_cond);
-	pthread_mutex_unlock(&fs->lock);
-	if (fs->reaper_running)
-		pthread_join(fs->reaper, NULL);
-	fs->reaper_running = 0;
-	pthread_mutex_lock(&fs->lock);
-	while ((w = TAILQ_FIRST(&fs->waiters))) {
-		fs_waiter_unlink(fs, w);
-		pthread_mutex_unlock(&fs->lock);
-		fuse_reply_err(w->req, ENOTCONN);
-		fs_waiter_free(fs, w);
-		pthread_mutex_lock(&fs->lock);
-	}
-	pthread_mutex_unlock(&fs->lock);
-	/* readers a message was chosen for get it; none are chosen now */
-	fs_announce(fs);
-}
-
 /*
  * Stop serving: answer parked readers, drop poll handles (they point into
  * the session), unmount and destroy the session.  Messages may still be
@@ -1717,18 +849,9 @@ static void fs_stop_readers(struct fs *fs)
  */
 void fs_unmount(struct fs *fs)
 {
-	size_t i;
-
 	if (!fs)
 		return;
-	fs_stop_readers(fs);
-	pthread_mutex_lock(&fs->lock);
-	for (i = 0; i < fs->nslots; i++)
-		if (fs->chans[i] && fs->chans[i]->ph) {
-			fuse_pollhandle_destroy(fs->chans[i]->ph);
-			fs->chans[i]->ph = NULL;
-		}
-	pthread_mutex_unlock(&fs->lock);
+	fs_park_stop(fs);
 	if (fs->mounted)
 		fuse_session_unmount(fs->se);
 	fs->mounted = 0;
@@ -1744,7 +867,6 @@ void fs_unmount(struct fs *fs)
 void fs_close(struct fs *fs)
 {
 	struct fs_fh *fh;
-	size_t i;
 
 	if (!fs)
 		return;
@@ -1754,19 +876,8 @@ void fs_close(struct fs *fs)
 		free(fh->buf);
 		free(fh);
 	}
-	for (i = 0; i < fs->nslots; i++) {
-		struct fs_chan *c = fs->chans[i];
-
-		if (!c)
-			continue;
-		fs_chan_discard(c);
-		free(c);
-	}
-	free(fs->chans);
-	for (i = 0; i < fs->npolls; i++)
-		fuse_pollhandle_destroy(fs->polls[i]);
-	free(fs->polls);
-	pthread_cond_destroy(&fs->reaper_cond);
+	fs_chan_free_all(fs);
+	fs_park_close(fs);
 	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs->nodes);

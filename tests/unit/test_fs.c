@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Unit tests for fs.c, the FUSE side, on the host: the test includes fs.c
- * to reach its fs_ops table, and drives the operations with fake requests
+ * Unit tests for the FUSE side on the host: the test includes fs.c to
+ * reach its fs_ops table (fs_chan.c, fs_park.c and fs_status.c come from
+ * the library), and drives the operations with fake requests
  * (fake_fuse.c) over a fake transport (fake_tp.c).  Each test states one
  * line of README's Semantics table; after each, every request must have
  * had exactly one reply.  Node beta is this node; alpha and gamma peers.
+ * The .status text line by line is test_fs_status.c's.
  */
 #include "../../src/fs.c"
+
+#include <stdio.h>
 
 #include "unit.h"
 #include "fake_fuse.c"
@@ -31,7 +35,8 @@ static struct {
 	struct peer *peers;
 	struct fs *fs;
 	struct tp tp;
-	fuse_ino_t alpha; /* MOUNT/alpha */
+	fuse_ino_t alpha;	 /* MOUNT/alpha */
+	fuse_ino_t alpha_status; /* MOUNT/alpha/.status */
 } t;
 
 /* A fresh fs over a fake transport, every peer up. */
@@ -52,7 +57,8 @@ static int setup(void **state)
 	if (fs_open(&t.fs, &t.cfg, t.peers))
 		return -1;
 	fs_set_transport(t.fs, &t.tp);
-	t.alpha = 3 + 2 * ALPHA;
+	t.alpha = fs_node_ino(ALPHA, FS_SLOT_DIR);
+	t.alpha_status = fs_node_ino(ALPHA, FS_SLOT_STATUS);
 	return 0;
 }
 
@@ -472,7 +478,7 @@ static void test_tree_status_files(void **state)
 
 	t.peers[ALPHA].up = 0;
 	assert_rc(deliver("chat", "x"), 0);
-	assert_int_equal(open_ino(t.alpha + 1, O_RDONLY, &fi), 0);
+	assert_int_equal(open_ino(t.alpha_status, O_RDONLY, &fi), 0);
 	s = slurp(&fi, 0);
 	assert_non_null(strstr(s, "name=alpha\n"));
 	assert_non_null(strstr(s, "state=down\n"));
@@ -506,7 +512,7 @@ static void test_tree_status_counters(void **state)
 	PEER_GAUGES_STREAM(SET)
 #undef SET
 	assert_true(n < sizeof(want));
-	assert_int_equal(open_ino(t.alpha + 1, O_RDONLY, &fi), 0);
+	assert_int_equal(open_ino(t.alpha_status, O_RDONLY, &fi), 0);
 	s = slurp(&fi, 0);
 	at = strstr(s, "msgs_tx=");
 	assert_non_null(at);
@@ -1156,11 +1162,11 @@ static void test_forget(void **state)
 	assert_rc(deliver("chat", "m"), 0);
 	ino = lookup_ok(t.alpha, "chat");
 	fs_ops.unlink(req(), t.alpha, "chat");
-	assert_non_null(t.fs->chans[ino - t.fs->chan_base]);
+	assert_non_null(t.fs->chans[fs_chan_slot(t.fs, ino)]);
 	r = req();
 	fs_ops.forget(r, ino, 1);
 	assert_int_equal(r->kind, REPLY_NONE);
-	assert_null(t.fs->chans[ino - t.fs->chan_base]);
+	assert_null(t.fs->chans[fs_chan_slot(t.fs, ino)]);
 	fd.ino = 100000;
 	fd.nlookup = 1;
 	r = req();

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Channels, the files of a node's directory: each a queue of the messages
+ * its node sent on it, in order, with an inode slot of its own in
+ * fs->chans.  A peer's messages make channels up to max_channels and
+ * queue up to queue_limit bytes on each; the mounting user's O_CREATs
+ * make them without limit.  A removed channel lives on, unlinked, until
+ * no lookup, open or parked read refers to it.  Everything here runs
+ * under fs->lock (lock rules: the top of fs_int.h) but fs_chan_msg and
+ * fs_chan_write, which run without it, and fs_chan_free_all, at close.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fs_int.h"
+#include "util.h"
+
+/* Find a live (not unlinked) channel of node by name. */
+struct fs_chan *fs_chan_find(struct fs_node *node, const char *name)
+{
+	struct fs_chan *c;
+
+	LIST_FOREACH (c, &node->chans, dir_link)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+/*
+ * Make a channel in node.  A peer's messages may create at most
+ * max_channels (-ENOSPC beyond: the message is dropped), so no peer can
+ * exhaust our memory.  The mounting user's own O_CREATs are not limited:
+ * a script that sends on many channels to one peer makes them here.
+ */
+int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
+		int remote, struct fs_chan **out)
+{
+	struct fs_chan *c;
+	size_t slot;
+
+	if (remote && node->nremote >= fs->cfg->max_channels)
+		return -ENOSPC;
+	slot = fs_chan_slot(fs, fs->next_ino);
+	if (slot >= fs->nslots) {
+		size_t n = fs->nslots ? fs->nslots * 2 : 64;
+		struct fs_chan **grown;
+
+		grown = realloc(fs->chans, n * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + fs->nslots, 0,
+		       (n - fs->nslots) * sizeof(*grown));
+		fs->chans = grown;
+		fs->nslots = n;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->ino = fs->next_ino++;
+	c->node = node;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	TAILQ_INIT(&c->msgs);
+	TAILQ_INIT(&c->waiters);
+	clock_gettime(CLOCK_REALTIME, &c->mtime);
+	LIST_INSERT_HEAD(&node->chans, c, dir_link);
+	node->nchans++;
+	c->remote = remote;
+	node->nremote += remote;
+	fs->chans[slot] = c;
+	*out = c;
+	return 0;
+}
+
+/* Throw away every queued message (rm, shutdown). */
+static void fs_chan_discard(struct fs_chan *c)
+{
+	struct fs_msg *m;
+
+	while ((m = TAILQ_FIRST(&c->msgs))) {
+		TAILQ_REMOVE(&c->msgs, m, link);
+		free(m->data);
+		free(m);
+	}
+	c->queued = 0;
+}
+
+/* Free an unlinked channel once no lookup or open refers to it. */
+void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c)
+{
+	if (!c->unlinked || c->nlookup || c->nopen || !TAILQ_EMPTY(&c->waiters))
+		return;
+	fs->chans[fs_chan_slot(fs, c->ino)] = NULL;
+	fs_chan_discard(c);
+	if (c->ph)
+		fuse_pollhandle_destroy(c->ph);
+	free(c);
+}
+
+/* Take c out of its directory: rm, which discards its queue. */
+void fs_chan_unlink(struct fs_chan *c)
+{
+	if (c->unlinked)
+		return;
+	LIST_REMOVE(c, dir_link);
+	c->node->nchans--;
+	c->node->nremote -= c->remote;
+	c->unlinked = 1;
+	fs_chan_discard(c);
+}
+
+/* The kernel dropped n of its references to c: free it at zero if gone. */
+void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n)
+{
+	c->nlookup = c->nlookup > n ? c->nlookup - n : 0;
+	fs_chan_maybe_free(fs, c);
+}
+
+/* A message holding len bytes of data (which it owns once queued). */
+struct fs_msg *fs_chan_msg(void *data, size_t len)
+{
+	struct fs_msg *m = calloc(1, sizeof(*m));
+
+	if (m) {
+		m->data = data;
+		m->len = len;
+	}
+	return m;
+}
+
+/*
+ * Queue m on node's channel called name, making it if need be (a peer's
+ * channel, within max_channels); under lock.  -ENOSPC when the name is
+ * no name or the channel holds queue_limit bytes already.
+ */
+int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
+		  struct fs_msg *m, struct fs_chan **out)
+{
+	struct fs_chan *c = fs_chan_find(node, name);
+	int rc;
+
+	if (!c && util_name_problem(name))
+		return -ENOSPC;
+	if (!c) {
+		rc = fs_chan_new(fs, node, name, 1, &c);
+		if (rc)
+			return rc;
+	}
+	if (c->queued + m->len > fs->cfg->queue_limit)
+		return -ENOSPC;
+	TAILQ_INSERT_TAIL(&c->msgs, m, link);
+	c->queued += m->len;
+	/* Coarse: a tick is fine for ls, and the precise clock may trap
+	 * into the kernel (HPET) on every message. */
+	clock_gettime(CLOCK_REALTIME_COARSE, &c->mtime);
+	*out = c;
+	return 0;
+}
+
+/*
+ * Take up to size bytes of the head message for a reader.  Copies into
+ * *out (malloc'ed) only when a short read splits a message; otherwise the
+ * whole message buffer is handed over.
+ */
+int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len)
+{
+	struct fs_msg *m = TAILQ_FIRST(&c->msgs);
+	size_t left = m->len - m->off;
+
+	if (left <= size && m->off == 0) {
+		*out = m->data;
+		*len = m->len;
+	} else {
+		size_t n = left < size ? left : size;
+
+		*out = malloc(n ? n : 1);
+		if (!*out)
+			return -ENOMEM;
+		memcpy(*out, m->data + m->off, n);
+		*len = n;
+		m->off += n;
+		c->queued -= n;
+		if (m->off < m->len)
+			return 0;
+		free(m->data);
+		TAILQ_REMOVE(&c->msgs, m, link);
+		free(m);
+		return 0;
+	}
+	c->queued -= m->len;
+	TAILQ_REMOVE(&c->msgs, m, link);
+	free(m);
+	return 0;
+}
+
+/* Put m, bytes a refused reply took, back at the head of c's queue. */
+void fs_chan_unread(struct fs_chan *c, struct fs_msg *m)
+{
+	TAILQ_INSERT_HEAD(&c->msgs, m, link);
+	c->queued += m->len;
+}
+
+/* Attach an open file to chan; caller holds lock. */
+struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
+			   struct fuse_file_info *fi)
+{
+	struct fs_fh *fh = calloc(1, sizeof(*fh));
+
+	if (!fh)
+		return NULL;
+	LIST_INSERT_HEAD(&fs->fhs, fh, link);
+	fh->chan = chan;
+	fh->follow = (fi->flags & O_ACCMODE) == O_RDWR;
+	chan->nopen++;
+	fi->fh = (uintptr_t)fh;
+	/* Message boundaries live in requests: no page cache, no seeking. */
+	fi->direct_io = 1;
+	fi->nonseekable = 1;
+	return fh;
+}
+
+/*
+ * Send one message from a write request on an open channel.  name and
+ * node are fixed for the channel's life: no lock needed.
+ */
+void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
+		   const char *buf, size_t size, int nonblock)
+{
+	int rc;
+
+	if (!c) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	if (fs->tp && tp_peer_reliable(fs->tp, c->node->peer)) {
+		fs_park_write(fs, req, c, buf, size, nonblock);
+		return;
+	}
+	/*
+	 * The writer is answered before the doorbell: it writes its next
+	 * message (or parks its read) while the kernel sends this one.
+	 */
+	if (!fs->tp) {
+		fuse_reply_err(req, ENOTCONN);
+		return;
+	}
+	rc = tp_queue(fs->tp, c->node->peer, c->name, buf, size);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_write(req, size);
+	tp_flush(fs->tp);
+}
+
+/* Free every channel, linked or not, with its queue (fs_close). */
+void fs_chan_free_all(struct fs *fs)
+{
+	size_t i;
+
+	for (i = 0; i < fs->nslots; i++) {
+		struct fs_chan *c = fs->chans[i];
+
+		if (!c)
+			continue;
+		fs_chan_discard(c);
+		free(c);
+	}
+	free(fs->chans);
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Private to the file system's files:
+ *
+ *   fs.c         the tree: inode numbers, node directories, attributes,
+ *                listings, open files; the one fuse_lowlevel_ops table and
+ *                fs.h's public API
+ *   fs_chan.c    channels: their inode slots, message queues and limits,
+ *                and the write that sends a message (prefix fs_chan_)
+ *   fs_park.c    reads parked until a message comes, polls parked until
+ *                one is queued, reliable writes waiting for the peer's ack,
+ *                and the reaper thread that ends interrupted or timed-out
+ *                reads (prefix fs_park_)
+ *   fs_status.c  the text of MOUNT/.status and MOUNT/NODE/.status
+ *                (prefix fs_status_)
+ *
+ * Threads, and what each calls:
+ *   FUSE workers  every fs_op_* of fs.c, and through them fs_chan_write,
+ *                 fs_park_read, fs_park_write, fs_park_poll and
+ *                 fs_status_render; the interrupt callback
+ *                 (fs_park_interrupt) on the worker that took INTERRUPT
+ *   progress      the transport's thread: fs_deliver and fs_announce;
+ *                 fs_deliver may run under the transport's own locks
+ *                 (its rel_lock)
+ *   completions   a reliable write's completion (fs_park's write_done)
+ *                 runs on the progress thread when the ack comes, inside
+ *                 tp_send_async on the writing worker, on the bootstrap
+ *                 thread when the peer goes down or restarts, and in
+ *                 tp_close
+ *   reaper        fs_park's reaper: EINTR for interrupted reads, EOF for
+ *                 those past read_timeout
+ *   main          fs_open, fs_set_transport, fs_mount, fs_loop,
+ *                 fs_unmount, fs_close
+ *
+ * Locks, in the order they nest (outer first):
+ *   announce_lock -> fs->lock -> peer->lock
+ *
+ *   fs->lock guards the channel table (chans, nslots, next_ino); every
+ *     channel but its ino, node and name, which are fixed for its life;
+ *     every node's chans, nchans, nremote, nparked and nwrites; every
+ *     open file's refs, released and got; both waiter lists, answers,
+ *     polls (npolls, cap_polls), stopping, and the fhs list.  The reaper
+ *     sleeps on reaper_cond with it.
+ *   announce_lock is held across fs_announce's telling, taken before
+ *     fs->lock, so that a stop cannot pass a telling still going on.
+ *   peer->lock (peer.h) is taken under fs->lock only by the .status
+ *     rendering; nothing takes fs->lock while holding a peer lock.
+ *
+ *   Fixed once fs_open returns: cfg, peers, nodes, nnodes, chan_base,
+ *   started; tp once fs_set_transport set it, before the mount.  An open
+ *   file's chan, follow, buf and len are fixed once its open is answered.
+ *
+ * Rules:
+ *   - The .status rendering (fs_status_render) runs under fs->lock, taken
+ *     by the open handler, and never takes fs->lock itself: it would
+ *     deadlock.
+ *   - Replies and poll notifications go out with fs->lock dropped: a
+ *     refused reply takes the lock again to put its bytes back.  The one
+ *     exception is a reliable write's completion, which answers under
+ *     fs->lock so that a stop (which sets stopping under it) cannot pass
+ *     it and destroy the session while it answers.
+ *   - Under fs->lock the only transport calls are tp_info and tp_totals,
+ *     which take no lock: fs_deliver takes fs->lock under the transport's
+ *     rel_lock, and a reliable write's completion, which takes fs->lock,
+ *     may run inside tp_send_async.  Sends go out with fs->lock dropped.
+ *   - fuse_req_interrupt_func is never called under fs->lock: for a
+ *     request already interrupted it calls the callback at once, and the
+ *     callback takes fs->lock.  The callback only marks its waiter and
+ *     wakes the reaper, which owns the EINTR reply.
+ *   - Whoever unlinks a waiter from the wait lists under fs->lock owns its
+ *     reply: every request is answered exactly once.
+ *   - An open file is held (refs) by each request using it and by each
+ *     read parked on it; it is freed at the last drop after RELEASE.
+ */
+#ifndef IBFS_FS_INT_H
+#define IBFS_FS_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include "fs.h"
+
+/*
+ * Messages up to this size are handed to a parked reader at once, larger
+ * ones after the transport's acks (see fs_park_arrived).
+ */
+#define FS_ANSWER_NOW_MAX (64 * 1024)
+
+/* One message queued on a channel. */
+struct fs_msg {
+	TAILQ_ENTRY(fs_msg) link;
+	char *data;
+	size_t len;
+	size_t off; /* bytes already read by a short read */
+};
+
+struct fs_chan;
+struct fs_fh;
+
+/* A read parked on a channel until a message, rm, a signal or a timeout. */
+struct fs_waiter {
+	TAILQ_ENTRY(fs_waiter) chan_link;
+	TAILQ_ENTRY(fs_waiter) all_link;
+	fuse_req_t req;
+	struct fs_chan *chan;
+	struct fs_fh *fh;
+	size_t size;
+	uint64_t deadline; /* monotonic ms; 0 = none */
+	int interrupted;
+	/* chosen by fs_deliver, answered by fs_announce */
+	char *buf;
+	size_t blen;
+	int rc;
+};
+
+TAILQ_HEAD(fs_waitq, fs_waiter);
+
+struct fs_node;
+
+/* MOUNT/NODE/CHAN: a queue of messages and the reads parked on it. */
+struct fs_chan {
+	LIST_ENTRY(fs_chan) dir_link;
+	fuse_ino_t ino;
+	struct fs_node *node;
+	char name[CONFIG_NAME_MAX];
+	TAILQ_HEAD(, fs_msg) msgs;
+	size_t queued;
+	struct fs_waitq waiters;
+	struct fuse_pollhandle *ph;
+	struct timespec mtime;
+	uint64_t nlookup;
+	int nopen;
+	int unlinked;
+	int remote; /* made by a peer's message: counts against max_channels */
+};
+
+/* MOUNT/NODE: one per config node, in config order. */
+struct fs_node {
+	struct peer *peer;
+	fuse_ino_t ino; /* its directory's; its .status has the next */
+	LIST_HEAD(, fs_chan) chans;
+	unsigned nchans;
+	unsigned nremote; /* channels this peer's messages created */
+	unsigned nparked; /* reads parked on its channels (.status) */
+	unsigned nwrites; /* reliable writes to it awaiting the ack */
+};
+
+/* Per open file: a channel reader, or a snapshot of a .status or dir. */
+struct fs_fh {
+	LIST_ENTRY(fs_fh) link; /* in fs->fhs: freed at unmount if still open */
+	struct fs_chan *chan;
+	int got;      /* a read on this open returned data: empty means EOF */
+	int follow;   /* opened O_RDWR, a conversation: reads always wait */
+	int refs;     /* requests and parked reads using it */
+	int released; /* RELEASE came: free at the last drop */
+	char *buf;
+	size_t len;
+};
+
+struct fs {
+	const struct config *cfg;
+	struct peer *peers;
+	struct fs_node *nodes;
+	int nnodes;
+	struct tp *tp;
+	time_t started;
+
+	pthread_mutex_t lock; /* guards every channel, queue and waiter */
+	struct fs_chan **chans;
+	size_t nslots;
+	fuse_ino_t chan_base;
+	fuse_ino_t next_ino;
+	struct fs_waitq waiters;
+	LIST_HEAD(, fs_fh) fhs; /* open files, which a stop never releases */
+
+	/* What fs_deliver decided and fs_announce tells; announce_lock
+	 * (taken before lock) keeps a stop from passing a telling */
+	pthread_mutex_t announce_lock;
+	struct fs_waitq answers;	/* readers to answer, via all_link */
+	struct fuse_pollhandle **polls; /* pollers to notify */
+	size_t npolls, cap_polls;
+
+	pthread_t reaper;
+	pthread_cond_t reaper_cond;
+	int reaper_running;
+	int stopping;
+
+	struct fuse_session *se;
+	int mounted;
+	int sighandlers;
+};
+
+/*
+ * Inode numbers.  The root and its .status have fixed ones; then each
+ * config node has FS_NODE_SLOTS, its directory and then its .status, node
+ * i's from FS_NODE_INO_BASE + i * FS_NODE_SLOTS; channels take the numbers
+ * after the last node's (chan_base), one each, never reused.
+ */
+#define FS_ROOT_INO	   FUSE_ROOT_ID /* 1 */
+#define FS_ROOT_STATUS_INO 2
+#define FS_NODE_INO_BASE   3
+
+/* A node's inodes, by offset from its first. */
+enum fs_node_slot {
+	FS_SLOT_DIR,	/* MOUNT/NODE/ */
+	FS_SLOT_STATUS, /* MOUNT/NODE/.status */
+	FS_NODE_SLOTS,
+};
+
+/* What an inode number names. */
+enum fs_kind {
+	FS_NONE, /* nothing (any more) */
+	FS_ROOT,
+	FS_ROOT_STATUS,
+	FS_DIR,
+	FS_DIR_STATUS,
+	FS_CHAN,
+};
+
+/* The inode of node idx's slot; idx == nnodes gives chan_base. */
+static inline fuse_ino_t fs_node_ino(int idx, enum fs_node_slot slot)
+{
+	return FS_NODE_INO_BASE + (fuse_ino_t)idx * FS_NODE_SLOTS + slot;
+}
+
+/* The inode of a node's .status, beside its directory's. */
+static inline fuse_ino_t fs_node_status_ino(const struct fs_node *node)
+{
+	return node->ino - FS_SLOT_DIR + FS_SLOT_STATUS;
+}
+
+/* The index of channel inode ino in fs->chans (ino >= chan_base). */
+static inline size_t fs_chan_slot(const struct fs *fs, fuse_ino_t ino)
+{
+	return ino - fs->chan_base;
+}
+
+/* Whom a delivery wakes once fs->lock is dropped (fs_park_arrived). */
+struct fs_park_wake {
+	struct fs_waiter *reader;	/* answer now: a small message */
+	struct fuse_pollhandle *poller; /* notify now */
+};
+
+/* ---- fs.c: the tree ---- */
+
+/* Drop a hold on an open file without fs->lock held. */
+void fs_fh_drop(struct fs *fs, struct fs_fh *fh);
+
+/* ---- fs_chan.c: channels and their queues ---- */
+
+/* The live (not unlinked) channel of node called name, or NULL. */
+struct fs_chan *fs_chan_find(struct fs_node *node, const char *name);
+
+/* Make channel name in node (remote: a peer's message made it). */
+int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
+		int remote, struct fs_chan **out);
+
+/* Free c if it is unlinked and nothing refers to it any more. */
+void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c);
+
+/* rm: take c out of its directory and discard its queue. */
+void fs_chan_unlink(struct fs_chan *c);
+
+/* FORGET of n lookups of c. */
+void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n);
+
+/* A message of len bytes at data, not queued yet; no lock needed. */
+struct fs_msg *fs_chan_msg(void *data, size_t len);
+
+/* Queue message m on node's channel name, made if need be; 0 or -errno. */
+int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
+		  struct fs_msg *m, struct fs_chan **out);
+
+/* Take up to size bytes of c's head message into *out (*len bytes). */
+int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len);
+
+/* Put m back at the head of c's queue: a reply refused it. */
+void fs_chan_unread(struct fs_chan *c, struct fs_msg *m);
+
+/* An open file on chan, set up in fi; NULL without memory. */
+struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
+			   struct fuse_file_info *fi);
+
+/* Send a write request's bytes to c's node (fs->lock not held). */
+void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
+		   const char *buf, size_t size, int nonblock);
+
+/* Free every channel (fs_close). */
+void fs_chan_free_all(struct fs *fs);
+
+/* ---- fs_park.c: parked reads, polls and reliable writes ---- */
+
+/* Start the reaper (fs_open); 0 or -errno. */
+int fs_park_start(struct fs *fs);
+
+/*
+ * Stop the reaper, answer every parked reader with ENOTCONN, tell what
+ * fs_deliver left, and drop the parked polls (they point into the
+ * session): fs_unmount, before the session goes.
+ */
+void fs_park_stop(struct fs *fs);
+
+/* Free what fs_park_start and the pollers left (fs_close). */
+void fs_park_close(struct fs *fs);
+
+/* Read a channel: a message now, EOF/EAGAIN, or park; drops fh's hold. */
+void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
+		  int nonblock);
+
+/* Send a reliable write to c's node; answered once the peer acked it. */
+void fs_park_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
+		   const char *buf, size_t size, int nonblock);
+
+/* POLLIN if c is readable now, else park ph on it (under fs->lock). */
+unsigned fs_park_poll(struct fs_chan *c, struct fuse_pollhandle *ph);
+
+/* Move the reads parked on fh onto q: RELEASE came (under fs->lock). */
+void fs_park_release(struct fs *fs, struct fs_fh *fh, struct fs_waitq *q);
+
+/* Move every read parked on c onto q: rm (under fs->lock). */
+void fs_park_unlinked(struct fs *fs, struct fs_chan *c, struct fs_waitq *q);
+
+/* Answer every waiter of q with err (0: EOF) and free it; no lock. */
+void fs_park_end_all(struct fs *fs, struct fs_waitq *q, int err);
+
+/*
+ * A message of len bytes was queued on c (under fs->lock): choose the
+ * reader and the poller it wakes, into *wake now or fs->answers and
+ * fs->polls for fs_announce when it is large.
+ */
+void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
+		     struct fs_park_wake *wake);
+
+/* Answer and notify what fs_park_arrived chose; fs->lock dropped. */
+void fs_park_tell(struct fs *fs, struct fs_park_wake *wake);
+
+/* Answer the readers and pollers fs_park_arrived left for later. */
+void fs_park_announce(struct fs *fs);
+
+/* ---- fs_status.c: the .status files ---- */
+
+/*
+ * The text of NODE/.status (node), or of MOUNT/.status (node NULL), into
+ * *buf (malloc'ed, *len bytes).  Called under fs->lock, which it never
+ * takes; it takes the peer's lock.  0 or -errno.
+ */
+int fs_status_render(struct fs *fs, struct fs_node *node, char **buf,
+		     size_t *len);
+
+#endif

@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What waits in the file system, holding no thread: reads parked until a
+ * message comes, polls parked until one is queued, and reliable writes
+ * waiting for the peer's ack.  A parked read is answered by fs_deliver
+ * (through fs_park_arrived) from the progress thread, by fs_announce for a
+ * large message, by rm or RELEASE, or by the reaper thread when it is
+ * interrupted or times out.  Whoever unlinks a waiter from the lists
+ * under fs->lock owns its reply, so every request is answered exactly
+ * once, and never from the interrupt callback itself.  Lock rules: the
+ * top of fs_int.h.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+
+#include "fs_int.h"
+#include "util.h"
+
+/* A finished waiter: drop the hold on its file and free it. */
+static void fs_park_free(struct fs *fs, struct fs_waiter *w)
+{
+	fs_fh_drop(fs, w->fh);
+	free(w);
+}
+
+/* Park w on both wait lists; caller holds lock. */
+static void fs_park_link(struct fs *fs, struct fs_waiter *w)
+{
+	TAILQ_INSERT_TAIL(&w->chan->waiters, w, chan_link);
+	TAILQ_INSERT_TAIL(&fs->waiters, w, all_link);
+	w->chan->node->nparked++;
+}
+
+/* Remove w from both wait lists; the caller now owns its reply. */
+static void fs_park_unlink(struct fs *fs, struct fs_waiter *w)
+{
+	TAILQ_REMOVE(&w->chan->waiters, w, chan_link);
+	TAILQ_REMOVE(&fs->waiters, w, all_link);
+	w->chan->node->nparked--;
+}
+
+/* Answer an unlinked waiter with err, or EOF when err is 0; free it. */
+static void fs_park_end(struct fs *fs, struct fs_waiter *w, int err)
+{
+	if (err)
+		fuse_reply_err(w->req, err);
+	else
+		fuse_reply_buf(w->req, NULL, 0);
+	fs_park_free(fs, w);
+}
+
+/* End, and empty, a list of unlinked waiters (linked by all_link). */
+void fs_park_end_all(struct fs *fs, struct fs_waitq *q, int err)
+{
+	struct fs_waiter *w;
+
+	while ((w = TAILQ_FIRST(q))) {
+		TAILQ_REMOVE(q, w, all_link);
+		fs_park_end(fs, w, err);
+	}
+}
+
+/* Answer a reader from the head of c's queue; caller holds the lock. */
+static int fs_park_read_now(struct fs_chan *c, struct fs_fh *fh, size_t size,
+			    char **buf, size_t *len)
+{
+	int rc = fs_chan_take(c, size, buf, len);
+
+	if (!rc)
+		fh->got = 1;
+	return rc;
+}
+
+/* The first reader parked on c that is not the reaper's; under lock. */
+static struct fs_waiter *fs_park_live(struct fs_chan *c)
+{
+	struct fs_waiter *w;
+
+	TAILQ_FOREACH (w, &c->waiters, chan_link)
+		if (!w->interrupted)
+			return w;
+	return NULL;
+}
+
+/*
+ * Hand c's queued messages to its live parked readers, in order, onto out
+ * (via all_link), for the caller to answer after unlocking.  Messages wait
+ * beside a parked reader only while a reader ahead of it was the reaper's
+ * or a reply came back refused: whoever ends that calls this.  Under lock.
+ */
+static void fs_park_feed(struct fs *fs, struct fs_chan *c, struct fs_waitq *out)
+{
+	struct fs_waiter *w;
+
+	while (!TAILQ_EMPTY(&c->msgs) && (w = fs_park_live(c))) {
+		fs_park_unlink(fs, w);
+		w->rc = fs_park_read_now(c, w->fh, w->size, &w->buf, &w->blen);
+		TAILQ_INSERT_TAIL(out, w, all_link);
+	}
+}
+
+static void fs_park_answer_all(struct fs *fs, struct fs_waitq *q);
+
+/*
+ * Reply to a reader with bytes taken from c.  If the kernel no longer
+ * wants them (the read was interrupted meanwhile), put them back at the
+ * head of the queue: the next reader gets them, nothing is lost.
+ */
+static void fs_park_reply(struct fs *fs, struct fs_chan *c, fuse_req_t req,
+			  char *buf, size_t len)
+{
+	struct fs_waitq next = TAILQ_HEAD_INITIALIZER(next);
+	struct fs_msg *m;
+
+	if (fuse_reply_buf(req, buf, len) == 0 || !len) {
+		free(buf);
+		return;
+	}
+	m = fs_chan_msg(buf, len);
+	pthread_mutex_lock(&fs->lock);
+	if (!m || c->unlinked) {
+		pthread_mutex_unlock(&fs->lock);
+		free(m);
+		free(buf);
+		return;
+	}
+	fs_chan_unread(c, m);
+	fs_park_feed(fs, c, &next);
+	pthread_mutex_unlock(&fs->lock);
+	fs_park_answer_all(fs, &next);
+}
+
+/* Answer reader w, chosen by a delivery or a feed, with what it took. */
+static void fs_park_answer(struct fs *fs, struct fs_waiter *w)
+{
+	if (w->rc)
+		fuse_reply_err(w->req, -w->rc);
+	else
+		fs_park_reply(fs, w->chan, w->req, w->buf, w->blen);
+	fs_park_free(fs, w);
+}
+
+/* Answer, and empty, a list of readers (linked by all_link). */
+static void fs_park_answer_all(struct fs *fs, struct fs_waitq *q)
+{
+	struct fs_waiter *w;
+
+	while ((w = TAILQ_FIRST(q))) {
+		TAILQ_REMOVE(q, w, all_link);
+		fs_park_answer(fs, w);
+	}
+}
+
+/*
+ * The interrupt callback: only mark the waiter and wake the reaper,
+ * which owns the EINTR reply.  req stays valid while we run; a waiter
+ * already answered is simply not found.
+ */
+static void fs_park_interrupt(fuse_req_t req, void *data)
+{
+	struct fs *fs = data;
+	struct fs_waiter *w;
+
+	pthread_mutex_lock(&fs->lock);
+	TAILQ_FOREACH (w, &fs->waiters, all_link)
+		if (w->req == req) {
+			w->interrupted = 1;
+			pthread_cond_signal(&fs->reaper_cond);
+			break;
+		}
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* Read a channel: a message now, EOF/EAGAIN, or park until one comes. */
+void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
+		  int nonblock)
+{
+	struct fs_chan *c = fh->chan;
+	struct fs_waiter *w;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		fs_fh_drop(fs, fh);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	/* Registered before the waiter is visible: see fs_park_interrupt. */
+	fuse_req_interrupt_func(req, fs_park_interrupt, fs);
+	pthread_mutex_lock(&fs->lock);
+	if (!TAILQ_EMPTY(&c->msgs) && !fs_park_live(c)) {
+		rc = fs_park_read_now(c, fh, size, &buf, &len);
+	} else if ((fh->got && !fh->follow) || c->unlinked || fs->stopping) {
+		rc = fs->stopping && !fh->got ? -ENOTCONN : 0;
+	} else if (nonblock) {
+		rc = -EAGAIN;
+	} else if (fuse_req_interrupted(req)) {
+		rc = -EINTR;
+	} else {
+		w->req = req;
+		w->chan = c;
+		w->fh = fh;
+		w->size = size;
+		if (fs->cfg->read_timeout_ms > 0)
+			w->deadline = util_now_ms() + fs->cfg->read_timeout_ms;
+		fs_park_link(fs, w);
+		if (w->deadline)
+			pthread_cond_signal(&fs->reaper_cond);
+		pthread_mutex_unlock(&fs->lock);
+		return; /* the waiter keeps the hold on fh */
+	}
+	pthread_mutex_unlock(&fs->lock);
+	free(w);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fs_park_reply(fs, c, req, buf, len);
+	fs_fh_drop(fs, fh);
+}
+
+/* A reliable write in flight: whom to answer once the peer acked. */
+struct fs_park_wreq {
+	struct fs *fs;
+	struct fs_node *node;
+	fuse_req_t req;
+};
+
+/*
+ * tp_send_async's completion (delivery = reliable): answer the write.
+ * After unmount the session is gone and the kernel aborted the request:
+ * nothing to answer then.
+ */
+static void fs_park_write_done(void *arg, int status, size_t len)
+{
+	struct fs_park_wreq *w = arg;
+	struct fs *fs = w->fs;
+
+	pthread_mutex_lock(&fs->lock);
+	w->node->nwrites--;
+	if (!fs->stopping) {
+		if (status)
+			fuse_reply_err(w->req, -status);
+		else
+			fuse_reply_write(w->req, len);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	free(w);
+}
+
+/*
+ * delivery = reliable: the write is answered when the peer's daemon has
+ * queued the message, from the completion; the worker thread never waits
+ * (a writer to itself would starve its own reader).
+ */
+void fs_park_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
+		   const char *buf, size_t size, int nonblock)
+{
+	struct fs_park_wreq *w = malloc(sizeof(*w));
+	int rc;
+
+	if (!w) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	w->fs = fs;
+	w->node = c->node;
+	w->req = req;
+	pthread_mutex_lock(&fs->lock);
+	c->node->nwrites++;
+	pthread_mutex_unlock(&fs->lock);
+	rc = tp_send_async(fs->tp, c->node->peer, c->name, buf, size,
+			   nonblock ? TP_SEND_NONBLOCK : 0, fs_park_write_done,
+			   w);
+	if (!rc)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	c->node->nwrites--;
+	pthread_mutex_unlock(&fs->lock);
+	free(w);
+	fuse_reply_err(req, -rc);
+}
+
+/* Readable while a message is queued (or c is gone); else keep ph. */
+unsigned fs_park_poll(struct fs_chan *c, struct fuse_pollhandle *ph)
+{
+	if (!TAILQ_EMPTY(&c->msgs) || c->unlinked) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		return POLLIN | POLLRDNORM;
+	}
+	if (ph) {
+		if (c->ph)
+			fuse_pollhandle_destroy(c->ph);
+		c->ph = ph;
+	}
+	return 0;
+}
+
+/* Reads a killed owner left parked must not take messages. */
+void fs_park_release(struct fs *fs, struct fs_fh *fh, struct fs_waitq *q)
+{
+	struct fs_waiter *w, *next;
+
+	for (w = TAILQ_FIRST(&fh->chan->waiters); w; w = next) {
+		next = TAILQ_NEXT(w, chan_link);
+		if (w->fh != fh)
+			continue;
+		fs_park_unlink(fs, w);
+		TAILQ_INSERT_TAIL(q, w, all_link);
+	}
+}
+
+/* c was removed: its readers are to see EOF. */
+void fs_park_unlinked(struct fs *fs, struct fs_chan *c, struct fs_waitq *q)
+{
+	struct fs_waiter *w;
+
+	while ((w = TAILQ_FIRST(&c->waiters))) {
+		fs_park_unlink(fs, w);
+		TAILQ_INSERT_TAIL(q, w, all_link);
+	}
+}
+
+/* Keep ph for fs_announce (under fs->lock); -ENOMEM: tell it now. */
+static int fs_park_keep_poll(struct fs *fs, struct fuse_pollhandle *ph)
+{
+	struct fuse_pollhandle **v;
+	size_t cap;
+
+	if (fs->npolls == fs->cap_polls) {
+		cap = fs->cap_polls ? fs->cap_polls * 2 : 8;
+		v = realloc(fs->polls, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		fs->polls = v;
+		fs->cap_polls = cap;
+	}
+	fs->polls[fs->npolls++] = ph;
+	return 0;
+}
+
+/* Tell a poller its file is readable; the handle is spent. */
+static void fs_park_notify(struct fuse_pollhandle *ph)
+{
+	fuse_lowlevel_notify_poll(ph);
+	fuse_pollhandle_destroy(ph);
+}
+
+/*
+ * A message arrived on c: the parked reader it goes to and the poller.  A
+ * large message is answered by fs_announce instead, once the transport
+ * has acked it: handing over a large message takes a while, and on a busy
+ * CPU the woken reader runs ahead of the ack its writer waits for.  A
+ * small one is answered at once, so that a reply the reader writes at
+ * once can carry that ack.
+ */
+void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
+		     struct fs_park_wake *wake)
+{
+	int later = len > FS_ANSWER_NOW_MAX;
+	/* An interrupted waiter is the reaper's: skip it. */
+	struct fs_waiter *w = fs_park_live(c);
+
+	if (w) {
+		fs_park_unlink(fs, w);
+		w->rc = fs_park_read_now(c, w->fh, w->size, &w->buf, &w->blen);
+		if (later)
+			TAILQ_INSERT_TAIL(&fs->answers, w, all_link);
+		else
+			wake->reader = w;
+	}
+	if (c->ph && !fs->stopping) {
+		if (!later || fs_park_keep_poll(fs, c->ph))
+			wake->poller = c->ph;
+		c->ph = NULL;
+	}
+}
+
+/* The reader first, then the poller, as fs_park_arrived chose them. */
+void fs_park_tell(struct fs *fs, struct fs_park_wake *wake)
+{
+	if (wake->reader)
+		fs_park_answer(fs, wake->reader);
+	if (wake->poller)
+		fs_park_notify(wake->poller);
+}
+
+/* fs_announce: answer the readers and pollers fs_park_arrived left. */
+void fs_park_announce(struct fs *fs)
+{
+	struct fs_waitq answers = TAILQ_HEAD_INITIALIZER(answers);
+	struct fuse_pollhandle **polls;
+	size_t i, n;
+
+	pthread_mutex_lock(&fs->announce_lock);
+	pthread_mutex_lock(&fs->lock);
+	if (TAILQ_EMPTY(&fs->answers) && !fs->npolls) {
+		pthread_mutex_unlock(&fs->lock);
+		pthread_mutex_unlock(&fs->announce_lock);
+		return;
+	}
+	TAILQ_CONCAT(&answers, &fs->answers, all_link);
+	polls = fs->polls;
+	n = fs->npolls;
+	fs->polls = NULL;
+	fs->npolls = fs->cap_polls = 0;
+	pthread_mutex_unlock(&fs->lock);
+	fs_park_answer_all(fs, &answers);
+	for (i = 0; i < n; i++)
+		fs_park_notify(polls[i]);
+	pthread_mutex_unlock(&fs->announce_lock);
+	free(polls);
+}
+
+/* Add ms to a CLOCK_MONOTONIC timespec for pthread_cond_timedwait. */
+static struct timespec fs_park_abstime(uint64_t deadline_ms)
+{
+	struct timespec ts = {
+		.tv_sec = deadline_ms / 1000,
+		.tv_nsec = (deadline_ms % 1000) * 1000000,
+	};
+
+	return ts;
+}
+
+/*
+ * Unlink the interrupted and timed-out waiters onto done (under lock);
+ * the earliest deadline still ahead, 0 for none.
+ */
+static uint64_t fs_park_due(struct fs *fs, uint64_t now, struct fs_waitq *done)
+{
+	struct fs_waiter *w, *tmp;
+	uint64_t next = 0;
+
+	for (w = TAILQ_FIRST(&fs->waiters); w; w = tmp) {
+		tmp = TAILQ_NEXT(w, all_link);
+		if (w->interrupted || (w->deadline && w->deadline <= now)) {
+			fs_park_unlink(fs, w);
+			TAILQ_INSERT_TAIL(done, w, all_link);
+		} else if (w->deadline && (!next || w->deadline < next)) {
+			next = w->deadline;
+		}
+	}
+	return next;
+}
+
+/*
+ * Answer the waiters fs_park_due took, EINTR or EOF, and hand what came
+ * meanwhile to the readers behind them.  Entered and left under lock,
+ * which it drops for the replies.
+ */
+static void fs_park_reap(struct fs *fs, struct fs_waitq *done)
+{
+	struct fs_waitq fed = TAILQ_HEAD_INITIALIZER(fed);
+	struct fs_waiter *w;
+
+	/* what arrived while they blocked goes to the next */
+	TAILQ_FOREACH (w, done, all_link)
+		fs_park_feed(fs, w->chan, &fed);
+	pthread_mutex_unlock(&fs->lock);
+	while ((w = TAILQ_FIRST(done))) {
+		TAILQ_REMOVE(done, w, all_link);
+		fs_park_end(fs, w, w->interrupted ? EINTR : 0);
+	}
+	fs_park_answer_all(fs, &fed);
+	pthread_mutex_lock(&fs->lock);
+}
+
+/*
+ * The reaper owns the replies to interrupted and timed-out reads: it
+ * wakes on a signal from the interrupt callback or at the next deadline.
+ */
+static void *fs_park_reaper(void *arg)
+{
+	struct fs *fs = arg;
+	struct fs_waitq done = TAILQ_HEAD_INITIALIZER(done);
+	uint64_t next;
+
+	pthread_mutex_lock(&fs->lock);
+	while (!fs->stopping) {
+		next = fs_park_due(fs, util_now_ms(), &done);
+		if (!TAILQ_EMPTY(&done)) {
+			fs_park_reap(fs, &done);
+			continue;
+		}
+		if (next) {
+			struct timespec ts = fs_park_abstime(next);
+
+			pthread_cond_timedwait(&fs->reaper_cond, &fs->lock,
+					       &ts);
+		} else {
+			pthread_cond_wait(&fs->reaper_cond, &fs->lock);
+		}
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return NULL;
+}
+
+/* The reaper's condition runs on the monotonic clock, as deadlines do. */
+int fs_park_start(struct fs *fs)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&fs->reaper_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = -pthread_create(&fs->reaper, NULL, fs_park_reaper, fs);
+	if (rc) {
+		pthread_cond_destroy(&fs->reaper_cond);
+		return rc;
+	}
+	fs->reaper_running = 1;
+	return 0;
+}
+
+/* Stop the reaper and answer every parked reader: the daemon is going. */
+void fs_park_stop(struct fs *fs)
+{
+	struct fs_waiter *w;
+	size_t i;
+
+	pthread_mutex_lock(&fs->lock);
+	fs->stopping = 1;
+	pthread_cond_signal(&fs->reaper_cond);
+	pthread_mutex_unlock(&fs->lock);
+	if (fs->reaper_running)
+		pthread_join(fs->reaper, NULL);
+	fs->reaper_running = 0;
+	pthread_mutex_lock(&fs->lock);
+	while ((w = TAILQ_FIRST(&fs->waiters))) {
+		fs_park_unlink(fs, w);
+		pthread_mutex_unlock(&fs->lock);
+		fs_park_end(fs, w, ENOTCONN);
+		pthread_mutex_lock(&fs->lock);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	/* readers a message was chosen for get it; none are chosen now */
+	fs_park_announce(fs);
+	/* parked polls point into the session, which goes next */
+	pthread_mutex_lock(&fs->lock);
+	for (i = 0; i < fs->nslots; i++)
+		if (fs->chans[i] && fs->chans[i]->ph) {
+			fuse_pollhandle_destroy(fs->chans[i]->ph);
+			fs->chans[i]->ph = NULL;
+		}
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* Pollers an announce never told, and the reaper's condition. */
+void fs_park_close(struct fs *fs)
+{
+	size_t i;
+
+	for (i = 0; i < fs->npolls; i++)
+		fuse_pollhandle_destroy(fs->polls[i]);
+	free(fs->polls);
+	pthread_cond_destroy(&fs->reaper_cond);
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The .status files, as key=value lines: MOUNT/.status says who this node
+ * is, its transport and the totals over all peers; MOUNT/NODE/.status
+ * says how that peer is reached and its own counters.  The counters come
+ * from peer.h's X lists, in their order.  Everything here runs under
+ * fs->lock, taken by the open handler that snapshots the text, and never
+ * takes it (see fs_int.h); a peer's address is read under its own lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "fs_int.h"
+#include "util.h"
+
+/* One counter's key=value line, for peer.h's X lists. */
+#define FS_STATUS_LINE(name, comment)                                          \
+	fprintf(f, #name "=%lu\n", (unsigned long)c->name);
+
+/* key=value lines for a counter set, in peer.h's order. */
+static void fs_status_counters(FILE *f, struct peer_counters *c)
+{
+	int i;
+
+	PEER_COUNTERS_TRAFFIC(FS_STATUS_LINE)
+	for (i = 0; i < DROP_MAX; i++)
+		fprintf(f, "drop_%s=%lu\n", peer_drop_names[i],
+			(unsigned long)c->drops[i]);
+	PEER_COUNTERS_REL(FS_STATUS_LINE)
+}
+
+/* NODE/.status only: the per-stream gauges, which no total sums. */
+static void fs_status_gauges(FILE *f, struct peer_counters *c)
+{
+	PEER_GAUGES_STREAM(FS_STATUS_LINE)
+}
+#undef FS_STATUS_LINE
+
+/*
+ * The requests parked in node (all nodes when NULL): what a script waits
+ * on to know a read is parked before it acts, instead of sleeping.
+ */
+static void fs_status_parked(struct fs *fs, struct fs_node *node, FILE *f)
+{
+	unsigned reads = 0, writes = 0, polls = 0;
+	size_t i;
+	int n;
+
+	for (n = 0; n < fs->nnodes; n++) {
+		if (node && node != &fs->nodes[n])
+			continue;
+		reads += fs->nodes[n].nparked;
+		writes += fs->nodes[n].nwrites;
+	}
+	for (i = 0; i < fs->nslots; i++)
+		if (fs->chans[i] && fs->chans[i]->ph &&
+		    (!node || fs->chans[i]->node == node))
+			polls++;
+	fprintf(f, "parked_reads=%u\nparked_polls=%u\nwaiting_writes=%u\n",
+		reads, polls, writes);
+}
+
+/* How a route is named in the config and in .status. */
+static const char *fs_status_route(enum config_route r)
+{
+	return r == ROUTE_SA ? "sa" : "gid";
+}
+
+/* The local port as the transport opened it: MOUNT/.status. */
+static void fs_status_port(const struct tp_info *ti, FILE *f)
+{
+	char gid[UTIL_GID_STRLEN];
+
+	fprintf(f, "device=%s\nport=%d\nlid=%u\ngid=%s\ngid_index=%d\n",
+		ti->device, ti->port, ti->lid,
+		util_gid_str(&ti->gid, gid, sizeof(gid)), ti->gid_index);
+	fprintf(f, "qpn=%u\nqkey=0x%x\npath_mtu=%d\n", ti->qpn, ti->qkey,
+		128 << ti->mtu);
+	fprintf(f, "recv_depth=%u\nsend_depth=%u\n", ti->recv_depth,
+		ti->send_depth);
+}
+
+/* MOUNT/.status: this node's identity and totals. */
+static void fs_status_root(struct fs *fs, FILE *f)
+{
+	const struct config *cfg = fs->cfg;
+
+	fprintf(f, "node=%s\n", cfg->nodes[cfg->local].name);
+	if (fs->tp)
+		fs_status_port(tp_info(fs->tp), f);
+	fprintf(f, "max_message=%lu\n", (unsigned long)cfg->max_message);
+	fprintf(f, "route=%s\n", fs_status_route(cfg->route));
+	fprintf(f, "uptime=%ld\n", (long)(time(NULL) - fs->started));
+	fs_status_parked(fs, NULL, f);
+	if (fs->tp)
+		fs_status_counters(f, tp_totals(fs->tp));
+}
+
+/* MOUNT/NODE/.status: reachability, address, route and counters. */
+static void fs_status_peer(struct fs *fs, struct fs_node *node, FILE *f)
+{
+	struct peer *p = node->peer;
+	char gid[UTIL_GID_STRLEN];
+
+	pthread_mutex_lock(&p->lock);
+	fprintf(f, "name=%s\nstate=%s\nlocal=%d\n", p->conf->name,
+		p->up ? "up" : "down", p->is_local);
+	fprintf(f, "addr=%s\n", p->conf->addr);
+	if (p->up || p->addr.qpn) {
+		fprintf(f, "qpn=%u\nqkey=0x%x\nlid=%u\ngid=%s\n", p->addr.qpn,
+			p->addr.qkey, p->addr.lid,
+			util_gid_str(&p->addr.gid, gid, sizeof(gid)));
+		fprintf(f, "route=%s\n", fs_status_route(p->route_used));
+	}
+	fprintf(f, "since=%ld\n", (long)p->since);
+	pthread_mutex_unlock(&p->lock);
+	fprintf(f, "channels=%u\n", node->nchans);
+	fs_status_parked(fs, node, f);
+	fs_status_counters(f, &p->cnt);
+	fs_status_gauges(f, &p->cnt);
+}
+
+/* Snapshot a .status file, so that reads at any offset agree. */
+int fs_status_render(struct fs *fs, struct fs_node *node, char **buf,
+		     size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+
+	if (!f)
+		return -errno;
+	if (node)
+		fs_status_peer(fs, node, f);
+	else
+		fs_status_root(fs, f);
+	if (fclose(f))
+		return -errno;
+	return 0;
+}
