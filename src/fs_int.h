@@ -19,9 +19,8 @@
  *                 fs_park_read, fs_park_write, fs_park_poll and
  *                 fs_status_render; the interrupt callback
  *                 (fs_park_interrupt) on the worker that took INTERRUPT
- *   progress      the transport's thread: fs_deliver and fs_announce;
- *                 fs_deliver may run under the transport's own locks
- *                 (its rel_lock)
+ *   progress      the transport's thread: fs_deliver and fs_announce,
+ *                 with no transport lock held (transport.h)
  *   completions   a reliable write's completion (fs_park's write_done)
  *                 runs on the progress thread when the ack comes, inside
  *                 tp_send_async on the writing worker, on the bootstrap
@@ -60,9 +59,9 @@
  *     fs->lock so that a stop (which sets stopping under it) cannot pass
  *     it and destroy the session while it answers.
  *   - Under fs->lock the only transport calls are tp_info and tp_totals,
- *     which take no lock: fs_deliver takes fs->lock under the transport's
- *     rel_lock, and a reliable write's completion, which takes fs->lock,
- *     may run inside tp_send_async.  Sends go out with fs->lock dropped.
+ *     which take no lock: a reliable write's completion, which takes
+ *     fs->lock, may run inside tp_send_async, so sends go out with
+ *     fs->lock dropped.
  *   - fuse_req_interrupt_func is never called under fs->lock: for a
  *     request already interrupted it calls the callback at once, and the
  *     callback takes fs->lock.  The callback only marks its waiter and
