@@ -717,7 +717,7 @@ main() {
 
 if [[ ${1:-} == --in-bed ]]; then
 	# At the top level: its globals and EXIT trap must outlive bed_main.
-	# shellcheck source=../tests/e2e/lib.sh
-	source "$BENCH_ROOT/tests/e2e/lib.sh"
+	# shellcheck source=scripts/lib/ibfs.sh
+	source "$BENCH_ROOT/scripts/lib/ibfs.sh"
 fi
 main "$@"; exit $?
