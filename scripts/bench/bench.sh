@@ -7,9 +7,10 @@
 # completion modes the target names: event-driven nodes against
 # ud_pingpong -e, and busy_poll = 1 nodes against ud_pingpong polling.
 #
-#   scripts/bench.sh [--profile]     on the host: boots the bed, runs the
-#                                    rest inside, copies build/bench.json
-#   scripts/bench.sh --in-bed [--profile]    the measurements (in the bed)
+#   scripts/bench/bench.sh [--profile]   on the host: boots the bed, runs
+#                                        the rest inside, copies
+#                                        build/bench.json
+#   scripts/bench/bench.sh --in-bed [--profile]   the measurements (in the bed)
 #
 # Prints a table, then "bench: NAME VALUE UNIT" per figure and "ratio: NAME
 # VALUE (target OP VALUE)" per target, and writes the same as JSON to
@@ -30,7 +31,7 @@
 # counts and seconds (rates), calm or not.
 set -euo pipefail
 
-BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}      # turns of every comparison
 BENCH_RTT_N=${BENCH_RTT_N:-900}      # timed round trips over all rounds
 BENCH_SECS=${BENCH_SECS:-3}          # seconds each ibfs/null stream runs
@@ -54,7 +55,7 @@ host_main() {
 	# The bed forwards only IBFS_* variables (see vm.sh): sizes go in one.
 	export IBFS_BENCH_ENV="ROUNDS=$BENCH_ROUNDS RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS PERF_SECS=$BENCH_PERF_SECS PERF_N=$BENCH_PERF_N BLOCK=$BENCH_BLOCK UDPP_N=$BENCH_UDPP_N SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S"
 	BED_TIMEOUT=${BED_TIMEOUT:-900} \
-		"$BENCH_ROOT/scripts/bed/run.sh" scripts/bench.sh --in-bed "${prof[@]}" |
+		"$BENCH_ROOT/scripts/bed/run.sh" scripts/bench/bench.sh --in-bed "${prof[@]}" |
 		tee "$log" || rc=${PIPESTATUS[0]}
 	echo "bench: host after: loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(pgrep -c qemu-system || true) VM(s) running"
 	out=$(sed -n 's/^bench-out: //p' "$log" | tail -n 1)
@@ -692,12 +693,12 @@ bed_main() {
 	bg_kill_all # the echo: idle means no client either
 	phase_idle
 	phase_busy
-	# shellcheck source=bench/callgrind.sh
+	# shellcheck source=scripts/bench/callgrind.sh
 	source "$BENCH_ROOT/scripts/bench/callgrind.sh"
 	phase_callgrind # ends with alpha and beta up again, for --profile
 	report
 	if ((profile)); then
-		# shellcheck source=bench/profile.sh
+		# shellcheck source=scripts/bench/profile.sh
 		source "$BENCH_ROOT/scripts/bench/profile.sh"
 		profile_main
 	fi
