@@ -145,7 +145,7 @@ demo:
 # make bench BENCH_FLAGS=--profile also profiles the daemons.
 .PHONY: bench bench-reliable
 bench: all
-	scripts/bench.sh $(BENCH_FLAGS)
+	scripts/bench/bench.sh $(BENCH_FLAGS)
 	scripts/bench/reliable.sh
 
 bench-reliable: all

@@ -8,7 +8,7 @@
 # Inside, as root, the nodes are mounted on /mnt/alpha, /mnt/beta and
 # /mnt/gamma in a private mount namespace (a tmpfs over /mnt that nobody
 # else sees); otherwise under a temp dir.  Nodes are started and stopped by
-# tests/e2e/lib.sh.  Exits non-zero when a step fails.
+# scripts/lib/ibfs.sh.  Exits non-zero when a step fails.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -28,14 +28,16 @@ if [[ ${2:-} != --ns && $(id -u) == 0 ]] && command -v unshare >/dev/null &&
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ibfs-demo.XXXXXX")
-# shellcheck source=tests/e2e/lib.sh
-source "$ROOT/tests/e2e/lib.sh"
+# shellcheck source=scripts/lib/ibfs.sh
+source "$ROOT/scripts/lib/ibfs.sh"
+# shellcheck source=scripts/lib/fs.sh
+source "$ROOT/scripts/lib/fs.sh"
 
 DEMO_MNT=$WORK/mnt
 if [[ ${2:-} == --ns ]] && mount -t tmpfs -o mode=755 ibfs-demo /mnt; then
 	DEMO_MNT=/mnt
 fi
-# lib.sh mounts node NAME on whatever ibfs_mnt prints.
+# ibfs.sh mounts node NAME on whatever ibfs_mnt prints.
 ibfs_mnt() { echo "$DEMO_MNT/$1"; }
 
 A=$DEMO_MNT/alpha B=$DEMO_MNT/beta C=$DEMO_MNT/gamma
@@ -54,12 +56,6 @@ run() {
 	eval "$1"
 }
 
-# Quietly wait (up to 30 s) until FILE exists: a channel appears at the
-# receiver when its first message has arrived.
-arrived() {
-	wait_for "test -e '$1'" 30 || fail "$1 did not appear"
-}
-
 say "ibfs demo: three nodes on $IBFS_DEV ($IBFS_IP), one config"
 ibfs_write_conf alpha beta gamma
 run "cat $WORK/ibfs.conf"
@@ -71,14 +67,14 @@ run "ls $A"
 say "on alpha: a message to beta on channel chat"
 run "echo hello beta > $A/beta/chat"
 say "on beta: the channel appeared; its size is the bytes waiting"
-arrived "$B/alpha/chat"
+wait_file "$B/alpha/chat" 30
 run "ls -l $B/alpha"
 run "cat $B/alpha/chat"
 run "[ -s $B/alpha/chat ] || echo nothing pending"
 
 say "on beta: a reply; on alpha: wait for it, at most 5 s"
 run "echo 'hi alpha, beta here' > $B/alpha/chat"
-arrived "$A/beta/chat"
+wait_file "$A/beta/chat" 30
 run "timeout 5 cat $A/beta/chat"
 
 say "on gamma: a reader that waits for the first message (in the background)"
@@ -98,7 +94,7 @@ run "sha256sum < $B/alpha/blob"
 
 say "on alpha: news for every node, itself included"
 run "for n in alpha beta gamma; do echo \"news from alpha at \$(date +%T)\" > $A/\$n/news; done"
-for d in "$A" "$B" "$C"; do arrived "$d/alpha/news"; done
+for d in "$A" "$B" "$C"; do wait_file "$d/alpha/news" 30; done
 run "for m in $A $B $C; do cat \$m/alpha/news; done"
 
 say "what each node knows: MOUNT/.status is the node, MOUNT/NODE/.status a peer"

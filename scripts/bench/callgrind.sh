@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Instructions per message in both ibfs daemons, counted by callgrind.
-# Sourced by scripts/bench.sh --in-bed (A, B, IBFS_BIN, IBFS_TOOLS, WORK,
-# BED_OUT, fig and log from bench.sh and lib.sh).  Provides phase_callgrind.
+# Sourced by scripts/bench/bench.sh --in-bed (A, B, IBFS_BIN, IBFS_TOOLS,
+# WORK, BED_OUT, fig and log from bench.sh and scripts/lib/ibfs.sh).
+# Provides phase_callgrind.
 #
 # Every time in the bench moves with the shared host's load; the user-space
 # instructions a daemon executes per message hardly do, so these figures

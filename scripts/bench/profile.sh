@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Profile both ibfs daemons under the bench's loads, in the bed.  Sourced by
-# scripts/bench.sh --in-bed --profile after the measurements, with alpha and
-# beta still up (A, B, IBFS_PID, IBFS_TOOLS, BED_OUT from bench.sh/lib.sh).
+# scripts/bench/bench.sh --in-bed --profile after the measurements, with
+# alpha and beta still up (A, B, IBFS_PID, IBFS_TOOLS, BED_OUT from bench.sh
+# and scripts/lib/ibfs.sh).
 # Provides profile_main, which writes $BED_OUT/profile/:
 #   fds-NODE.txt               what each fd of the daemon is
 #   strace-c-LOAD-NODE.txt     syscall counts (strace -f -c) over a load

@@ -31,8 +31,12 @@ if [[ ${1:-} != --in-bed ]]; then
 	exit "$rc"
 fi
 
-# shellcheck source=../../tests/e2e/pair/pairlib.sh
-source "$ROOT/tests/e2e/pair/pairlib.sh"
+# shellcheck source=scripts/lib/ibfs.sh
+source "$ROOT/scripts/lib/ibfs.sh"
+# shellcheck source=scripts/lib/fs.sh
+source "$ROOT/scripts/lib/fs.sh"
+# shellcheck source=scripts/lib/pair.sh
+source "$ROOT/scripts/lib/pair.sh"
 SECS=${IBFS_BENCH_RSECS:-8}
 RTT_N=${IBFS_BENCH_RRTT_N:-300}
 ROUNDS=${IBFS_BENCH_RROUNDS:-3}

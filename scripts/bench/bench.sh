@@ -7,15 +7,20 @@
 # completion modes the target names: event-driven nodes against
 # ud_pingpong -e, and busy_poll = 1 nodes against ud_pingpong polling.
 #
-#   scripts/bench.sh [--profile]     on the host: boots the bed, runs the
-#                                    rest inside, copies build/bench.json
-#   scripts/bench.sh --in-bed [--profile]    the measurements (in the bed)
+#   scripts/bench/bench.sh [--profile]   on the host: boots the bed, runs
+#                                        the rest inside, copies
+#                                        build/bench.json
+#   scripts/bench/bench.sh --in-bed [--profile]   the measurements (in the bed)
 #
 # Prints a table, then "bench: NAME VALUE UNIT" per figure and "ratio: NAME
 # VALUE (target OP VALUE)" per target, and writes the same as JSON to
 # build/bench.json; callgrind's user-space instructions per message in each
 # daemon (scripts/bench/callgrind.sh), the figures the host's load does not
-# move, with their annotations in build/bench-callgrind/.
+# move, with their annotations in build/bench-callgrind/.  This measures
+# and records; scripts/bench/stats.py computes every statistic and writes
+# the table and the JSON from what this recorded, which lands in
+# build/bench-stats/ (`scripts/bench/stats.py report build/bench-stats
+# FILE.json` prints the table again).
 # --profile then profiles both daemons under the load
 # (strace, perf) into build/bench-profile/.  Exit 0 when every figure was
 # measured (targets missed still exit 0: this reports, it does not gate),
@@ -30,7 +35,7 @@
 # counts and seconds (rates), calm or not.
 set -euo pipefail
 
-BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}      # turns of every comparison
 BENCH_RTT_N=${BENCH_RTT_N:-900}      # timed round trips over all rounds
 BENCH_SECS=${BENCH_SECS:-3}          # seconds each ibfs/null stream runs
@@ -54,7 +59,7 @@ host_main() {
 	# The bed forwards only IBFS_* variables (see vm.sh): sizes go in one.
 	export IBFS_BENCH_ENV="ROUNDS=$BENCH_ROUNDS RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS PERF_SECS=$BENCH_PERF_SECS PERF_N=$BENCH_PERF_N BLOCK=$BENCH_BLOCK UDPP_N=$BENCH_UDPP_N SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S"
 	BED_TIMEOUT=${BED_TIMEOUT:-900} \
-		"$BENCH_ROOT/scripts/bed/run.sh" scripts/bench.sh --in-bed "${prof[@]}" |
+		"$BENCH_ROOT/scripts/bed/run.sh" scripts/bench/bench.sh --in-bed "${prof[@]}" |
 		tee "$log" || rc=${PIPESTATUS[0]}
 	echo "bench: host after: loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(pgrep -c qemu-system || true) VM(s) running"
 	out=$(sed -n 's/^bench-out: //p' "$log" | tail -n 1)
@@ -66,6 +71,11 @@ host_main() {
 			rm -rf "$BENCH_ROOT/build/bench-callgrind"
 			cp -r "$out/callgrind" "$BENCH_ROOT/build/bench-callgrind"
 			echo "bench: callgrind annotations in build/bench-callgrind/"
+		fi
+		if [[ -d $out/stats ]]; then
+			rm -rf "$BENCH_ROOT/build/bench-stats"
+			cp -r "$out/stats" "$BENCH_ROOT/build/bench-stats"
+			echo "bench: samples and record in build/bench-stats/"
 		fi
 		if [[ -d $out/profile ]]; then
 			rm -rf "$BENCH_ROOT/build/bench-profile"
@@ -81,22 +91,30 @@ host_main() {
 
 # ------------------------------------------------------------ in the bed
 
-FIG_NAMES=()
-declare -A FIG_VAL=() FIG_UNIT=() FIG_WHAT=()
-RATIO_LINES=()
-RATIO_ROWS=()
-RATIO_JSON=()
-declare -A ACC_SUM=() ACC_SUM2=() ACC_CNT=()
-MISSING=0
+STATS_PY=$BENCH_ROOT/scripts/bench/stats.py
 PIDS=()
+
+# Everything measured goes to $STATS/record, one tab-separated record a
+# line (see stats.py), and the round-trip samples to $STATS/NAME.us;
+# stats.py makes the figures, ratios, table and JSON of them.
+
+# Append one record, its fields $@, to $STATS/record.
+record() {
+	local IFS=$'\t'
+	printf '%s\n' "$*" >>"$STATS/record"
+}
 
 # Record figure NAME = VALUE UNIT, described as WHAT ("" VALUE = missing).
 fig() {
-	FIG_NAMES+=("$1")
-	FIG_VAL[$1]=${2:-}
-	FIG_UNIT[$1]=$3
-	FIG_WHAT[$1]=$4
-	[[ -n ${2:-} ]] || { MISSING=$((MISSING + 1)); log "no value for $1"; }
+	record fig "$1" "${2:-}" "$3" "$4"
+	[[ -n ${2:-} ]] || log "no value for $1"
+}
+
+# Record figure NAME UNIT WHAT whose value stats.py computes from the
+# samples as SPEC ($2: "mean KEY", "rate KEY", "median FILE", ... see
+# stats.py's FIGURE_SPECS); "{SPEC}" in WHAT is replaced by its value.
+fig_of() {
+	record stat "$1" "$2" "$3" "$4"
 }
 
 # Print key=value's value from a "tag: k=v k=v" line $2 for key $1.
@@ -123,34 +141,11 @@ wait_listen() {
 	wait_for "ss -ltn | grep -q ':$1 '" 15
 }
 
-# Accumulate a sample: ACC_SUM[$1] += $2, ACC_SUM2[$1] += $3 (a weight,
-# e.g. seconds), ACC_CNT[$1]++.  Empty values are skipped.
+# Record a sample $2 of accumulator $1, with weight $3 (e.g. seconds,
+# for a pooled rate).  Empty values are skipped.
 acc() {
 	[[ -n ${2:-} ]] || { log "no sample for $1"; return 0; }
-	ACC_SUM[$1]=$(awk -v a="${ACC_SUM[$1]:-0}" -v b="$2" 'BEGIN { print a + b }')
-	ACC_SUM2[$1]=$(awk -v a="${ACC_SUM2[$1]:-0}" -v b="${3:-0}" 'BEGIN { print a + b }')
-	ACC_CNT[$1]=$((${ACC_CNT[$1]:-0} + 1))
-}
-
-# Mean of the samples of $1 (empty when none).
-acc_mean() {
-	[[ -n ${ACC_CNT[$1]:-} ]] || return 0
-	awk -v s="${ACC_SUM[$1]}" -v n="${ACC_CNT[$1]}" 'BEGIN { printf "%.2f", s / n }'
-}
-
-# Sum of $1 over the sum of its weights (a pooled rate; empty when none).
-acc_rate() {
-	[[ -n ${ACC_CNT[$1]:-} ]] || return 0
-	awk -v s="${ACC_SUM[$1]}" -v w="${ACC_SUM2[$1]}" 'BEGIN { if (w > 0) printf "%.2f", s / w }'
-}
-
-# The q-quantile (nearest rank) of the samples in file $1, one a line.
-quantile() {
-	[[ -s $1 ]] || return 0
-	sort -n "$1" | awk -v q="$2" '{ v[NR] = $1 } END {
-		k = int(q * NR + 0.999999); if (k < 1) k = 1; if (k > NR) k = NR
-		if (q == 0.5 && NR % 2 == 0) printf "%.1f", (v[NR / 2] + v[NR / 2 + 1]) / 2
-		else printf "%.1f", v[k] }'
+	record acc "$1" "$2" "${3:-}"
 }
 
 # ibv_ud_pingpong server + client on port $1, extra args after; print the
@@ -220,33 +215,11 @@ rtt_run() {
 	RTT_MEAN=$(kv mean_us "$line")
 }
 
-# The mean of the samples in file $1, one a line (empty when none).
-mean_of() {
-	[[ -s $1 ]] || return 0
-	awk '{ s += $1 } END { if (NR) printf "%.1f", s / NR }' "$1"
-}
-
-# Append "a/b b" to file $3 when both are there (one paired comparison;
-# b, the reference, tells how disturbed the pair was).
+# Record one paired comparison for ratio $1: ibfs's $2 beside its
+# reference(s) $3 [$4] (stats.py adds or takes the better of two), taken
+# back to back; the reference tells how disturbed the pair was.
 pair() {
-	[[ -n $1 && -n $2 ]] || return 0
-	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.4f %s\n", a / b, b }' >>"$3"
-}
-
-# The median ratio of the calm pairs in file $1, to 3 decimals, and how
-# many of how many were calm.  A pair is calm when its reference is within
-# 2x of the best reference seen ($2 = min: a latency, max: a rate): the
-# null FUSE floor swings 20x when the host deschedules the VM, and a
-# disturbed pair measures the host, not ibfs.
-median_calm() {
-	[[ -s $1 ]] || return 0
-	awk -v dir="$2" '{ r[NR] = $1; b[NR] = $2
-		if (NR == 1 || (dir == "min" ? $2 < best : $2 > best)) best = $2 }
-	END {
-		for (i = 1; i <= NR; i++)
-			if (dir == "min" ? b[i] <= 2 * best : b[i] >= best / 2) print r[i]
-	}' "$1" | sort -g | awk -v all="$(wc -l <"$1")" '{ v[NR] = $1 } END {
-		printf "%.3f %d/%d", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR, all }'
+	record pair "$@"
 }
 
 # One latency round: ud_pingpong polling once (for scale), then blocks of
@@ -260,7 +233,7 @@ median_calm() {
 # their medians (a median under a mean flatters whichever side has the
 # longer tail).
 round_latency() {
-	local r=$1 n=$((BENCH_RTT_N / ROUNDS)) done=0 b k=0 ud fl rt rp flm rtm
+	local r=$1 n=$((BENCH_RTT_N / ROUNDS)) done=0 b k=0 ud fl rt rp flm rtm m
 	log "latency round $r/$ROUNDS: ud_pingpong, then blocks of ud_pingpong -e / FUSE floor / ibfs conv / ibfs poll / ibfs reopen"
 	acc udpp_poll "$(ref_ud_pingpong $((18600 + r)))"
 	while ((done < n)); do
@@ -268,25 +241,20 @@ round_latency() {
 		k=$((k + 1))
 		ud=$(ref_ud_pingpong $((18700 + 20 * r + k)) -e)
 		acc udpp_event "$ud"
-		rtt_run floor -m floor-conv -n "$b" -w 5 -o "$WORK/floor.us" "$NULLMNT/null" "$NULLMNT/null"
+		rtt_run floor -m floor-conv -n "$b" -w 5 -o "$STATS/floor.us" "$NULLMNT/null" "$NULLMNT/null"
 		fl=$RTT_MEDIAN flm=$RTT_MEAN
-		rtt_run rtt -m conv -n "$b" -w 5 -o "$WORK/rtt.us" "$A/beta/conv" "$A/beta/conv"
+		rtt_run rtt -m conv -n "$b" -w 5 -o "$STATS/rtt.us" "$A/beta/conv" "$A/beta/conv"
 		rt=$RTT_MEDIAN rtm=$RTT_MEAN
-		rtt_run poll -n "$b" -w 5 -o "$WORK/poll.us" "$A/beta/ping" "$A/beta/pong"
+		rtt_run poll -n "$b" -w 5 -o "$STATS/poll.us" "$A/beta/ping" "$A/beta/pong"
 		rp=$RTT_MEDIAN
-		rtt_run reopen -m reopen -n $(((b + 1) / 2)) -w 2 -o "$WORK/reopen.us" "$A/beta/ping" "$A/beta/pong"
+		rtt_run reopen -m reopen -n $(((b + 1) / 2)) -w 2 -o "$STATS/reopen.us" "$A/beta/ping" "$A/beta/pong"
 		# mean / (mean + mean): ud_pingpong has no median to give
-		pair "$rtm" "$(fsum2 "$flm" "$ud")" "$WORK/pairs-rtt"
+		pair rtt "$rtm" "$flm" "$ud"
 		echo "block $r.$k: ud_pingpong -e mean ${ud:-?} us, floor mean ${flm:-?} median ${fl:-?} us, ibfs conv mean ${rtm:-?} median ${rt:-?} us, poll median ${rp:-?} us" >>"$LOGS/blocks.log"
 		done=$((done + b))
 	done
-	log "after round $r: floor median $(quantile "$WORK/floor.us" 0.5) us, ibfs conv $(quantile "$WORK/rtt.us" 0.5) us, poll $(quantile "$WORK/poll.us" 0.5) us, reopen $(quantile "$WORK/reopen.us" 0.5) us (pooled so far)"
-}
-
-# a + b, or nothing when either is missing.
-fsum2() {
-	[[ -n $1 && -n $2 ]] || return 0
-	awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'
+	mapfile -t m < <(python3 "$STATS_PY" median "$STATS" floor.us rtt.us poll.us reopen.us)
+	log "after round $r: floor median ${m[0]:-} us, ibfs conv ${m[1]:-} us, poll ${m[2]:-} us, reopen ${m[3]:-} us (pooled so far)"
 }
 
 # Stream SIZE-byte ($1) messages alpha -> beta on channel $2 for
@@ -338,7 +306,7 @@ round_streams() {
 	stream 1048576 bw
 	acc_send_bw sbw_mtu_e "$(ref_send_bw $((18630 + r)) "$MTU" -e)"
 	s2=$SBW_MBPS
-	pair "$STREAM_MBPS" "$(max_of "$s1" "$s2")" "$WORK/pairs-bw"
+	pair bw "$STREAM_MBPS" "$s1" "$s2"
 	for l in 16 32; do
 		acc_send_bw "sbw_mtu_l$l" "$(ref_send_bw $((18660 + 2 * r + l)) "$MTU" -l "$l")"
 		if ((l == 16)); then
@@ -348,14 +316,14 @@ round_streams() {
 		fi
 	done
 	# reported, not targets: the same ibfs stream against the batched runs
-	pair "$STREAM_MBPS" "$s16" "$WORK/pairs-bw-l16"
-	pair "$STREAM_MBPS" "$s32" "$WORK/pairs-bw-l32"
+	pair bw-l16 "$STREAM_MBPS" "$s16"
+	pair bw-l32 "$STREAM_MBPS" "$s32"
 	line=$("$IBFS_TOOLS/bench_bw" send -s 64 -d "$STREAM_SECS" "$NULLMNT/null" || true)
 	log "null FUSE $line"
 	null=$(kv msgs_per_s "$line")
 	acc nullw "$(kv n "$line")" "$(kv secs "$line")"
 	stream 64 rate
-	pair "$STREAM_RATE" "$null" "$WORK/pairs-rate"
+	pair rate "$STREAM_RATE" "$null"
 	acc_send_bw sbw_64 "$(ref_send_bw $((18640 + r)) 64)"
 	acc_send_bw sbw_64_e "$(ref_send_bw $((18650 + r)) 64 -e)"
 	for l in 16 32; do
@@ -363,52 +331,39 @@ round_streams() {
 	done
 }
 
-# The larger of two numbers (either may be empty).
-max_of() {
-	awk -v a="${1:-}" -v b="${2:-}" 'BEGIN {
-		if (a == "" && b == "") exit
-		if (a == "") print b; else if (b == "") print a; else print (b + 0 > a + 0) ? b : a }'
-}
-
-# Turn the accumulated samples into figures.
+# The figures of the rounds (stats.py computes them at the end).
 figures_from_rounds() {
-	local d0 d1
-	fig udpp_poll_us "$(acc_mean udpp_poll)" us "ibv_ud_pingpong -s 64, polling: mean round trip"
-	fig udpp_event_us "$(acc_mean udpp_event)" us "ibv_ud_pingpong -s 64 -e, events: mean round trip"
-	fig floor_median_us "$(quantile "$WORK/floor.us" 0.5)" us "FUSE floor: write+read 64 B on one O_RDWR nullfs file, median"
-	fig floor_mean_us "$(mean_of "$WORK/floor.us")" us "FUSE floor, mean (to set beside ud_pingpong's mean)"
-	fig floor_p99_us "$(quantile "$WORK/floor.us" 0.99)" us "FUSE floor, p99"
-	fig rtt_median_us "$(quantile "$WORK/rtt.us" 0.5)" us "ibfs 64 B round trip, conversation (O_RDWR, write then waiting read): median"
-	fig rtt_mean_us "$(mean_of "$WORK/rtt.us")" us "ibfs 64 B round trip, conversation: mean of the same samples"
-	fig rtt_p99_us "$(quantile "$WORK/rtt.us" 0.99)" us "ibfs 64 B round trip, conversation: p99"
-	fig rtt_poll_median_us "$(quantile "$WORK/poll.us" 0.5)" us "ibfs 64 B round trip, poll+O_NONBLOCK read: median"
-	fig rtt_reopen_median_us "$(quantile "$WORK/reopen.us" 0.5)" us "ibfs 64 B round trip, reopen+blocking read: median"
-	fig rtt_samples "$(wc -l <"$WORK/rtt.us" 2>/dev/null || true)" n "ibfs round trips timed (conversation)"
-	fig rtt_lost "$((${ACC_SUM[rtt.lost]:-0} + ${ACC_SUM[poll.lost]:-0}))" n "ibfs round trips lost (no echo in 2 s)"
-	fig sendbw_mtu_MBps "$(acc_mean sbw_mtu.MBps)" MB/s "ib_send_bw -c UD -s $MTU, polling: received"
-	fig sendbw_mtu_e_MBps "$(acc_mean sbw_mtu_e.MBps)" MB/s "ib_send_bw -c UD -s $MTU -e, events: received"
-	fig sendbw_mtu_l16_MBps "$(acc_mean sbw_mtu_l16.MBps)" MB/s "ib_send_bw -c UD -s $MTU -l 16 (doorbell batch of 16), polling: received"
-	fig sendbw_mtu_l32_MBps "$(acc_mean sbw_mtu_l32.MBps)" MB/s "ib_send_bw -c UD -s $MTU -l 32 (doorbell batch of 32), polling: received"
-	fig bw_MBps "$(acc_rate bw.bytes | awk '{ if ($1 != "") printf "%.2f", $1 / 1048576 }')" MB/s "ibfs 1 MiB messages received intact"
-	fig bw_send_MBps "$(acc_rate bw.sendrate)" MB/s "ibfs 1 MiB write(2) rate at the sender"
-	fig bw_msgs_lost "$(diff_of "${ACC_SUM[bw.sent]:-}" "${ACC_SUM[bw.msgs]:-}")" msgs "1 MiB messages sent but not received intact (of ${ACC_SUM[bw.sent]:-?})"
-	fig bw_bad "${ACC_SUM[bw.bad]:-}" msgs "1 MiB messages received damaged"
+	local d1
+	fig_of udpp_poll_us "mean udpp_poll" us "ibv_ud_pingpong -s 64, polling: mean round trip"
+	fig_of udpp_event_us "mean udpp_event" us "ibv_ud_pingpong -s 64 -e, events: mean round trip"
+	fig_of floor_median_us "median floor.us" us "FUSE floor: write+read 64 B on one O_RDWR nullfs file, median"
+	fig_of floor_mean_us "mean_of floor.us" us "FUSE floor, mean (to set beside ud_pingpong's mean)"
+	fig_of floor_p99_us "quantile 0.99 floor.us" us "FUSE floor, p99"
+	fig_of rtt_median_us "median rtt.us" us "ibfs 64 B round trip, conversation (O_RDWR, write then waiting read): median"
+	fig_of rtt_mean_us "mean_of rtt.us" us "ibfs 64 B round trip, conversation: mean of the same samples"
+	fig_of rtt_p99_us "quantile 0.99 rtt.us" us "ibfs 64 B round trip, conversation: p99"
+	fig_of rtt_poll_median_us "median poll.us" us "ibfs 64 B round trip, poll+O_NONBLOCK read: median"
+	fig_of rtt_reopen_median_us "median reopen.us" us "ibfs 64 B round trip, reopen+blocking read: median"
+	fig_of rtt_samples "lines rtt.us" n "ibfs round trips timed (conversation)"
+	fig_of rtt_lost "sum0 rtt.lost poll.lost" n "ibfs round trips lost (no echo in 2 s)"
+	fig_of sendbw_mtu_MBps "mean sbw_mtu.MBps" MB/s "ib_send_bw -c UD -s $MTU, polling: received"
+	fig_of sendbw_mtu_e_MBps "mean sbw_mtu_e.MBps" MB/s "ib_send_bw -c UD -s $MTU -e, events: received"
+	fig_of sendbw_mtu_l16_MBps "mean sbw_mtu_l16.MBps" MB/s "ib_send_bw -c UD -s $MTU -l 16 (doorbell batch of 16), polling: received"
+	fig_of sendbw_mtu_l32_MBps "mean sbw_mtu_l32.MBps" MB/s "ib_send_bw -c UD -s $MTU -l 32 (doorbell batch of 32), polling: received"
+	fig_of bw_MBps "rate_mib bw.bytes" MB/s "ibfs 1 MiB messages received intact"
+	fig_of bw_send_MBps "rate bw.sendrate" MB/s "ibfs 1 MiB write(2) rate at the sender"
+	fig_of bw_msgs_lost "diff bw.sent bw.msgs" msgs "1 MiB messages sent but not received intact (of {sum bw.sent})"
+	fig_of bw_bad "sum bw.bad" msgs "1 MiB messages received damaged"
 	d1=$(drop_of "$B" alpha drop_queue_full)
 	fig drop_queue_full "$d1" msgs "beta's drop_queue_full after the run"
-	fig nullfs_write_msgs_per_s "$(acc_rate nullw)" msgs/s "null FUSE 64 B writes (nullfs)"
-	fig rate_msgs_per_s "$(acc_rate rate.msgs)" msgs/s "ibfs 64 B messages received"
-	fig rate_send_msgs_per_s "$(acc_rate rate.sendrate)" msgs/s "ibfs 64 B write(2)s per second at the sender"
-	fig rate_msgs_lost "$(diff_of "${ACC_SUM[rate.sent]:-}" "${ACC_SUM[rate.msgs]:-}")" msgs "64 B messages sent but not received (of ${ACC_SUM[rate.sent]:-?})"
-	fig sendbw_64_msgs_per_s "$(acc_mean sbw_64.rate)" msgs/s "ib_send_bw -c UD -s 64, polling: received"
-	fig sendbw_64_e_msgs_per_s "$(acc_mean sbw_64_e.rate)" msgs/s "ib_send_bw -c UD -s 64 -e, events: received"
-	fig sendbw_64_l16_msgs_per_s "$(acc_mean sbw_64_l16.rate)" msgs/s "ib_send_bw -c UD -s 64 -l 16, polling: received"
-	fig sendbw_64_l32_msgs_per_s "$(acc_mean sbw_64_l32.rate)" msgs/s "ib_send_bw -c UD -s 64 -l 32, polling: received"
-}
-
-# $1 - $2, or nothing when either is missing.
-diff_of() {
-	[[ -n $1 && -n $2 ]] || return 0
-	awk -v a="$1" -v b="$2" 'BEGIN { print a - b }'
+	fig_of nullfs_write_msgs_per_s "rate nullw" msgs/s "null FUSE 64 B writes (nullfs)"
+	fig_of rate_msgs_per_s "rate rate.msgs" msgs/s "ibfs 64 B messages received"
+	fig_of rate_send_msgs_per_s "rate rate.sendrate" msgs/s "ibfs 64 B write(2)s per second at the sender"
+	fig_of rate_msgs_lost "diff rate.sent rate.msgs" msgs "64 B messages sent but not received (of {sum rate.sent})"
+	fig_of sendbw_64_msgs_per_s "mean sbw_64.rate" msgs/s "ib_send_bw -c UD -s 64, polling: received"
+	fig_of sendbw_64_e_msgs_per_s "mean sbw_64_e.rate" msgs/s "ib_send_bw -c UD -s 64 -e, events: received"
+	fig_of sendbw_64_l16_msgs_per_s "mean sbw_64_l16.rate" msgs/s "ib_send_bw -c UD -s 64 -l 16, polling: received"
+	fig_of sendbw_64_l32_msgs_per_s "mean sbw_64_l32.rate" msgs/s "ib_send_bw -c UD -s 64 -l 32, polling: received"
 }
 
 # A drop counter of NODE's view of PEER ($1 mount, $2 peer, $3 key).
@@ -437,8 +392,8 @@ phase_shell() {
 		v=$(shell_loop "$WORK/tmpfs-file" "$n" || true)
 		acc shell_tmpfs "${v% *}" "${v#* }"
 	done
-	fig shell_ibfs_per_s "$(acc_rate shell_ibfs)" msgs/s "bash: echo x > MNT/beta/s, reopened each time"
-	fig shell_tmpfs_per_s "$(acc_rate shell_tmpfs)" msgs/s "bash: the same loop into a tmpfs file"
+	fig_of shell_ibfs_per_s "rate shell_ibfs" msgs/s "bash: echo x > MNT/beta/s, reopened each time"
+	fig_of shell_tmpfs_per_s "rate shell_tmpfs" msgs/s "bash: the same loop into a tmpfs file"
 }
 
 # utime+stime clock ticks of pid $1 (all threads).
@@ -454,7 +409,7 @@ ctx_switches() {
 
 # CPU of each idle daemon over BENCH_IDLE_S seconds, as % of one core.
 phase_idle() {
-	local n p c0 c1 w0 w1 hz worst=0 wake=0
+	local n p t c1 w1 hz worst wake res counts=()
 	hz=$(getconf CLK_TCK)
 	sleep 1
 	declare -A C0=() W0=()
@@ -467,18 +422,17 @@ phase_idle() {
 	sleep "$BENCH_IDLE_S"
 	for n in alpha beta; do
 		p=${IBFS_PID[$n]}
-		c1=$(cpu_ticks "$p")
-		w1=$(ctx_switches "$p")
-		c0=${C0[$n]}
-		w0=${W0[$n]}
-		c1=$(awk -v d=$((c1 - c0)) -v hz="$hz" -v s="$BENCH_IDLE_S" 'BEGIN { printf "%.2f", 100 * d / hz / s }')
-		w1=$(awk -v d=$((w1 - w0)) -v s="$BENCH_IDLE_S" 'BEGIN { printf "%.1f", d / s }')
-		log "idle $n: ${c1}% of a core, $w1 context switches/s"
-		worst=$(awk -v a="$worst" -v b="$c1" 'BEGIN { print (b > a) ? b : a }')
-		wake=$(awk -v a="$wake" -v b="$w1" 'BEGIN { print (b > a) ? b : a }')
+		counts+=("$n" $(($(cpu_ticks "$p") - C0[$n])) $(($(ctx_switches "$p") - W0[$n])))
 	done
-	fig idle_cpu_pct "$worst" "% core" "idle daemon CPU over ${BENCH_IDLE_S}s, worse of two (resolution $(awk -v hz="$hz" -v s="$BENCH_IDLE_S" 'BEGIN { print 100 / hz / s }')%)"
-	fig idle_wakeups_per_s "$wake" "ctxsw/s" "idle daemon context switches (worse of two)"
+	# "node NAME CPU% CTXSW/s" each, then "worst CPU% CTXSW/s RESOLUTION%"
+	while read -r t n c1 w1; do
+		case $t in
+		node) log "idle $n: ${c1}% of a core, $w1 context switches/s" ;;
+		worst) worst=$n wake=$c1 res=$w1 ;;
+		esac
+	done < <(python3 "$STATS_PY" idle "$hz" "$BENCH_IDLE_S" "${counts[@]}")
+	fig idle_cpu_pct "${worst:-}" "% core" "idle daemon CPU over ${BENCH_IDLE_S}s, worse of two (resolution ${res:-?}%)"
+	fig idle_wakeups_per_s "${wake:-}" "ctxsw/s" "idle daemon context switches (worse of two)"
 }
 
 # The issue's second completion mode: busy_poll = 1 on both nodes against
@@ -494,168 +448,61 @@ phase_busy() {
 	for ((r = 1; r <= ROUNDS; r++)); do
 		ud=$(ref_ud_pingpong $((18800 + r)))
 		acc udpp_poll_busy "$ud"
-		rtt_run floor_busy -m floor-conv -n "$n" -w 5 -o "$WORK/floor-busy.us" "$NULLMNT/null" "$NULLMNT/null"
+		rtt_run floor_busy -m floor-conv -n "$n" -w 5 -o "$STATS/floor-busy.us" "$NULLMNT/null" "$NULLMNT/null"
 		fl=$RTT_MEDIAN flm=$RTT_MEAN
 		IBFS_CONF_EXTRA=$extra ibfs_start_nodes alpha beta
 		"$IBFS_TOOLS/bench_echo" -c -t 600 "$B/alpha/bconv" "$B/alpha/bconv" >>"$LOGS/echo-busy.log" 2>&1 &
 		epid=$!
-		rtt_run busy -m conv -n "$n" -w 5 -o "$WORK/busy.us" "$A/beta/bconv" "$A/beta/bconv"
+		rtt_run busy -m conv -n "$n" -w 5 -o "$STATS/busy.us" "$A/beta/bconv" "$A/beta/bconv"
 		rt=$RTT_MEDIAN rtm=$RTT_MEAN
 		kill "$epid" 2>/dev/null || true
 		wait "$epid" 2>/dev/null || true
 		ibfs_stop_nodes
 		# means, as in round_latency: ud_pingpong gives only its mean
-		pair "$rtm" "$(fsum2 "$flm" "$ud")" "$WORK/pairs-rtt-busy"
+		pair rtt-busy "$rtm" "$flm" "$ud"
 		log "busy round $r: ud_pingpong mean ${ud:-?} us, floor mean ${flm:-?} median ${fl:-?} us, ibfs busy_poll conv mean ${rtm:-?} median ${rt:-?} us"
 	done
-	fig udpp_poll_busy_us "$(acc_mean udpp_poll_busy)" us "ibv_ud_pingpong -s 64, polling, in the busy-poll phase: mean round trip"
-	fig rtt_busy_median_us "$(quantile "$WORK/busy.us" 0.5)" us "ibfs 64 B round trip, conversation, busy_poll = 1 on both nodes: median"
-	fig rtt_busy_mean_us "$(mean_of "$WORK/busy.us")" us "ibfs busy_poll round trip, mean of the same samples"
-	fig rtt_busy_p99_us "$(quantile "$WORK/busy.us" 0.99)" us "ibfs busy_poll round trip, p99"
+	fig_of udpp_poll_busy_us "mean udpp_poll_busy" us "ibv_ud_pingpong -s 64, polling, in the busy-poll phase: mean round trip"
+	fig_of rtt_busy_median_us "median busy.us" us "ibfs 64 B round trip, conversation, busy_poll = 1 on both nodes: median"
+	fig_of rtt_busy_mean_us "mean_of busy.us" us "ibfs busy_poll round trip, mean of the same samples"
+	fig_of rtt_busy_p99_us "quantile 0.99 busy.us" us "ibfs busy_poll round trip, p99"
 }
 
-# Ratio NAME = A / B against OP TARGET (OP "" = for scale, no target),
-# described as WHAT; a missing part makes it n/a.  File $7, if given,
-# holds the paired ratios A summarises (listed in the JSON).
-ratio() {
-	local name=$1 a=$2 b=$3 op=$4 target=$5 what=$6 v=n/a met=null verdict pairs=""
-	if [[ -n $a && -n $b ]] && awk -v b="$b" 'BEGIN { exit !(b != 0) }'; then
-		v=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')
-	fi
-	if [[ -n $op && $v != n/a ]]; then
-		met=$(awk -v v="$v" -v t="$target" -v op="$op" 'BEGIN {
-			m = (op == "<=") ? v <= t : (op == ">=") ? v >= t : (op == "<") ? v < t : v > t
-			print m ? "true" : "false" }')
-	fi
-	case $met in
-	true) verdict=met ;;
-	false) verdict=MISSED ;;
-	*) verdict=- ;;
-	esac
-	RATIO_ROWS+=("$(printf '%-14s %8s %-9s %-7s %s' "$name" "$v" "${op:+$op $target}" "$verdict" "$what")")
-	[[ -z $op ]] || RATIO_LINES+=("ratio: $name $v (target $op $target)")
-	[[ -z ${7:-} || ! -s ${7:-} ]] ||
-		pairs=", \"pairs\": [$(awk '{ printf "%s[%s, %s]", (NR > 1 ? ", " : ""), $1, $2 }' "$7")]"
-	RATIO_JSON+=("\"$name\": {\"value\": ${v/n\/a/null}, \"op\": \"$op\", \"target\": ${target:-null}, \"met\": $met, \"what\": \"$what\"$pairs}")
-}
-
-# Sum of two figures (empty when either is missing).
-fsum() {
-	[[ -n ${FIG_VAL[$1]:-} && -n ${FIG_VAL[$2]:-} ]] || return 0
-	awk -v a="${FIG_VAL[$1]:-}" -v b="${FIG_VAL[$2]:-}" -v k="${3:-1}" 'BEGIN { printf "%.1f", k * a + b }'
-}
-
-# Table, bench:/ratio: lines, and bench.json into $BED_OUT.
+# Table, bench:/ratio: lines and $BED_OUT/bench.json (stats.py's, from
+# the record); the record and the samples go to $BED_OUT/stats (the host
+# copies them to build/bench-stats).  1 when a figure has no value.
 report() {
-	local n json=$BED_OUT/bench.json first=1 floor1 floor2 rev
-	rev=$(git -C "$BENCH_ROOT" describe --always --dirty 2>/dev/null || echo unknown)
-	# Every round-trip ratio sets means beside means: ibv_ud_pingpong
-	# prints only usec/iter, its elapsed time over its iterations, so no
-	# median of it exists; ibfs's and the FUSE floor's are the means of
-	# their own per-trip samples (bench_rtt's mean_us, or of the pooled
-	# sample files).  Their medians stay in the table as figures.
-	floor1=$(fsum floor_mean_us udpp_event_us)
-	floor2=$(fsum floor_mean_us udpp_event_us 2)
-	# Targets: the median of the calm paired ratios, each pair taken back
-	# to back (see median_calm); each pair is mean / (mean + mean).
-	local m
-	m=$(median_calm "$WORK/pairs-rtt" min)
-	ratio rtt "${m% *}" 1 "<=" 1.2 \
-		"ibfs mean round trip / (FUSE floor mean + ud_pingpong -e mean), median of ${m#* } calm paired blocks" \
-		"$WORK/pairs-rtt"
-	m=$(median_calm "$WORK/pairs-rtt-busy" min)
-	ratio rtt_busy "${m% *}" 1 "<=" 1.2 \
-		"ibfs busy_poll mean round trip / (FUSE floor mean + ud_pingpong polling mean), median of ${m#* } calm paired rounds" \
-		"$WORK/pairs-rtt-busy"
-	# The better completion mode of ib_send_bw is the reference; rates
-	# beside rates (bytes over seconds, MiB both: perftest's MB is 2^20).
-	m=$(median_calm "$WORK/pairs-bw" max)
-	ratio bw "${m% *}" 1 ">=" 0.95 \
-		"ibfs 1 MiB bandwidth / ib_send_bw -c UD -s $MTU (better of polling and -e), median of ${m#* } calm pairs" \
-		"$WORK/pairs-bw"
-	# For scale, not targets: the same ibfs stream against ib_send_bw with
-	# a doorbell batch (-l), as ibfs batches its posts.  The target keeps
-	# its reference, one WR a post, which it was set against.
-	m=$(median_calm "$WORK/pairs-bw-l16" max)
-	ratio bw_l16 "${m% *}" 1 "" "" \
-		"ibfs 1 MiB bandwidth / ib_send_bw -c UD -s $MTU -l 16, median of ${m#* } calm pairs (for scale)" \
-		"$WORK/pairs-bw-l16"
-	m=$(median_calm "$WORK/pairs-bw-l32" max)
-	ratio bw_l32 "${m% *}" 1 "" "" \
-		"ibfs 1 MiB bandwidth / ib_send_bw -c UD -s $MTU -l 32, median of ${m#* } calm pairs (for scale)" \
-		"$WORK/pairs-bw-l32"
-	m=$(median_calm "$WORK/pairs-rate" max)
-	ratio rate "${m% *}" 1 ">=" 0.8 \
-		"ibfs 64 B message rate / null FUSE 64 B write rate, median of ${m#* } calm pairs" \
-		"$WORK/pairs-rate"
-	ratio rtt_pooled "${FIG_VAL[rtt_mean_us]:-}" "$floor1" "" "" \
-		"pooled figures: rtt_mean / (floor_mean + udpp_event mean) (for scale)"
-	ratio rtt_both_ends "${FIG_VAL[rtt_mean_us]:-}" "$floor2" "" "" \
-		"pooled: rtt_mean / (2 x floor_mean + udpp_event mean): FUSE at both ends (for scale)"
-	ratio bw_pooled "${FIG_VAL[bw_MBps]:-}" "$(max_of "${FIG_VAL[sendbw_mtu_MBps]:-}" "${FIG_VAL[sendbw_mtu_e_MBps]:-}")" "" "" \
-		"pooled figures: bw / better ib_send_bw (for scale)"
-	ratio rate_pooled "${FIG_VAL[rate_msgs_per_s]:-}" "${FIG_VAL[nullfs_write_msgs_per_s]:-}" "" "" \
-		"pooled figures: rate / null FUSE write rate (for scale)"
-	ratio rate_vs_verbs "${FIG_VAL[rate_msgs_per_s]:-}" "$(max_of "${FIG_VAL[sendbw_64_msgs_per_s]:-}" "${FIG_VAL[sendbw_64_e_msgs_per_s]:-}")" "" "" \
-		"ibfs 64 B message rate / ib_send_bw -c UD -s 64, better mode (for scale)"
-	ratio rate_vs_l32 "${FIG_VAL[rate_msgs_per_s]:-}" "${FIG_VAL[sendbw_64_l32_msgs_per_s]:-}" "" "" \
-		"ibfs 64 B message rate / ib_send_bw -c UD -s 64 -l 32 (for scale)"
-	ratio shell "${FIG_VAL[shell_ibfs_per_s]:-}" "${FIG_VAL[shell_tmpfs_per_s]:-}" "" "" \
-		"echo > ibfs file / echo > tmpfs file (for scale)"
-	ratio idle_cpu "${FIG_VAL[idle_cpu_pct]:-}" 100 "<" 0.01 \
-		"idle daemon CPU, fraction of one core"
-
-	echo
-	echo "== ibfs bench ($rev, ${IBFS_BIN#"$BENCH_ROOT"/}; $BED_MODE bed, $IBFS_DEV, path MTU $MTU, $(uname -r), $(date -u +%FT%TZ))"
-	printf '%-24s %12s %-8s %s\n' figure value unit what
-	for n in "${FIG_NAMES[@]}"; do
-		printf '%-24s %12s %-8s %s\n' "$n" "${FIG_VAL[$n]:-n/a}" "${FIG_UNIT[$n]}" "${FIG_WHAT[$n]}"
-	done
-	echo
-	printf '%-14s %8s %-9s %-7s %s\n' ratio value target verdict what
-	printf '%s\n' "${RATIO_ROWS[@]}"
-	echo
-	for n in "${FIG_NAMES[@]}"; do
-		echo "bench: $n ${FIG_VAL[$n]:-n/a} ${FIG_UNIT[$n]// /_}"
-	done
-	printf '%s\n' "${RATIO_LINES[@]}"
-
-	{
-		echo "{"
-		printf '  "env": {"ibfs": "%s", "ibfs_bin": "%s", "bed": "%s", "device": "%s", "path_mtu": %s, "kernel": "%s", "date": "%s", "rounds": %s, "rtt_n": %s, "secs": %s},\n' \
-			"$rev" "${IBFS_BIN#"$BENCH_ROOT"/}" "$BED_MODE" "$IBFS_DEV" "$MTU" "$(uname -r)" "$(date -u +%FT%TZ)" "$ROUNDS" "$BENCH_RTT_N" "$BENCH_SECS"
-		echo '  "figures": {'
-		for n in "${FIG_NAMES[@]}"; do
-			((first)) || echo ","
-			first=0
-			printf '    "%s": {"value": %s, "unit": "%s", "what": "%s"}' "$n" \
-				"${FIG_VAL[$n]:-null}" "${FIG_UNIT[$n]}" "${FIG_WHAT[$n]//\"/\'}"
-		done
-		echo
-		echo "  },"
-		echo '  "ratios": {'
-		first=1
-		for n in "${RATIO_JSON[@]}"; do
-			((first)) || echo ","
-			first=0
-			printf '    %s' "$n"
-		done
-		echo
-		echo "  }"
-		echo "}"
-	} >"$json"
+	local rc=0
+	record env ibfs "$(git -C "$BENCH_ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+	record env ibfs_bin "${IBFS_BIN#"$BENCH_ROOT"/}"
+	record env bed "$BED_MODE"
+	record env device "$IBFS_DEV"
+	record env path_mtu "$MTU"
+	record env kernel "$(uname -r)"
+	record env date "$(date -u +%FT%TZ)"
+	record env rounds "$ROUNDS"
+	record env rtt_n "$BENCH_RTT_N"
+	record env secs "$BENCH_SECS"
+	rm -rf "$BED_OUT/stats"
+	cp -r "$STATS" "$BED_OUT/stats"
+	python3 "$STATS_PY" report "$STATS" "$BED_OUT/bench.json" || rc=$?
+	case $rc in
+	0 | 3) ;;
+	*) fail "stats.py report failed (exit $rc)" ;;
+	esac
 	echo "bench-out: ${BED_HOST_OUT:-$BED_OUT}"
+	((rc == 0))
 }
 
-# The measurements, in the bed (lib.sh already sourced).
+# The measurements, in the bed (scripts/lib/ibfs.sh already sourced).
 bed_main() {
-	local profile=0 kv_env t r
+	local profile=0 kv_env t r missing=0
 	[[ ${1:-} == --profile ]] && profile=1
 	# Sizes from the host come in IBFS_BENCH_ENV (the bed forwards IBFS_*).
 	for kv_env in ${IBFS_BENCH_ENV:-}; do
 		printf -v "BENCH_${kv_env%%=*}" %s "${kv_env#*=}"
 	done
-	need_cmd ibv_ud_pingpong ib_send_bw ibv_devinfo ss fusermount3
+	need_cmd ibv_ud_pingpong ib_send_bw ibv_devinfo ss fusermount3 python3
 	for t in bench_rtt bench_echo bench_bw nullfs; do
 		[[ -x $IBFS_TOOLS/$t ]] || fail "$IBFS_TOOLS/$t not built (make tools)"
 	done
@@ -669,7 +516,9 @@ bed_main() {
 	ROUNDS=$BENCH_ROUNDS UDPP_N=$BENCH_UDPP_N PERF_SECS=$BENCH_PERF_SECS PERF_N=$BENCH_PERF_N
 	BLOCK=$BENCH_BLOCK STREAM_SECS=$BENCH_SECS
 	LOGS=$BED_OUT/logs
-	mkdir -p "$LOGS"
+	STATS=$WORK/stats
+	mkdir -p "$LOGS" "$STATS"
+	: >"$STATS/record"
 	log "bench in the $BED_MODE bed: $IBFS_DEV gid $GID mtu $MTU, $(nproc) CPUs, $ROUNDS rounds"
 
 	mount_nullfs
@@ -692,16 +541,16 @@ bed_main() {
 	bg_kill_all # the echo: idle means no client either
 	phase_idle
 	phase_busy
-	# shellcheck source=bench/callgrind.sh
+	# shellcheck source=scripts/bench/callgrind.sh
 	source "$BENCH_ROOT/scripts/bench/callgrind.sh"
 	phase_callgrind # ends with alpha and beta up again, for --profile
-	report
+	report || missing=1
 	if ((profile)); then
-		# shellcheck source=bench/profile.sh
+		# shellcheck source=scripts/bench/profile.sh
 		source "$BENCH_ROOT/scripts/bench/profile.sh"
 		profile_main
 	fi
-	((MISSING == 0)) || { log "$MISSING figure(s) missing"; return 1; }
+	((missing == 0)) || { log "figure(s) missing (see \"no value for\" above)"; return 1; }
 }
 
 # Host or bed side.  One line, parsed whole before it runs: editing this
@@ -717,7 +566,7 @@ main() {
 
 if [[ ${1:-} == --in-bed ]]; then
 	# At the top level: its globals and EXIT trap must outlive bed_main.
-	# shellcheck source=../tests/e2e/lib.sh
-	source "$BENCH_ROOT/tests/e2e/lib.sh"
+	# shellcheck source=scripts/lib/ibfs.sh
+	source "$BENCH_ROOT/scripts/lib/ibfs.sh"
 fi
 main "$@"; exit $?

@@ -1,0 +1,360 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# The shell library for everything that runs ibfs daemons: the e2e tests
+# (through tests/e2e/lib.sh, which adds the assertions), scripts/demo.sh and
+# the benchmarks (scripts/bench/). Source it; it owns the EXIT trap. WORK
+# is the scratch dir (tests/e2e/run.sh sets a fresh one per test; a fresh
+# temp dir when unset). Provides:
+#   IBFS_ROOT IBFS_BIN IBFS_TOOLS IBFS_DEV IBFS_IP WORK     variables
+#   log MSG | fail MSG | skip REASON | need_cmd CMD... | need_bin
+#   wait_for CMD TIMEOUT      poll `eval CMD` every 0.1 s; 1 on timeout
+#   ibfs_gid_index            GID index for $IBFS_IP on $IBFS_DEV port 1
+#   on_exit CMD               run CMD at exit (before nodes are stopped)
+#   ibfs_conf_global | ibfs_write_conf NAME...   the config, $WORK/ibfs.conf
+#   ibfs_start_nodes NAME...  write $WORK/ibfs.conf, start all, wait all up
+#   ibfs_start NAME | ibfs_stop NAME | ibfs_stop_nodes | ibfs_mnt NAME
+#   ibfs_kill NAME [SIG]      kill a daemon on purpose (not a crash)
+#   ibfs_reaped NAME RC       a daemon the caller waited for itself
+#   no_sanitizer_report TEXT  fail when TEXT holds a sanitizer report
+# Every daemon started here must end with exit 0 on SIGTERM: one that died
+# by itself, needed SIGKILL, exited non-zero or left a sanitizer or
+# memcheck report in its log fails the run (ibfs_stop, and at exit).
+# Do not set your own EXIT trap: use on_exit (this file owns the trap).
+# shellcheck shell=bash
+
+set -euo pipefail
+
+IBFS_ROOT=${IBFS_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)}
+IBFS_BIN=${IBFS_BIN:-$IBFS_ROOT/build/ibfs}
+IBFS_TOOLS=${IBFS_TOOLS:-$IBFS_ROOT/build/tools}
+IBFS_DEV=${IBFS_DEV:-rxe0}
+IBFS_IP=${IBFS_IP:-10.0.2.15}
+IBFS_BASE_PORT=${IBFS_BASE_PORT:-18515}
+IBFS_UP_TIMEOUT=${IBFS_UP_TIMEOUT:-60}
+IBFS_CONF_EXTRA=${IBFS_CONF_EXTRA:-}
+if [[ -z ${WORK:-} ]]; then
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/e2e.XXXXXX")
+fi
+export IBFS_ROOT IBFS_BIN IBFS_TOOLS IBFS_DEV IBFS_IP WORK
+
+IBFS_STOP_TIMEOUT=${IBFS_STOP_TIMEOUT:-10}
+IBFS_NODES=()          # names in ibfs.conf order
+declare -A IBFS_PID=() # running daemon pid per name
+_LIB_ON_EXIT=()
+_LIB_DAEMON_BAD=0 # a daemon failed its ending (see ibfs_stop)
+# A sanitizer's own exit status, apart from ibfs's 1 and 2, so that a
+# report from a run expected to fail is not taken for that failure.
+if [[ -n ${SANITIZE:-} ]]; then
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=86:print_stacktrace=1
+fi
+
+# Print a timestamped progress line on stderr (a test's log).
+log() { echo "[$(date +%T.%3N)] $*" >&2; }
+
+# Fail (exit 1) with MSG.
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# Skip (exit 77, the reason in $WORK/.skip for tests/e2e/run.sh) with REASON.
+skip() {
+	echo "$*" >"$WORK/.skip"
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+# Require commands; missing ones skip, or fail under CI=true.
+need_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 && continue
+		[[ ${CI:-} == true ]] && fail "missing command $c"
+		skip "missing command $c"
+	done
+}
+
+# Require the daemon binary (skip until it is built).
+need_bin() {
+	[[ -x $IBFS_BIN ]] || skip "build/ibfs not built"
+}
+
+
+
+# Poll until `eval CMD` succeeds (0) or TIMEOUT seconds pass (1).
+wait_for() {
+	local cmd=$1 ms deadline
+	ms=$(awk -v t="${2:-10}" 'BEGIN { printf "%d", t * 1000 }')
+	deadline=$(($(date +%s%3N) + ms))
+	while ! eval "$cmd" >/dev/null 2>&1; do
+		(($(date +%s%3N) < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+# Print the GID index of $IBFS_DEV port 1 to use for $IBFS_IP: the RoCE v2
+# IPv4-mapped GID, 0 on InfiniBand link layer, "none" if not found.
+ibfs_gid_index() {
+	local port=/sys/class/infiniband/$IBFS_DEV/ports/1 want f i
+	# shellcheck disable=SC2086 # split the dotted quad into 4 args
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		${IBFS_IP//./ })
+	if [[ $(cat "$port/link_layer" 2>/dev/null) == InfiniBand ]]; then
+		echo 0
+		return
+	fi
+	for f in "$port"/gids/*; do
+		i=${f##*/}
+		[[ $(cat "$f" 2>/dev/null) == "$want" ]] || continue
+		[[ $(cat "$port/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] || continue
+		echo "$i"
+		return
+	done
+	echo none
+}
+
+# Register CMD to run when the test exits.
+on_exit() {
+	_LIB_ON_EXIT+=("$1")
+}
+
+# The lines that start a sanitizer's or memcheck's report of an error.
+_LIB_REPORT_RE='ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:|ERROR SUMMARY: [1-9]|definitely lost: [1-9]'
+
+# Print the reports in log file $1; 1 when it holds none.
+_lib_reports_in() {
+	grep -qE "$_LIB_REPORT_RE" "$1" 2>/dev/null || return 1
+	grep -E -A12 "$_LIB_REPORT_RE" "$1" | head -n 40
+}
+
+# Fail when TEXT (a one-shot run's output) holds a sanitizer report.
+no_sanitizer_report() {
+	grep -qE "$_LIB_REPORT_RE" <<<"$1" || return 0
+	grep -E -A12 "$_LIB_REPORT_RE" <<<"$1" | head -n 40 >&2
+	fail "sanitizer or memcheck report in a run's output"
+}
+
+# 1 when a log of this test ($WORK/*.log: daemons, valgrind) holds a
+# sanitizer or memcheck report, which must fail the test even when it
+# was printed at exit.
+_lib_sanitizer_check() {
+	local f bad=0
+	for f in "$WORK"/*.log; do
+		[[ -e $f ]] || continue
+		if _lib_reports_in "$f" >"$WORK/.report" 2>&1; then
+			echo "FAIL: sanitizer or memcheck report in $(basename "$f"):" >&2
+			cat "$WORK/.report" >&2
+			bad=1
+		fi
+	done
+	return "$bad"
+}
+
+# EXIT trap: run on_exit commands (newest first), then stop the nodes.
+_lib_exit() {
+	local rc=$? i
+	set +e
+	for ((i = ${#_LIB_ON_EXIT[@]} - 1; i >= 0; i--)); do
+		eval "${_LIB_ON_EXIT[i]}"
+	done
+	ibfs_stop_nodes
+	if ! _lib_sanitizer_check || ((_LIB_DAEMON_BAD)); then
+		((rc != 0 && rc != 77)) || rc=1
+	fi
+	exit "$rc"
+}
+trap _lib_exit EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# Print the mount point of node NAME.
+ibfs_mnt() {
+	echo "$WORK/mnt/$1"
+}
+
+# Print the [global] section every test config starts with.
+ibfs_conf_global() {
+	echo "[global]"
+	echo "device = $IBFS_DEV"
+	echo "port = 1"
+	echo "gid_index = auto"
+	echo "route = sa"
+	[[ -z $IBFS_CONF_EXTRA ]] || printf '%s\n' "$IBFS_CONF_EXTRA"
+}
+
+# Write $WORK/ibfs.conf for nodes NAME... (bootstrap ports from 18515).
+ibfs_write_conf() {
+	local i=0 n
+	{
+		ibfs_conf_global
+		for n in "$@"; do
+			echo "[node $n]"
+			echo "addr = $IBFS_IP"
+			echo "bootstrap = $IBFS_IP:$((IBFS_BASE_PORT + i++))"
+		done
+	} >"$WORK/ibfs.conf"
+}
+
+# Launch the daemon for NAME in the background (no waiting).
+_ibfs_launch() {
+	local name=$1 mnt
+	mnt=$(ibfs_mnt "$name")
+	mkdir -p "$mnt"
+	log "starting $name"
+	echo "=== start $(date +%T.%3N)" >>"$WORK/$name.log"
+	"$IBFS_BIN" -c "$WORK/ibfs.conf" -n "$name" -f "$mnt" \
+		</dev/null >>"$WORK/$name.log" 2>&1 &
+	IBFS_PID[$name]=$!
+}
+
+# True when NAME's .status is readable and every peer's says state=up.
+ibfs_is_up() {
+	local name=$1 mnt peer
+	mnt=$(ibfs_mnt "$name")
+	timeout 5 cat "$mnt/.status" >/dev/null 2>&1 || return 1
+	for peer in "${IBFS_NODES[@]}"; do
+		[[ $peer == "$name" ]] && continue
+		timeout 5 cat "$mnt/$peer/.status" 2>/dev/null |
+			grep -qx 'state=up' || return 1
+	done
+}
+
+# Print the tail of each node's log (for failures).
+ibfs_dump_logs() {
+	local n
+	for n in "${IBFS_NODES[@]}"; do
+		echo "--- $n.log (tail)" >&2
+		tail -n 30 "$WORK/$n.log" >&2 2>/dev/null || true
+	done
+}
+
+# Wait until node NAME is up (IBFS_UP_TIMEOUT s); fail with logs if not
+# or if its daemon exits first.
+ibfs_wait_up() {
+	local name=$1 pid=${IBFS_PID[$1]:-} end=$((SECONDS + IBFS_UP_TIMEOUT))
+	until ibfs_is_up "$name"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			ibfs_dump_logs
+			fail "node $name exited before it was up"
+		fi
+		if ((SECONDS >= end)); then
+			ibfs_dump_logs
+			fail "node $name not up within ${IBFS_UP_TIMEOUT}s"
+		fi
+		sleep 0.2
+	done
+	log "$name is up"
+}
+
+# Start nodes NAME... on one config and wait until all see each other up.
+ibfs_start_nodes() {
+	local n
+	need_bin
+	IBFS_NODES=("$@")
+	ibfs_write_conf "$@"
+	for n in "$@"; do
+		_ibfs_launch "$n"
+	done
+	for n in "$@"; do
+		ibfs_wait_up "$n"
+	done
+}
+
+# (Re)start one node of the current config and wait until it is up.
+ibfs_start() {
+	need_bin
+	_ibfs_launch "$1"
+	ibfs_wait_up "$1"
+}
+
+# Unmount $1 if it is still a mount point.
+_ibfs_unmount() {
+	grep -q " $1 " /proc/mounts 2>/dev/null || return 0
+	fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
+}
+
+# Record that daemon NAME failed its ending with MSG: the test fails.
+_ibfs_bad() {
+	echo "FAIL: node $1: $2" >&2
+	_LIB_DAEMON_BAD=1
+	ibfs_dump_logs
+}
+
+# Describe exit status $1 of a waited-for process ("exit N", "signal S").
+_ibfs_status_str() {
+	if (($1 > 128)); then
+		echo "killed by signal $(kill -l $(($1 - 128)) 2>/dev/null || echo $(($1 - 128)))"
+	else
+		echo "exit $1"
+	fi
+}
+
+# Stop node NAME: SIGTERM, wait up to IBFS_STOP_TIMEOUT s, then SIGKILL;
+# unmount leftovers. 1 (and the test fails) when the daemon had died
+# already, needed SIGKILL, or did not exit 0.
+ibfs_stop() {
+	local name=$1 pid=${IBFS_PID[$1]:-} i rc=0 bad=''
+	if [[ -n $pid ]]; then
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid" 2>/dev/null || rc=$?
+			bad="died before it was stopped ($(_ibfs_status_str "$rc"))"
+		else
+			log "stopping $name"
+			kill -TERM "$pid" 2>/dev/null || true
+			for ((i = 0; i < IBFS_STOP_TIMEOUT * 10; i++)); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			if kill -0 "$pid" 2>/dev/null; then
+				bad="still running ${IBFS_STOP_TIMEOUT} s after SIGTERM; killed"
+				kill -KILL "$pid" 2>/dev/null || true
+			fi
+			wait "$pid" 2>/dev/null || rc=$?
+			if [[ -z $bad ]] && ((rc != 0)); then
+				bad="$(_ibfs_status_str "$rc") after SIGTERM, want exit 0"
+			fi
+		fi
+	fi
+	unset "IBFS_PID[$name]"
+	_ibfs_unmount "$(ibfs_mnt "$name")"
+	if [[ -z $bad ]] && _lib_reports_in "$WORK/$name.log" >"$WORK/.report" 2>&1; then
+		bad="sanitizer or memcheck report in $name.log:
+$(cat "$WORK/.report")"
+	fi
+	[[ -n $bad ]] || return 0
+	_ibfs_bad "$name" "$bad"
+	return 1
+}
+
+# Kill node NAME's daemon on purpose with SIG (default KILL) and reap it:
+# a death the test asked for, not a crash. The mount stays (dead) for
+# the test to look at; ibfs_stop or the exit trap unmounts it.
+ibfs_kill() {
+	local name=$1 pid=${IBFS_PID[$1]:-}
+	[[ -n $pid ]] || fail "ibfs_kill $name: not running"
+	log "killing $name with SIG${2:-KILL}"
+	kill "-${2:-KILL}" "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	unset "IBFS_PID[$name]"
+}
+
+# The test waited for daemon NAME itself and saw status RC: forget it, and
+# fail unless RC is 0 and its log is free of reports.
+ibfs_reaped() {
+	local name=$1 rc=$2
+	unset "IBFS_PID[$name]"
+	((rc == 0)) || { _ibfs_bad "$name" "$(_ibfs_status_str "$rc"), want exit 0"; fail "node $name: exit $rc"; }
+	if _lib_reports_in "$WORK/$name.log" >"$WORK/.report" 2>&1; then
+		_ibfs_bad "$name" "report in $name.log: $(cat "$WORK/.report")"
+		fail "node $name left a sanitizer or memcheck report"
+	fi
+}
+
+# Stop every node this test started (all of them, even after a failure).
+ibfs_stop_nodes() {
+	local n bad=0
+	for n in "${IBFS_NODES[@]}"; do
+		ibfs_stop "$n" || bad=1
+	done
+	return "$bad"
+}
