@@ -10,6 +10,7 @@
 #   make SANITIZE=address,undefined check
 #   make demo       three nodes in the test bed and a conversation among them
 #   make bench      ibfs beside ibv_ud_pingpong, ib_send_bw and a null FUSE fs
+#   make bench-callgrind BASE=REV   instructions per message, this build and REV's
 #   make fuzz       libFuzzer on the wire decoders, reliable streams, the
 #                   bootstrap hello and the config loader
 #   make fuzz-regress  every fuzz target over its seed corpus once
@@ -143,13 +144,18 @@ demo:
 # Then delivery = reliable beside datagram on two VMs, at 0% and 5% wire
 # loss (bench-reliable alone).
 # make bench BENCH_FLAGS=--profile also profiles the daemons.
-.PHONY: bench bench-reliable
+.PHONY: bench bench-reliable bench-callgrind
 bench: all
 	scripts/bench/bench.sh $(BENCH_FLAGS)
 	scripts/bench/reliable.sh
 
 bench-reliable: all
 	scripts/bench/reliable.sh
+
+# Only callgrind's instruction counts, a few minutes; BASE=REV also counts
+# REV's daemon in the same boot (figures ir_*_base, ir_*_pct).
+bench-callgrind: all
+	scripts/bench/bench.sh --callgrind-only $(if $(BASE),--base $(BASE))
 
 # libFuzzer targets (clang), FUZZ_TIME seconds each: the datagram decoder
 # with reassembly (wire), the config loader (config), the bootstrap hello

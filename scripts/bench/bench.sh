@@ -11,6 +11,10 @@
 #                                        the rest inside, copies
 #                                        build/bench.json
 #   scripts/bench/bench.sh --in-bed [--profile]   the measurements (in the bed)
+#   scripts/bench/bench.sh --callgrind-only [--base REV]   only callgrind's
+#                                        counts (make bench-callgrind), and
+#                                        with --base those of REV's daemon
+#                                        too, in the same boot
 #
 # Prints a table, then "bench: NAME VALUE UNIT" per figure and "ratio: NAME
 # VALUE (target OP VALUE)" per target, and writes the same as JSON to
@@ -48,16 +52,40 @@ BENCH_IDLE_S=${BENCH_IDLE_S:-10}     # idle CPU window
 
 # ---------------------------------------------------------------- host side
 
+# Build the daemon of revision $1 into build/base/ (an export of its
+# tree), for callgrind's comparison in the same boot.
+build_base() {
+	local dir=$BENCH_ROOT/build/base
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	git -C "$BENCH_ROOT" archive "$1" | tar -x -C "$dir" || return 1
+	make -C "$dir" -j2 build/ibfs >"$BENCH_ROOT/build/base.log" 2>&1 ||
+		{ echo "bench: building $1 failed (see build/base.log)" >&2; return 1; }
+	echo "bench: base build $1 ($(git -C "$BENCH_ROOT" rev-parse --short "$1")) in build/base/"
+}
+
 # Boot the bed, run the measurements inside, bring bench.json back.
 host_main() {
-	local log out rc=0 prof=()
-	[[ ${1:-} == --profile ]] && prof=(--profile)
+	local log out rc=0 prof=() base= extra=
+	while (($#)); do
+		case $1 in
+		--profile) prof=(--profile) ;;
+		--callgrind-only) prof=(--callgrind-only) ;;
+		--base) base=${2:?--base REV}; shift ;;
+		*) echo "bench: unknown option $1" >&2; return 2 ;;
+		esac
+		shift
+	done
 	[[ -x $BENCH_ROOT/build/ibfs ]] || { echo "bench: build/ibfs not built (make)" >&2; return 1; }
+	if [[ -n $base ]]; then
+		build_base "$base" || return 1
+		extra=" BASE_BIN=build/base/build/ibfs BASE_REV=$(git -C "$BENCH_ROOT" rev-parse --short "$base")"
+	fi
 	log=$(mktemp)
 	# The bed's figures move with the host's load: say what it was.
 	echo "bench: host before: loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $(pgrep -c qemu-system || true) VM(s) running"
 	# The bed forwards only IBFS_* variables (see vm.sh): sizes go in one.
-	export IBFS_BENCH_ENV="ROUNDS=$BENCH_ROUNDS RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS PERF_SECS=$BENCH_PERF_SECS PERF_N=$BENCH_PERF_N BLOCK=$BENCH_BLOCK UDPP_N=$BENCH_UDPP_N SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S"
+	export IBFS_BENCH_ENV="ROUNDS=$BENCH_ROUNDS RTT_N=$BENCH_RTT_N SECS=$BENCH_SECS PERF_SECS=$BENCH_PERF_SECS PERF_N=$BENCH_PERF_N BLOCK=$BENCH_BLOCK UDPP_N=$BENCH_UDPP_N SHELL_N=$BENCH_SHELL_N IDLE_S=$BENCH_IDLE_S$extra"
 	BED_TIMEOUT=${BED_TIMEOUT:-900} \
 		"$BENCH_ROOT/scripts/bed/run.sh" scripts/bench/bench.sh --in-bed "${prof[@]}" |
 		tee "$log" || rc=${PIPESTATUS[0]}
@@ -71,6 +99,11 @@ host_main() {
 			rm -rf "$BENCH_ROOT/build/bench-callgrind"
 			cp -r "$out/callgrind" "$BENCH_ROOT/build/bench-callgrind"
 			echo "bench: callgrind annotations in build/bench-callgrind/"
+		fi
+		if [[ -d $out/callgrind_base ]]; then
+			rm -rf "$BENCH_ROOT/build/bench-callgrind-base"
+			cp -r "$out/callgrind_base" "$BENCH_ROOT/build/bench-callgrind-base"
+			echo "bench: the base build's in build/bench-callgrind-base/"
 		fi
 		if [[ -d $out/stats ]]; then
 			rm -rf "$BENCH_ROOT/build/bench-stats"
@@ -494,10 +527,23 @@ report() {
 	((rc == 0))
 }
 
+# make bench-callgrind: the instruction counts alone (and the base
+# build's, when given), in a few minutes instead of the whole bench.
+bed_callgrind() {
+	ibfs_start_nodes alpha beta
+	A=$(ibfs_mnt alpha)
+	B=$(ibfs_mnt beta)
+	# shellcheck source=scripts/bench/callgrind.sh
+	source "$BENCH_ROOT/scripts/bench/callgrind.sh"
+	phase_callgrind
+	report
+}
+
 # The measurements, in the bed (scripts/lib/ibfs.sh already sourced).
 bed_main() {
-	local profile=0 kv_env t r missing=0
+	local profile=0 cg_only=0 kv_env t r missing=0
 	[[ ${1:-} == --profile ]] && profile=1
+	[[ ${1:-} == --callgrind-only ]] && cg_only=1
 	# Sizes from the host come in IBFS_BENCH_ENV (the bed forwards IBFS_*).
 	for kv_env in ${IBFS_BENCH_ENV:-}; do
 		printf -v "BENCH_${kv_env%%=*}" %s "${kv_env#*=}"
@@ -521,6 +567,10 @@ bed_main() {
 	: >"$STATS/record"
 	log "bench in the $BED_MODE bed: $IBFS_DEV gid $GID mtu $MTU, $(nproc) CPUs, $ROUNDS rounds"
 
+	if ((cg_only)); then
+		bed_callgrind
+		return
+	fi
 	mount_nullfs
 	ibfs_start_nodes alpha beta
 	A=$(ibfs_mnt alpha)

@@ -14,6 +14,10 @@
 # daemon takes one write and answers one read per round trip).  The
 # counts include opening the channel files once per load.  Writes
 # $BED_OUT/callgrind/ (raw dumps and callgrind_annotate per node and load).
+# With BENCH_BASE_BIN (make bench-callgrind BASE=REV) the same loads run
+# again, in the same boot, on that build of the daemon: figures ir_*_base
+# and ir_*_pct (this build against it, in per cent), into
+# $BED_OUT/callgrind_base/.
 # shellcheck shell=bash
 
 CG_RATE_N=${CG_RATE_N:-1000}
@@ -47,6 +51,7 @@ cg_fig() {
 		[[ -z $tot ]] || v=$(awk -v t="$tot" -v n="$n" 'BEGIN { printf "%.0f", t / n }')
 		log "callgrind $load $node: ${v:-?} Ir per message:$(cg_by_object "$CG_DIR/$load-$node.txt" "$n")"
 	fi
+	CG_IR[$name]=$v
 	fig "$name" "$v" Ir "$what"
 }
 
@@ -60,20 +65,16 @@ cg_by_object() {
 	END { for (o in s) if (s[o] / n >= 1) printf " %s=%.0f", o, s[o] / n }' "$1"
 }
 
-# Both daemons under callgrind through the two loads; back to plain ones.
-phase_callgrind() {
-	local wrap=$WORK/ibfs-callgrind rpid epid bin=$IBFS_BIN
-	CG_DIR=$BED_OUT/callgrind
+# Both daemons of build $1 under callgrind through the two loads, figures
+# named ir_*$2; back to plain ones (of $IBFS_BIN).
+cg_run() {
+	local bin=$1 sfx=$2 wrap=$WORK/ibfs-callgrind$2 rpid epid
+	CG_DIR=$BED_OUT/callgrind$sfx
 	mkdir -p "$CG_DIR"
-	if ! command -v valgrind >/dev/null || ! command -v callgrind_control >/dev/null; then
-		log "no valgrind: no instruction counts (make deps installs it)"
-		fig ir_rate_send "" Ir "callgrind not there"
-		return 0
-	fi
 	printf '#!/bin/sh\nexec valgrind --tool=callgrind --compress-strings=no --callgrind-out-file=%s/cg.%%p %q "$@"\n' \
 		"$CG_DIR" "$bin" >"$wrap"
 	chmod +x "$wrap"
-	log "callgrind: both daemons under valgrind; $CG_RATE_N x 64 B messages, then $CG_RTT_N round trips"
+	log "callgrind: both daemons of ${bin#"$BENCH_ROOT"/} under valgrind; $CG_RATE_N x 64 B messages, then $CG_RTT_N round trips"
 	ibfs_stop_nodes
 	IBFS_BIN=$wrap IBFS_UP_TIMEOUT=300 ibfs_start_nodes alpha beta
 	cg_dump 1 setup
@@ -90,9 +91,34 @@ phase_callgrind() {
 	cg_dump 3 rtt
 	ibfs_stop_nodes
 	rm -f "$CG_DIR"/cg.*
-	cg_fig ir_rate_send rate alpha "$CG_RATE_N" "callgrind: user-space instructions per 64 B message in the sending daemon"
-	cg_fig ir_rate_recv rate beta "$CG_RATE_N" "callgrind: user-space instructions per 64 B message in the receiving daemon"
-	cg_fig ir_rtt_alpha rtt alpha "$CG_RTT_N" "callgrind: user-space instructions per conversation round trip, client's daemon"
-	cg_fig ir_rtt_beta rtt beta "$CG_RTT_N" "callgrind: user-space instructions per conversation round trip, echo's daemon"
+	cg_fig "ir_rate_send$sfx" rate alpha "$CG_RATE_N" "callgrind: user-space instructions per 64 B message in the sending daemon${sfx:+ (base build)}"
+	cg_fig "ir_rate_recv$sfx" rate beta "$CG_RATE_N" "callgrind: user-space instructions per 64 B message in the receiving daemon${sfx:+ (base build)}"
+	cg_fig "ir_rtt_alpha$sfx" rtt alpha "$CG_RTT_N" "callgrind: user-space instructions per conversation round trip, client's daemon${sfx:+ (base build)}"
+	cg_fig "ir_rtt_beta$sfx" rtt beta "$CG_RTT_N" "callgrind: user-space instructions per conversation round trip, echo's daemon${sfx:+ (base build)}"
 	ibfs_start_nodes alpha beta
+}
+
+# This build's count against the base build's, in per cent (+ is more).
+cg_pct() {
+	local n=$1 v=${CG_IR[$1]:-} b=${CG_IR[$1_base]:-} p=
+	[[ -z $v || -z $b ]] || p=$(awk -v v="$v" -v b="$b" 'BEGIN { if (b > 0) printf "%+.1f", 100 * (v - b) / b }')
+	fig "${n}_pct" "$p" % "$n against the base build ($BENCH_BASE_REV), same boot"
+}
+
+# Both daemons under callgrind through the two loads, then (BENCH_BASE_BIN)
+# the base build under the same loads; back to plain daemons.
+phase_callgrind() {
+	local n
+	declare -gA CG_IR=()
+	if ! command -v valgrind >/dev/null || ! command -v callgrind_control >/dev/null; then
+		log "no valgrind: no instruction counts (make deps installs it)"
+		fig ir_rate_send "" Ir "callgrind not there"
+		return 0
+	fi
+	cg_run "$IBFS_BIN" ""
+	[[ -n ${BENCH_BASE_BIN:-} ]] || return 0
+	cg_run "$BENCH_ROOT/$BENCH_BASE_BIN" _base
+	for n in ir_rate_send ir_rate_recv ir_rtt_alpha ir_rtt_beta; do
+		cg_pct "$n"
+	done
 }
