@@ -2,7 +2,7 @@
 /*
  * bench_bw - stream messages into a file and count them out at the other
  * end, checked byte for byte: the bandwidth and message-rate benchmarks
- * of scripts/bench.sh.
+ * of scripts/bench/bench.sh.
  *
  *   bench_bw send [-s SIZE] [-n COUNT] [-d SECONDS] PATH
  *   bench_bw recv [-L] [-s SIZE] [-n COUNT] [-i IDLE_MS] [-T START_S] PATH

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench_echo - the peer half of bench_rtt: every message read from RX is
- * written back, unchanged, to TX.  Used by scripts/bench.sh.
+ * written back, unchanged, to TX.  Used by scripts/bench/bench.sh.
  *
  *   bench_echo [-c] [-n COUNT] [-t IDLE_S] [-s MAXSIZE] RX TX
  *

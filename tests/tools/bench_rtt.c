@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench_rtt - round-trip latency through message files, the client half
- * (bench_echo on the peer is the other half).  Used by scripts/bench.sh.
+ * (bench_echo on the peer is the other half).  Used by scripts/bench/bench.sh.
  *
  *   bench_rtt [-n ITERS] [-w WARMUP] [-s SIZE] [-t TIMEOUT_MS] [-m MODE]
  *             [-o FILE] TX RX

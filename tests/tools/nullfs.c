@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nullfs - the smallest useful FUSE file system, the "FUSE floor" for ibfs
- * (t_02 and scripts/bench.sh).
+ * (t_02 and scripts/bench/bench.sh).
  *
  * Uses the libfuse3 low-level API only (no ibfs code). The root directory
  * holds one file, /null: every read is answered at once with zeros (like
