@@ -19,7 +19,8 @@
 #include "../../src/fs_int.h"
 
 #include "unit.h"
-/* fake_tp.c's helpers for the write tests of test_fs.c go unused here. */
+/* fake_tp.c's helpers for the write tests of test_fs_chan.c and
+ * test_fs_park.c go unused here. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "fake_tp.c"
