@@ -336,17 +336,13 @@ static void finish(void)
 	CHECK(R.want_sess == S.sess && R.want == S.nmsg);
 }
 
-/* One run: set up the sender, play the records, then finish. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The sender's messages from the input's head; returns where the records
+ * start. */
+static size_t setup(const uint8_t *data, size_t size)
 {
-	uint8_t junk[MTU_MAX];
-	size_t pos, len, room;
-	uint32_t psn, s;
-	uint8_t c;
+	size_t pos = 2, room;
 	int k;
 
-	if (size < 2)
-		return 0;
 	memset(&S, 0, sizeof(S));
 	memset(&R, 0, sizeof(R));
 	/* room for the header, "real" and a byte or more of payload */
@@ -356,7 +352,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		S.mtu = MTU_MAX;
 	S.nmsg = 1 + data[1] % NMSG_MAX;
 	S.sess = 1;
-	pos = 2;
 	room = wire_frag_room(S.mtu - WIRE_REL_LEN, sizeof(CHAN) - 1);
 	for (k = 0; k < S.nmsg; k++) {
 		if (size - pos >= 2) {
@@ -372,6 +367,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						 sizeof(CHAN) - 1);
 	}
 	rel_rx_init(&R.rx, REL_WINDOW_DEFAULT);
+	return pos;
+}
+
+/* One run: set up the sender, play the records, then finish. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t junk[MTU_MAX];
+	size_t pos, len;
+	uint32_t psn, s;
+	uint8_t c;
+
+	if (size < 2)
+		return 0;
+	pos = setup(data, size);
 	while (pos < size) {
 		c = data[pos++];
 		switch (c >> 6) {
