@@ -8,7 +8,9 @@
 # round (the host's speed drifts).  Prints "bench: NAME VALUE UNIT" (the
 # first round's figures as dgram0_bw_MBps ..., later rounds' as
 # dgram0.2_bw_MBps ...) and "ratio: ..." lines from node 1, and writes
-# build/bench-reliable.json.
+# build/bench-reliable.json.  Node 1 records its figures (bench.sh's
+# record format) in out/reliable.stats/record; scripts/bench/stats.py
+# (`stats.py reliable`) makes the figures, ratios, lines and JSON of it.
 # Run by `make bench` after the one-VM figures, or alone:
 #   scripts/bench/reliable.sh             (host: boots the pair bed)
 # IBFS_BENCH_RSECS (default 8) seconds per stream, IBFS_BENCH_RRTT_N
@@ -41,17 +43,40 @@ SECS=${IBFS_BENCH_RSECS:-8}
 RTT_N=${IBFS_BENCH_RRTT_N:-300}
 ROUNDS=${IBFS_BENCH_RROUNDS:-3}
 MIB=1048576
-declare -A VAL=()
-LINES=()
+STATS_PY=$ROOT/scripts/bench/stats.py
+RSTATS=$BED_OUT/reliable.stats
+if [[ $SELF == alpha ]]; then
+	rm -rf "$RSTATS"
+	mkdir -p "$RSTATS"
+	: >"$RSTATS/record"
+fi
 
 # Value of key $1 in a "k=v k=v" line $2.
 kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 
+# Append one record, its fields $@, to $RSTATS/record (see stats.py).
+record() {
+	local IFS=$'\t'
+	printf '%s\n' "$*" >>"$RSTATS/record"
+}
+
 # Record figure NAME VALUE UNIT WHAT (node 1 prints them at the end).
 fig() {
-	VAL[$1]=$2
-	LINES+=("bench: $1 ${2:-n/a} $3")
+	record fig "$1" "${2:-}" "$3" "$4"
 	log "$1 = ${2:-n/a} $3 ($4)"
+}
+
+# Record sample $2 of accumulator $1 for a figure stats.py computes
+# (fig_of); an empty one is skipped.
+acc() {
+	[[ -z ${2:-} ]] || record acc "$1" "$2"
+}
+
+# Record figure NAME whose value stats.py computes as SPEC ($2, one of its
+# FIGURE_SPECS), UNIT WHAT.
+fig_of() {
+	record stat "$1" "$2" "$3" "$4"
+	log "$1 = $2 $3 ($4)"
 }
 
 # One phase: both daemons on DELIVERY ($2), netem ($3...) on the wire;
@@ -90,7 +115,9 @@ phase() {
 		fig "${tag}_bw_MBps" "$(kv MBps "$recv")" MB/s "1 MiB messages received intact, $delivery, netem $*"
 		fig "${tag}_send_MBps" "$(kv MBps "$send")" MB/s "1 MiB write(2) rate at the sender"
 		fig "${tag}_bw_bad" "$(kv bad "$recv")" msgs "damaged"
-		fig "${tag}_bw_lost" "$(awk -v a="$(kv n "$send")" -v b="$(kv all "$recv")" 'BEGIN { if (a != "" && b != "") print a - b }')" msgs "written but not received intact"
+		acc "${tag}_written" "$(kv n "$send")"
+		acc "${tag}_received" "$(kv all "$recv")"
+		fig_of "${tag}_bw_lost" "diff ${tag}_written ${tag}_received" msgs "written but not received intact"
 		rtt=$("$IBFS_TOOLS/bench_rtt" -m conv -n "$RTT_N" -w 10 -t 2000 \
 			"$M/beta/conv" "$M/beta/conv" || true)
 		log "$rtt"
@@ -109,74 +136,19 @@ phase() {
 	pair_sync "$tag-down" 120
 }
 
-# Median of the numbers given (empty if none).
-median() {
-	printf '%s\n' "$@" | awk 'NF' | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# ratio NAME OP TARGET A1 B1 A2 B2 ...: the median of the rounds' A/B
-# (op empty: for scale); one ratio line and one JSON entry (node 1).
-RATIO_JSON=()
-ratio() {
-	local name=$1 op=$2 t=$3 v verdict r=() each
-	shift 3
-	while (($# >= 2)); do
-		r+=("$(awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.3f", a / b }')")
-		shift 2
-	done
-	v=$(median "${r[@]}")
-	each=$(printf '%s,' "${r[@]}")
-	verdict=$(awk -v v="$v" -v op="$op" -v t="$t" 'BEGIN {
-		if (v == "") print "n/a"
-		else if (op == "") print "(for scale)"
-		else if (op == ">=" ? v >= t : v <= t) print "met"; else print "MISSED" }')
-	if [[ -n $op ]]; then
-		LINES+=("ratio: $name ${v:-n/a} (target $op $t) $verdict, rounds ${each%,}")
-	else
-		LINES+=("ratio: $name ${v:-n/a} $verdict, rounds ${each%,}")
-	fi
-	RATIO_JSON+=("\"$name\": {\"value\": ${v:-null}, \"rounds\": [$(sed 's/,,*/,/g; s/^,//; s/,$//' <<<"${each//n\/a/}")], \"target\": \"$op $t\", \"verdict\": \"$verdict\"}")
-}
-
 for ((round = 1; round <= ROUNDS; round++)); do
 	sfx=$( ((round == 1)) || echo ".$round")
 	phase "dgram0$sfx" datagram none
 	phase "rel0$sfx" reliable none
 	phase "rel5$sfx" reliable loss 5%
 done
+# The ratios (the median of the rounds' ratios: see stats.py), the lines
+# and reliable.json (node 1).
 if [[ $SELF == alpha ]]; then
-	args0=() args5=() argsr=() sent0=() sent5=()
-	for ((round = 1; round <= ROUNDS; round++)); do
-		sfx=$( ((round == 1)) || echo ".$round")
-		args0+=("${VAL[rel0${sfx}_bw_MBps]:-}" "${VAL[dgram0${sfx}_bw_MBps]:-}")
-		args5+=("${VAL[rel5${sfx}_bw_MBps]:-}" "${VAL[dgram0${sfx}_bw_MBps]:-}")
-		sent0+=("${VAL[rel0${sfx}_bw_MBps]:-}" "${VAL[dgram0${sfx}_send_MBps]:-}")
-		sent5+=("${VAL[rel5${sfx}_bw_MBps]:-}" "${VAL[dgram0${sfx}_send_MBps]:-}")
-		argsr+=("${VAL[rel0${sfx}_rtt_median_us]:-}" "${VAL[dgram0${sfx}_rtt_median_us]:-}")
-	done
-	ratio rel_bw_0 ">=" 0.8 "${args0[@]}"
-	ratio rel_bw_5 ">=" 0.8 "${args5[@]}"
-	# The stricter reading: against what datagram mode wrote, which is
-	# what it would deliver on a wire that drops nothing (the bed's UDP
-	# link drops frames when the receiving VM falls behind).
-	ratio rel_bw_0_vs_sent ">=" 0.8 "${sent0[@]}"
-	ratio rel_bw_5_vs_sent ">=" 0.8 "${sent5[@]}"
-	ratio rel_rtt_0 "" "" "${argsr[@]}"
-	rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
-	echo "== reliable delivery on two VMs ($rev, $(date -u +%FT%TZ), $ROUNDS rounds)"
-	printf '%s\n' "${LINES[@]}" | tee "$BED_OUT/reliable.txt"
-	{
-		printf '{\n  "env": {"ibfs": "%s", "date": "%s", "rounds": %s, "secs": %s, "rtt_n": %s},\n' \
-			"$rev" "$(date -u +%FT%TZ)" "$ROUNDS" "$SECS" "$RTT_N"
-		echo '  "figures": {'
-		printf '%s\n' "${LINES[@]}" | awk '$1 == "bench:" {
-			printf "%s    \"%s\": {\"value\": %s, \"unit\": \"%s\"}", sep, $2, ($3 == "n/a" ? "null" : $3), $4
-			sep = ",\n" } END { print "" }'
-		echo '  },'
-		echo '  "ratios": {'
-		printf '    %s,\n' "${RATIO_JSON[@]}" | sed '$ s/,$//'
-		echo '  }'
-		echo '}'
-	} >"$BED_OUT/reliable.json"
+	record env ibfs "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+	record env date "$(date -u +%FT%TZ)"
+	record env rounds "$ROUNDS"
+	record env secs "$SECS"
+	record env rtt_n "$RTT_N"
+	python3 "$STATS_PY" reliable "$RSTATS" "$BED_OUT/reliable.txt" "$BED_OUT/reliable.json"
 fi

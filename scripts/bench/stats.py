@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""The statistics of scripts/bench/bench.sh, out of the shell.
+"""The statistics of scripts/bench/bench.sh and reliable.sh, out of the
+shell.
 
 bench.sh measures and appends what it measured, one record a line, to
 DIR/record (tab-separated); the round-trip tools write their samples to
@@ -14,6 +15,11 @@ the table on stdout and bench.json:
                                "node NODE CPU% CTXSW/s" per node from
                                its counts over SECS, then "worst CPU%
                                CTXSW/s RESOLUTION%"
+  stats.py reliable DIR TXT JSON
+                               reliable.sh's figures and round ratios
+                               from DIR/record: a heading and the
+                               "bench:"/"ratio:" lines on stdout, the
+                               lines in TXT, reliable.json in JSON
 
 The records:
   env   KEY VALUE             ibfs ibfs_bin bed device path_mtu kernel
@@ -31,7 +37,8 @@ Every number is formatted as the awk of the shell version formatted it
 (mawk: integers as integers up to 2^31 - 1, others "%.6g" wherever awk
 printed an intermediate sum), so the figures, the table and bench.json are
 the same as before, byte for byte (but for a value that is no number,
-which the JSON now gives as null).  Exit status of report: 0, or 3 when a
+which the JSON now gives as null).  reliable.sh records env (ibfs date
+rounds secs rtt_n), fig, acc and stat records the same way.  Exit status of report: 0, or 3 when a
 figure has no value (the output is complete all the same).
 """
 
@@ -105,6 +112,28 @@ def max_of(a, b):
     return b if num(b) > num(a) else a
 
 
+def median(v):
+    """The median of the numbers V (the mean of the middle two of an even
+    count); None if there are none."""
+    v = sorted(v)
+    n = len(v)
+    if not n:
+        return None
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def quotient(a, b, fmt):
+    """A / B formatted as FMT; "" when A or B is missing or B is not > 0."""
+    if a == "" or b == "" or not num(b) > 0:
+        return ""
+    return fmt % (num(a) / num(b))
+
+
+def meets(v, op, t):
+    """Whether number V meets target OP T (number T)."""
+    return {"<=": v <= t, ">=": v >= t, "<": v < t, ">": v > t}[op]
+
+
 def read_samples(path):
     """The samples in file PATH, one a line (awk's $1 of each), or None
     when there is no such file."""
@@ -122,8 +151,8 @@ def quantile(path, q):
     n = len(v)
     if not n:
         return ""
-    if q == 0.5 and n % 2 == 0:
-        return "%.1f" % ((v[n // 2 - 1] + v[n // 2]) / 2)
+    if q == 0.5:
+        return "%.1f" % median(v)
     k = min(max(int(q * n + 0.999999), 1), n)
     return "%.1f" % v[k - 1]
 
@@ -181,9 +210,9 @@ class Record:
             b = max_of(refs[0], refs[1])
         else:
             b = refs[0]
-        if a == "" or b == "" or not num(b) > 0:
-            return
-        self.pairs.setdefault(name, []).append(("%.4f" % (num(a) / num(b)), b))
+        r = quotient(a, b, "%.4f")
+        if r:
+            self.pairs.setdefault(name, []).append((r, b))
 
     def acc_sum(self, key):
         """Accumulator KEY's sum; "" when it has no samples."""
@@ -202,13 +231,12 @@ class Record:
         refs = [num(b) for _, b in pairs]
         if best_is == "min":
             best = min(refs)
-            calm = sorted(num(r) for (r, _), b in zip(pairs, refs) if b <= 2 * best)
+            calm = [num(r) for (r, _), b in zip(pairs, refs) if b <= 2 * best]
         else:
             best = max(refs)
-            calm = sorted(num(r) for (r, _), b in zip(pairs, refs) if b >= best / 2)
-        n = len(calm)  # never 0: the best pair itself is calm
-        m = calm[n // 2] if n % 2 else (calm[n // 2 - 1] + calm[n // 2]) / 2
-        return "%.3f %d/%d" % (m, n, len(pairs))
+            calm = [num(r) for (r, _), b in zip(pairs, refs) if b >= best / 2]
+        # never empty: the best pair itself is calm
+        return "%.3f %d/%d" % (median(calm), len(calm), len(pairs))
 
     def stat(self, spec):
         """The value of figure SPEC (see FIGURE_SPECS); "" when missing."""
@@ -272,9 +300,7 @@ class Ratio:
             self.v = "%.3f" % (num(a) / num(b))
         self.met = "null"
         if op and self.v != "n/a":
-            v, t = num(self.v), num(target)
-            m = {"<=": v <= t, ">=": v >= t, "<": v < t, ">": v > t}[op]
-            self.met = "true" if m else "false"
+            self.met = "true" if meets(num(self.v), op, num(target)) else "false"
 
     def row(self):
         """Its line in the table."""
@@ -367,6 +393,24 @@ def json_num(v):
     return v if re.fullmatch(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", v or "") else "null"
 
 
+def json_env(e, keys, numbers):
+    """The JSON object of env E's KEYS, in order (those in NUMBERS bare)."""
+    return "{" + ", ".join(
+        f'"{k}": {e[k]}' if k in numbers else f'"{k}": "{e[k]}"' for k in keys) + "}"
+
+
+def write_json(path, env, figs, ratio_entries):
+    """Write the JSON file PATH: "env" (an object's text), then "figures"
+    and "ratios", each from its entries' texts ("NAME": {...}), one a
+    line."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("{\n")
+        f.write(f'  "env": {env},\n')
+        f.write('  "figures": {\n' + ",\n".join("    " + x for x in figs) + "\n  },\n")
+        f.write('  "ratios": {\n' + ",\n".join("    " + x for x in ratio_entries) + "\n  }\n")
+        f.write("}\n")
+
+
 def report(d, json_path):
     """Print the table and the "bench:"/"ratio:" lines; write bench.json."""
     rec = Record(d)
@@ -398,23 +442,14 @@ def report(d, json_path):
     for r in rs:
         if r.op:
             print(f"ratio: {r.name} {r.v} (target {r.op} {r.target})")
-    figs = ",\n".join(
-        f'    "{n}": {{"value": {json_num(fig[n])}, "unit": "{unit[n]}", '
+    figs = [
+        f'"{n}": {{"value": {json_num(fig[n])}, "unit": "{unit[n]}", '
         f'"what": "{what[n].replace(chr(34), chr(39))}"}}'
         for n in names
-    )
-    env = (
-        f'{{"ibfs": "{e["ibfs"]}", "ibfs_bin": "{e["ibfs_bin"]}", "bed": "{e["bed"]}", '
-        f'"device": "{e["device"]}", "path_mtu": {e["path_mtu"]}, "kernel": "{e["kernel"]}", '
-        f'"date": "{e["date"]}", "rounds": {e["rounds"]}, "rtt_n": {e["rtt_n"]}, '
-        f'"secs": {e["secs"]}}}'
-    )
-    with open(json_path, "w", encoding="utf-8") as f:
-        f.write("{\n")
-        f.write(f'  "env": {env},\n')
-        f.write('  "figures": {\n' + figs + "\n  },\n")
-        f.write('  "ratios": {\n' + ",\n".join("    " + r.json() for r in rs) + "\n  }\n")
-        f.write("}\n")
+    ]
+    env = json_env(e, ["ibfs", "ibfs_bin", "bed", "device", "path_mtu", "kernel", "date",
+                       "rounds", "rtt_n", "secs"], ("path_mtu", "rounds", "rtt_n", "secs"))
+    write_json(json_path, env, figs, [r.json() for r in rs])
     if missing:
         log(f"{missing} figure(s) missing")
         return 3
@@ -445,6 +480,61 @@ def idle(hz, secs, nodes):
     return 0
 
 
+# reliable.sh's ratios: NAME, OP, TARGET (OP "" = for scale), then the
+# figures A and B (with "{}" for the round's suffix: "" in the first,
+# ".N" in round N) of the ratio A / B taken within each round.  The
+# _vs_sent ones are the stricter reading: against what datagram mode
+# wrote, which is what it would deliver on a wire that drops nothing (the
+# bed's UDP link drops frames when the receiving VM falls behind).
+RELIABLE_RATIOS = [
+    ("rel_bw_0", ">=", "0.8", "rel0{}_bw_MBps", "dgram0{}_bw_MBps"),
+    ("rel_bw_5", ">=", "0.8", "rel5{}_bw_MBps", "dgram0{}_bw_MBps"),
+    ("rel_bw_0_vs_sent", ">=", "0.8", "rel0{}_bw_MBps", "dgram0{}_send_MBps"),
+    ("rel_bw_5_vs_sent", ">=", "0.8", "rel5{}_bw_MBps", "dgram0{}_send_MBps"),
+    ("rel_rtt_0", "", "", "rel0{}_rtt_median_us", "dgram0{}_rtt_median_us"),
+]
+
+
+def reliable(d, txt_path, json_path):
+    """reliable.sh's summary: each figure as recorded (a "stat" one
+    computed), and each of RELIABLE_RATIOS as the median of its rounds'
+    ratios (3 decimals), with its verdict.  Prints a heading and the
+    "bench:"/"ratio:" lines, writes the lines to TXT_PATH and the JSON."""
+    rec = Record(d)
+    e = rec.env
+    fig, lines, figs = {}, [], []
+    for name, kind, v, u, _ in rec.figs:
+        if kind == "stat":
+            v = rec.stat(v)
+        fig[name] = v
+        lines.append(f"bench: {name} {v or 'n/a'} {u}")
+        figs.append(f'"{name}": {{"value": {json_num(v)}, "unit": "{u}"}}')
+    sfxs = ["" if i == 1 else f".{i}" for i in range(1, int(e["rounds"]) + 1)]
+    entries = []
+    for name, op, t, a, b in RELIABLE_RATIOS:
+        r = [quotient(fig.get(a.format(s), ""), fig.get(b.format(s), ""), "%.3f") for s in sfxs]
+        m = median([num(x) for x in r if x])
+        v = "" if m is None else "%.3f" % m
+        if not v:
+            verdict = "n/a"
+        elif not op:
+            verdict = "(for scale)"
+        else:
+            verdict = "met" if meets(num(v), op, num(t)) else "MISSED"
+        target = f" (target {op} {t})" if op else ""
+        lines.append(f"ratio: {name} {v or 'n/a'}{target} {verdict}, rounds {','.join(r)}")
+        entries.append(f'"{name}": {{"value": {v or "null"}, "rounds": '
+                       f'[{",".join(x for x in r if x)}], "target": "{op} {t}", '
+                       f'"verdict": "{verdict}"}}')
+    print(f"== reliable delivery on two VMs ({e['ibfs']}, {e['date']}, {e['rounds']} rounds)")
+    print("\n".join(lines))
+    with open(txt_path, "w", encoding="utf-8") as f:
+        f.write("".join(ln + "\n" for ln in lines))
+    env = json_env(e, ["ibfs", "date", "rounds", "secs", "rtt_n"], ("rounds", "secs", "rtt_n"))
+    write_json(json_path, env, figs, entries)
+    return 0
+
+
 def main(argv):
     """Run the subcommand named in ARGV."""
     cmd = argv[1] if len(argv) > 1 else ""
@@ -454,6 +544,8 @@ def main(argv):
         return medians(argv[2], argv[3:])
     if cmd == "idle" and len(argv) >= 7 and (len(argv) - 4) % 3 == 0:
         return idle(argv[2], argv[3], argv[4:])
+    if cmd == "reliable" and len(argv) == 5:
+        return reliable(argv[2], argv[3], argv[4])
     print("\n\n".join(__doc__.split("\n\n")[1:3]), file=sys.stderr)
     return 2
 
