@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "peer.h"
 #include "transport.h"
+#include "util.h"
 
 #define IBFS_VERSION "0.1.0"
 #define EXIT_USAGE   2
@@ -37,9 +39,10 @@ struct opts {
 	int gid_index;
 	int help;
 	int version;
+	int test; /* -t: check the config, print its nodes, exit */
 };
 
-enum { KEY_HELP, KEY_VERSION };
+enum { KEY_HELP, KEY_VERSION, KEY_TEST };
 
 /* The daemon: what main builds, in the order it builds it. */
 struct ibfs {
@@ -71,9 +74,12 @@ static const struct fuse_opt main_opt_spec[] = {
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-t", KEY_TEST),
+	FUSE_OPT_KEY("--test", KEY_TEST),
 	FUSE_OPT_END};
 
-/* --help and --version are ours; everything else goes on to libfuse. */
+/* --help, --version and -t are ours; everything else goes on to
+ * libfuse. */
 static int main_opt_proc(void *data, const char *arg, int key,
 			 struct fuse_args *outargs)
 {
@@ -86,6 +92,9 @@ static int main_opt_proc(void *data, const char *arg, int key,
 	case KEY_VERSION:
 		o->version = 1;
 		return 0;
+	case KEY_TEST:
+		o->test = 1;
+		return 0;
 	}
 	return 1;
 }
@@ -93,7 +102,8 @@ static int main_opt_proc(void *data, const char *arg, int key,
 /* The usage text; also the reference for ibfs(8). */
 static void main_usage(const char *prog)
 {
-	printf("usage: %s -c CONFIG [options] MOUNTPOINT\n\n"
+	printf("usage: %s -c CONFIG [options] MOUNTPOINT\n"
+	       "       %s -t -c CONFIG [-n NAME]\n\n"
 	       "Expose InfiniBand UD datagrams as files: every node of CONFIG "
 	       "is a\ndirectory, every channel a file.  `echo hi > "
 	       "MOUNTPOINT/beta/chat` sends\nto beta; on beta, `cat "
@@ -112,11 +122,15 @@ static void main_usage(const char *prog)
 	       "  -i, --port=N           port number, overrides [global] port\n"
 	       "  -g, --gid-index=N      GID index, overrides [global] "
 	       "gid_index\n"
+	       "  -t, --test             check CONFIG, print its nodes and "
+	       "exit\n"
+	       "                         (0 good, 2 bad); with -n, as NAME "
+	       "sees it\n"
 	       "  -h, --help             this text\n"
 	       "  -V, --version          version\n\n"
 	       "Exit status: 0 mounted, 1 runtime error, 2 usage or config "
 	       "error.\n",
-	       prog);
+	       prog, prog);
 }
 
 /* Load the config and apply command-line overrides; -EINVAL when bad. */
@@ -141,6 +155,64 @@ static int main_config(struct opts *o, struct config *cfg)
 		cfg->port = o->port;
 	if (o->gid_index >= 0)
 		cfg->gid_index = o->gid_index;
+	return 0;
+}
+
+/* A node's bootstrap endpoint as host:port ([v6]:port), or "-". */
+static const char *main_endpoint(const struct config_node *n, char *buf,
+				 size_t len)
+{
+	char host[NI_MAXHOST], serv[NI_MAXSERV];
+
+	if (!n->bootstrap_len ||
+	    getnameinfo((const struct sockaddr *)&n->bootstrap_sa,
+			n->bootstrap_len, host, sizeof(host), serv,
+			sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
+		return "-";
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, serv);
+	return buf;
+}
+
+/*
+ * ibfs -t: load the config (and with -n, pick that node as the local
+ * one), then print one row per node, as the daemon expanded them: what
+ * an admin checks before starting a cluster, as with sshd -t.  Exit 0,
+ * or 2 with the config's FILE:LINE error.
+ */
+static int main_test(const struct opts *o)
+{
+	static const char *const delivery[] = {
+		[DELIVERY_DATAGRAM] = "datagram",
+		[DELIVERY_RELIABLE] = "reliable",
+	};
+	char err[CONFIG_ERR_MAX], ep[NI_MAXHOST + NI_MAXSERV + 4];
+	struct config cfg;
+	int i;
+
+	if (!o->config) {
+		fprintf(stderr, "ibfs: -t needs a config (-c FILE)\n");
+		return EXIT_USAGE;
+	}
+	if (config_load(o->config, &cfg, err, sizeof(err)) ||
+	    (o->node && config_select_local(&cfg, o->node, err, sizeof(err)))) {
+		fprintf(stderr, "ibfs: %s\n", err);
+		config_free(&cfg);
+		return EXIT_USAGE;
+	}
+	printf("%-16s %-24s %-28s %s\n", "NODE", "ADDR", "BOOTSTRAP",
+	       "DELIVERY");
+	for (i = 0; i < cfg.nnodes; i++) {
+		const struct config_node *n = &cfg.nodes[i];
+
+		printf("%-16s %-24s %-28s %s\n", n->name, n->addr,
+		       main_endpoint(n, ep, sizeof(ep)),
+		       (unsigned)n->delivery < ARRAY_SIZE(delivery)
+			       ? delivery[n->delivery]
+			       : "?");
+	}
+	fprintf(stderr, "ibfs: %s: %d nodes, good%s%s\n", o->config, cfg.nnodes,
+		o->node ? "; local node " : "", o->node ? o->node : "");
+	config_free(&cfg);
 	return 0;
 }
 
@@ -210,6 +282,8 @@ static int main_args(struct ibfs *d, const char *prog)
 		       fuse_pkgversion());
 		return 0;
 	}
+	if (d->o.test)
+		return main_test(&d->o);
 	if (fuse_parse_cmdline(&d->args, &d->fo))
 		return EXIT_USAGE;
 	if (!d->fo.mountpoint) {

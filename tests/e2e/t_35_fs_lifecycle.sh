@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Lifecycle: read_timeout turns a wait into EOF; SIGTERM gives a parked
 # reader ENOTCONN and the daemon exits 0; so does umount; --help and
-# --version need no device; a bad config exits 2 before mounting.
+# --version need no device; a bad config exits 2 before mounting; ibfs -t
+# checks a config without a device or a mount point: one row per node, 0
+# when good, 2 with FILE:LINE when bad or when -n names no node of it.
 # timeout: 150
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -18,6 +20,20 @@ no_sanitizer_report "$out"
 assert_eq 2 "$rc" "exit status for a bad config"
 assert_match 'bad.conf:2' "$out" "error names file and line"
 ! grep -q " $WORK/badmnt " /proc/mounts || fail "mounted despite a bad config"
+
+rc=0
+out=$("$IBFS_BIN" -t -c "$WORK/bad.conf" 2>&1) || rc=$?
+assert_eq 2 "$rc" "ibfs -t exit status for a bad config"
+assert_match 'bad.conf:2: unknown key' "$out" "ibfs -t names file and line"
+printf '[node alpha]\naddr = 10.0.2.15\nbootstrap = 10.0.2.15:18601\n[node beta]\naddr = 10.0.2.16\ndelivery = reliable\n' >"$WORK/good.conf"
+rows=$("$IBFS_BIN" -t -c "$WORK/good.conf" -n beta 2>/dev/null) || fail "ibfs -t on a good config: exit $?"
+assert_eq "NODE ADDR BOOTSTRAP DELIVERY
+alpha 10.0.2.15 10.0.2.15:18601 datagram
+beta 10.0.2.16 10.0.2.16:18515 reliable" "$(tr -s ' ' <<<"$rows")" "ibfs -t rows"
+rc=0
+out=$("$IBFS_BIN" -t -c "$WORK/good.conf" -n zeta 2>&1) || rc=$?
+assert_eq 2 "$rc" "ibfs -t -n with an unknown node"
+assert_match "no node named 'zeta'" "$out" "ibfs -t -n message"
 
 IBFS_CONF_EXTRA="read_timeout = 1500ms"
 ibfs_start_nodes alpha beta
