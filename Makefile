@@ -167,9 +167,10 @@ bench-callgrind: all
 # libFuzzer targets (clang), FUZZ_TIME seconds each: the datagram decoder
 # with reassembly (wire), the config loader (config), the bootstrap hello
 # (hello), the reliable trailer and the sender's handling of acks (rel),
-# and in-order reassembly of reliable streams (relseq).  Each runs in
-# build/fuzz/NAME on top of its seeds in tests/fuzz/corpus/NAME; crashes
-# land in build/fuzz/.  Each one found becomes a unit test.
+# in-order reassembly of reliable streams (relseq), and the hostlist
+# expander (hostlist).  Each runs in build/fuzz/NAME on top of its seeds
+# in tests/fuzz/corpus/NAME; crashes land in build/fuzz/.  Each one found
+# becomes a unit test.
 # make fuzz-regress builds them all and runs each over its seeds once
 # (part of make unit and make check, through scripts/check.sh);
 # make fuzz-seeds writes the seeds again with the real encoders.
@@ -187,6 +188,7 @@ FUZZ_OBJ_hello  := bootstrap_hello util
 FUZZ_LIB_hello  := -lcrypto
 FUZZ_OBJ_rel    := wire reliable util log
 FUZZ_OBJ_relseq := wire reliable util log
+FUZZ_OBJ_hostlist := hostlist
 
 $(B)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h)
 	@mkdir -p $(@D)
