@@ -182,7 +182,7 @@ FUZZ_BINS  := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
 # What each target links beside itself, built once for all of them.
 CONFIG_MODS     := $(patsubst src/%.c,%,$(wildcard src/config*.c))
 FUZZ_OBJ_wire   := wire util log
-FUZZ_OBJ_config := $(CONFIG_MODS) util log
+FUZZ_OBJ_config := $(CONFIG_MODS) hostlist util log
 FUZZ_LIB_config := -linih
 FUZZ_OBJ_hello  := bootstrap_hello util
 FUZZ_LIB_hello  := -lcrypto

@@ -17,6 +17,7 @@
 #define CONFIG_NAME_MAX                                                        \
 	(UTIL_NAME_MAX + 1) /* node and channel names, NUL included */
 #define CONFIG_DEFAULT_BOOTSTRAP_PORT 18515
+#define CONFIG_MAX_NODES	      65536 /* nodes one config may name */
 #define CONFIG_ERR_MAX		      512
 
 enum config_route {

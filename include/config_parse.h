@@ -23,6 +23,9 @@
 #define MiB (1024 * KiB)
 #define GiB (1024 * MiB)
 
+/* A value after %n is replaced, and a [node ...] header as written. */
+#define CONFIG_LINE_MAX 512
+
 /* Indices into config_gkeys[]: cross-checks need to know where a key was. */
 enum config_gkey {
 	GK_DEVICE,

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "config_parse.h"
+#include "hostlist.h"
 #include "util.h"
 
 enum section { SEC_NONE, SEC_GLOBAL, SEC_NODE };
@@ -35,6 +36,9 @@ struct config_parse {
 	int gseen[GK_MAX];    /* line each [global] key was set on */
 	int (*nseen)[NK_MAX]; /* the same per node, parallel to cfg->nodes */
 	int ncap;
+	int sec_first; /* the nodes of the [node ...] section being read */
+	int sec_n;     /* ... how many (a hostlist names several) */
+	char sec_expr[CONFIG_LINE_MAX]; /* ... as its header wrote them */
 };
 
 static int ini_fail(struct config_parse *p, int line, const char *fmt, ...)
@@ -108,24 +112,122 @@ static int ini_set_key(struct config_parse *p, const struct config_key *keys,
 	return keys[i].parse(p, &keys[i], val, (char *)base + keys[i].off);
 }
 
+/*
+ * Whether a node key's value is a hostlist: a comma, or a bracket of
+ * numbers and ranges ("10.0.2.[15-78]"), never an IPv6 one
+ * ("[fe80::1]:18515").
+ */
+static int ini_is_list(const char *v)
+{
+	const char *b;
+	size_t n;
+
+	if (strchr(v, ','))
+		return 1;
+	for (b = strchr(v, '['); b; b = strchr(b + 1, '[')) {
+		n = strspn(b + 1, "0123456789,-");
+		if (n && b[1 + n] == ']')
+			return 1;
+	}
+	return 0;
+}
+
+/* v with each "%n" replaced by the node's name, into buf; -1 if too long. */
+static int ini_subst(const char *v, const char *node, char *buf, size_t len)
+{
+	size_t o = 0, k;
+
+	for (; *v; v++) {
+		if (v[0] == '%' && v[1] == 'n') {
+			k = strlen(node);
+			if (o + k >= len)
+				return -1;
+			memcpy(buf + o, node, k);
+			o += k;
+			v++;
+			continue;
+		}
+		if (o + 1 >= len)
+			return -1;
+		buf[o++] = *v;
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+/* A key's values, one per node of the section, or one for them all. */
+static int ini_node_values(struct config_parse *p, const char *name,
+			   const char *value, struct hostlist *h)
+{
+	char why[128];
+	int rc;
+
+	h->names = NULL;
+	h->n = 0;
+	if (!ini_is_list(value))
+		return 0;
+	rc = hostlist_expand(value, (size_t)p->sec_n, h, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return ini_oom(p);
+	if (rc == -E2BIG || (!rc && h->n != 1 && h->n != (size_t)p->sec_n)) {
+		snprintf(why, sizeof(why), rc ? "more" : "%zu", h->n);
+		hostlist_free(h);
+		return ini_fail(p, p->line,
+				"%s: %s values for the %d nodes of [node %s] "
+				"(give one for all, or one per node)",
+				name, why, p->sec_n, p->sec_expr);
+	}
+	if (rc)
+		return ini_fail(p, p->line, "%s: %s", name, why);
+	return 0;
+}
+
+/*
+ * A key of a [node ...] section, set on each of its nodes: a hostlist
+ * value gives them one value each, in order (as Slurm pairs NodeName and
+ * NodeAddr); a single value goes to all, "%n" standing for each name.
+ */
+static int ini_node_key(struct config_parse *p, const char *name,
+			const char *value)
+{
+	char where[CONFIG_NAME_MAX + 8], val[CONFIG_LINE_MAX];
+	struct config_node *n;
+	struct hostlist h;
+	int i, rc;
+
+	rc = ini_node_values(p, name, value, &h);
+	for (i = 0; !rc && i < p->sec_n; i++) {
+		n = &p->cfg->nodes[p->sec_first + i];
+		if (ini_subst(h.n > 1	 ? h.names[i]
+			      : h.n == 1 ? h.names[0]
+					 : value,
+			      n->name, val, sizeof(val))) {
+			rc = ini_fail(p, p->line, "%s: too long for node '%s'",
+				      name, n->name);
+			break;
+		}
+		snprintf(where, sizeof(where), "[node %s]", n->name);
+		rc = ini_set_key(p, config_nkeys, NK_MAX,
+				 p->nseen[p->sec_first + i], n, name, val,
+				 where);
+	}
+	hostlist_free(&h);
+	return rc;
+}
+
 /* inih calls this for each key = value; p->sec says where it belongs. */
 static int ini_on_key(void *user, const char *section, const char *name,
 		      const char *value)
 {
 	struct config_parse *p = user;
-	struct config *cfg = p->cfg;
-	char where[CONFIG_NAME_MAX + 8];
-	int i = cfg->nnodes - 1;
 
 	(void)section; /* inih's copy is cut at 49 bytes; see ini_on_header */
 	switch (p->sec) {
 	case SEC_GLOBAL:
-		return !ini_set_key(p, config_gkeys, GK_MAX, p->gseen, cfg,
+		return !ini_set_key(p, config_gkeys, GK_MAX, p->gseen, p->cfg,
 				    name, value, "[global]");
 	case SEC_NODE:
-		snprintf(where, sizeof(where), "[node %s]", cfg->nodes[i].name);
-		return !ini_set_key(p, config_nkeys, NK_MAX, p->nseen[i],
-				    &cfg->nodes[i], name, value, where);
+		return !ini_node_key(p, name, value);
 	default:
 		ini_fail(p, p->line,
 			 "%s: key before any [global] or [node NAME]", name);
@@ -176,8 +278,52 @@ static int ini_node_header(struct config_parse *p, const char *name)
 		return ini_fail(p, p->line,
 				"duplicate node '%s' (first at line %d)", name,
 				p->cfg->nodes[i].line);
-	p->sec = SEC_NODE;
 	return ini_add_node(p, name);
+}
+
+/* [node NAME], or [node cn[001-064]]: one node per name of the list. */
+static int ini_node_section(struct config_parse *p, const char *expr)
+{
+	struct hostlist h;
+	char why[128];
+	size_t i;
+	int rc;
+
+	p->sec = SEC_NODE;
+	p->sec_first = p->cfg->nnodes;
+	p->sec_n = 1;
+	snprintf(p->sec_expr, sizeof(p->sec_expr), "%s", expr);
+	if (!strpbrk(expr, "[,")) /* one name: the name rule's own words */
+		return ini_node_header(p, expr);
+	rc = hostlist_expand(expr, CONFIG_MAX_NODES, &h, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return ini_oom(p);
+	if (rc == -E2BIG)
+		return ini_fail(p, p->line,
+				"[node %s] names more than %d nodes", expr,
+				CONFIG_MAX_NODES);
+	if (rc)
+		return ini_fail(p, p->line, "node name '%s': %s", expr, why);
+	for (i = 0; !rc && i < h.n; i++)
+		rc = ini_node_header(p, h.names[i]);
+	p->sec_n = (int)i;
+	hostlist_free(&h);
+	return rc;
+}
+
+/* The ']' that closes the header "[...": brackets of a hostlist nest in
+ * it ("[node cn[1-4]]"). */
+static char *ini_header_close(char *s)
+{
+	int depth = 0;
+
+	for (; *s; s++) {
+		if (*s == '[')
+			depth++;
+		else if (*s == ']' && !--depth)
+			return s;
+	}
+	return NULL;
 }
 
 /* A "[...]" line, trimmed: [global] or [node NAME], each only once. */
@@ -185,7 +331,7 @@ static int ini_on_header(struct config_parse *p, char *s)
 {
 	char *close, *name, *end;
 
-	close = strchr(s, ']');
+	close = ini_header_close(s);
 	if (!close)
 		return ini_fail(p, p->line, "section header without ']'");
 	end = (char *)config_num_skip_blanks(close + 1);
@@ -212,7 +358,7 @@ static int ini_on_header(struct config_parse *p, char *s)
 			p, p->line,
 			"unknown section [%s]; use [global] or [node NAME]",
 			name);
-	return ini_node_header(p, config_num_skip_blanks(name + 4));
+	return ini_node_section(p, config_num_skip_blanks(name + 4));
 }
 
 /*

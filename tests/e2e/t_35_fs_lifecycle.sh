@@ -3,8 +3,9 @@
 # Lifecycle: read_timeout turns a wait into EOF; SIGTERM gives a parked
 # reader ENOTCONN and the daemon exits 0; so does umount; --help and
 # --version need no device; a bad config exits 2 before mounting; ibfs -t
-# checks a config without a device or a mount point: one row per node, 0
-# when good, 2 with FILE:LINE when bad or when -n names no node of it.
+# checks a config without a device or a mount point: one row per node (a
+# 256-node hostlist too), 0 when good, 2 with FILE:LINE when bad or when
+# -n names no node of it.
 # timeout: 150
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -30,6 +31,10 @@ rows=$("$IBFS_BIN" -t -c "$WORK/good.conf" -n beta 2>/dev/null) || fail "ibfs -t
 assert_eq "NODE ADDR BOOTSTRAP DELIVERY
 alpha 10.0.2.15 10.0.2.15:18601 datagram
 beta 10.0.2.16 10.0.2.16:18515 reliable" "$(tr -s ' ' <<<"$rows")" "ibfs -t rows"
+printf '[global]\nroute = gid\n[node rack[1-4]n[01-64]]\naddr = 10.0.2.15\nbootstrap = 10.0.2.15:[18601-18856]\n' >"$WORK/rack.conf"
+rows=$("$IBFS_BIN" -t -c "$WORK/rack.conf" 2>/dev/null) || fail "ibfs -t on a hostlist config: exit $?"
+assert_eq 257 "$(wc -l <<<"$rows")" "ibfs -t rows of a 256-node hostlist (and its header)"
+assert_eq "rack4n64 10.0.2.15 10.0.2.15:18856 datagram" "$(tail -n 1 <<<"$rows" | tr -s ' ')" "last row"
 rc=0
 out=$("$IBFS_BIN" -t -c "$WORK/good.conf" -n zeta 2>&1) || rc=$?
 assert_eq 2 "$rc" "ibfs -t -n with an unknown node"

@@ -641,6 +641,69 @@ static void t_select_hostname_missing(void **state)
 	assert_non_null(strstr(err, "nodes: not-this-host-x"));
 }
 
+/* ---- hostlists ------------------------------------------------------- */
+
+/* A section names many nodes; list values pair up with them in order. */
+static void t_hostlist_pairs(void **state)
+{
+	const struct sockaddr_in *sin;
+
+	good("[node cn[001-004]]\naddr = 10.0.2.[15-18]\n"
+	     "bootstrap = 10.0.2.15:[18601-18604]\n");
+	assert_int_equal(cfg.nnodes, 4);
+	assert_string_equal(cfg.nodes[0].name, "cn001");
+	assert_string_equal(cfg.nodes[3].name, "cn004");
+	assert_string_equal(cfg.nodes[3].addr, "10.0.2.18");
+	assert_int_equal(cfg.nodes[3].bootstrap_port, 18604);
+	sin = (const struct sockaddr_in *)&cfg.nodes[3].bootstrap_sa;
+	assert_int_equal(ntohs(sin->sin_port), 18604);
+	assert_int_equal(cfg.nodes[2].line, 1);
+}
+
+/* One value is every node's; sections of one and many mix. */
+static void t_hostlist_one_value(void **state)
+{
+	good("[global]\ndelivery = reliable\n"
+	     "[node n[1-3],login]\naddr = 10.0.2.15\n"
+	     "bootstrap = 10.0.2.15:[18601-18604]\ndelivery = datagram\n"
+	     "[node io]\naddr = 10.0.2.16\n");
+	assert_int_equal(cfg.nnodes, 5);
+	assert_string_equal(cfg.nodes[3].name, "login");
+	assert_string_equal(cfg.nodes[3].addr, "10.0.2.15");
+	assert_int_equal(cfg.nodes[3].bootstrap_port, 18604);
+	assert_int_equal(cfg.nodes[1].delivery, DELIVERY_DATAGRAM);
+	assert_int_equal(cfg.nodes[4].delivery, DELIVERY_RELIABLE);
+	assert_int_equal(config_node_index(&cfg, "n2"), 1);
+}
+
+/* 256 nodes in a dozen lines, as the scale issue asks. */
+static void t_hostlist_256(void **state)
+{
+	good("[global]\nroute = gid\n"
+	     "[node rack[1-4]n[01-64]]\naddr = 10.0.2.15\n"
+	     "bootstrap = 10.0.2.15:[18601-18856]\n");
+	assert_int_equal(cfg.nnodes, 256);
+	assert_string_equal(cfg.nodes[64].name, "rack2n01");
+	assert_int_equal(cfg.nodes[255].bootstrap_port, 18856);
+}
+
+/* What is wrong with a list is said on its line. */
+static void t_hostlist_errors(void **state)
+{
+	bad("[node n[3-1]]\naddr = 10.0.2.15\n", 1, "runs backwards");
+	bad("[node n[1-3]]\naddr = 10.0.2.[15-16]\n", 2,
+	    "addr: 2 values for the 3 nodes of [node n[1-3]]");
+	bad("[node n[1-2]]\naddr = 10.0.2.[15-17]\n", 2,
+	    "addr: more values for the 2 nodes");
+	bad("[node a[1-2]]\naddr = 10.0.2.[15-16]\n"
+	    "bootstrap = 10.0.2.15:[18601-18602]\n"
+	    "[node a2]\naddr = 10.0.2.17\n",
+	    4, "duplicate node 'a2' (first at line 1)");
+	bad("[node n[1-2]]\naddr = %n\n", 2, "addr: 'n1' is not a numeric");
+	bad("[node n[1-2]]\naddr = 10.0.2.15\n", 1,
+	    "node 'n2' reuses bootstrap 10.0.2.15:18515 of 'n1'");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 /* The inputs that load, and what they load to. */
@@ -662,6 +725,10 @@ static int run_good(void)
 		T(t_load_file),
 		T(t_free_twice_and_reuse),
 		T(t_node_index),
+		T(t_hostlist_pairs),
+		T(t_hostlist_one_value),
+		T(t_hostlist_256),
+		T(t_hostlist_errors),
 	};
 
 	return cmocka_run_group_tests_name("good", tests, NULL, NULL);
