@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 #include "config.h"
 #include "fabric.h"
@@ -359,6 +360,24 @@ out_peers:
 	return rc;
 }
 
+/*
+ * Raise the soft limit on open files to the hard one: a daemon holds a
+ * socket per bootstrap session and a descriptor per FUSE and verbs
+ * object, and systemd's default soft limit (1024) is met long before its
+ * hard one (524288).  Failing that is not fatal: the limit stays.
+ */
+static void main_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		log_warn("setrlimit RLIMIT_NOFILE %llu",
+			 (unsigned long long)rl.rlim_max);
+}
+
 /* Arguments, config, (fork), run; exit 0, 1, or 2 (usage or config). */
 int main(int argc, char *argv[])
 {
@@ -375,6 +394,7 @@ int main(int argc, char *argv[])
 		goto out_args;
 	status = 1;
 	log_setverbose(d.fo.debug);
+	main_raise_nofile();
 	main_fuse_args(&d);
 	/* Verbs and threads do not survive fork: fork before any of them. */
 	if (!d.fo.foreground)

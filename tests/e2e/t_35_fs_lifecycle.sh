@@ -5,7 +5,8 @@
 # --version need no device; a bad config exits 2 before mounting; ibfs -t
 # checks a config without a device or a mount point: one row per node (a
 # 256-node hostlist too), 0 when good, 2 with FILE:LINE when bad or when
-# -n names no node of it.
+# -n names no node of it; the daemon raises its soft open-files limit to
+# the hard one.
 # timeout: 150
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -41,9 +42,15 @@ assert_eq 2 "$rc" "ibfs -t -n with an unknown node"
 assert_match "no node named 'zeta'" "$out" "ibfs -t -n message"
 
 IBFS_CONF_EXTRA="read_timeout = 1500ms"
+# Started with a low soft limit on open files, as a shell or a unit may
+# leave it, the daemon raises it to the hard limit itself.
+ulimit -Sn 256
 ibfs_start_nodes alpha beta
 A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
+read -r soft hard < <(awk '/^Max open files/ { print $4, $5 }' "/proc/${IBFS_PID[alpha]}/limits")
+[[ $hard == unlimited ]] || ((hard > 256)) || fail "the bed's hard open-files limit is $hard: nothing to raise"
+assert_eq "$hard" "$soft" "daemon's soft open-files limit (hard $hard)"
 
 touch "$B/alpha/t"
 start=$(date +%s%N)
