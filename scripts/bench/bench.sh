@@ -64,9 +64,17 @@ build_base() {
 	echo "bench: base build $1 ($(git -C "$BENCH_ROOT" rev-parse --short "$1")) in build/base/"
 }
 
+# Copy directory $1 from the bed's output to build/$2, said as $3.
+bring_back() {
+	[[ -d $1 ]] || return 0
+	rm -rf "$BENCH_ROOT/build/$2"
+	cp -r "$1" "$BENCH_ROOT/build/$2"
+	echo "bench: $3 in build/$2/"
+}
+
 # Boot the bed, run the measurements inside, bring bench.json back.
 host_main() {
-	local log out rc=0 prof=() base= extra=
+	local log out rc=0 prof=() base='' extra=''
 	while (($#)); do
 		case $1 in
 		--profile) prof=(--profile) ;;
@@ -95,26 +103,10 @@ host_main() {
 	if [[ -n $out && -f $out/bench.json ]]; then
 		cp "$out/bench.json" "$BENCH_ROOT/build/bench.json"
 		echo "bench: wrote build/bench.json"
-		if [[ -d $out/callgrind ]]; then
-			rm -rf "$BENCH_ROOT/build/bench-callgrind"
-			cp -r "$out/callgrind" "$BENCH_ROOT/build/bench-callgrind"
-			echo "bench: callgrind annotations in build/bench-callgrind/"
-		fi
-		if [[ -d $out/callgrind_base ]]; then
-			rm -rf "$BENCH_ROOT/build/bench-callgrind-base"
-			cp -r "$out/callgrind_base" "$BENCH_ROOT/build/bench-callgrind-base"
-			echo "bench: the base build's in build/bench-callgrind-base/"
-		fi
-		if [[ -d $out/stats ]]; then
-			rm -rf "$BENCH_ROOT/build/bench-stats"
-			cp -r "$out/stats" "$BENCH_ROOT/build/bench-stats"
-			echo "bench: samples and record in build/bench-stats/"
-		fi
-		if [[ -d $out/profile ]]; then
-			rm -rf "$BENCH_ROOT/build/bench-profile"
-			cp -r "$out/profile" "$BENCH_ROOT/build/bench-profile"
-			echo "bench: profile in build/bench-profile/"
-		fi
+		bring_back "$out/callgrind" bench-callgrind "callgrind annotations"
+		bring_back "$out/callgrind_base" bench-callgrind-base "the base build's callgrind annotations"
+		bring_back "$out/stats" bench-stats "samples and record"
+		bring_back "$out/profile" bench-profile "profile"
 	else
 		echo "bench: no bench.json came back from the bed" >&2
 		((rc)) || rc=1
