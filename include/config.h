@@ -60,6 +60,7 @@ struct config {
 	int read_timeout_ms;	   /* 0 = wait forever */
 	int reassembly_timeout_ms; /* 2000 */
 	int peer_timeout_ms;	   /* 10000 */
+	int idle_timeout_ms;	   /* 300000; 0 = sessions never idle out */
 	int busy_poll;		   /* 0: event-driven completions */
 	mode_t file_mode;	   /* 0600 */
 	mode_t dir_mode;	   /* 0700 */

@@ -34,6 +34,9 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 /* tp_ops.announce: answer the readers and pollers fs_deliver left. */
 void fs_announce(void *arg);
 
+/* tp_ops.peer_up: send the writes that waited for p to be met. */
+void fs_peer_up(void *arg, struct peer *p);
+
 /* Create the FUSE session on mountpoint with args; -errno on failure. */
 int fs_mount(struct fs *fs, struct fuse_args *args, const char *mountpoint);
 

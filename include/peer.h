@@ -93,15 +93,35 @@ struct peer {
 	uint64_t epoch; /* bumps on every up transition */
 	time_t since;	/* time of the last up/down change */
 	struct peer_addr addr;
-	struct ibv_ah *ah;
+	struct ibv_ah *ah; /* kept while down: the route cache (tp_peer_up) */
 	enum config_route route_used;
+	int last_err;	     /* errno of the last failed meeting; 0: none */
+	char last_error[96]; /* its words, for .status (last_error=) */
 
 	struct peer_counters cnt; /* atomics: read without the lock */
+};
+
+/*
+ * What .status says of a peer: up (a bootstrap session stands), idle
+ * (none now, and none failed: not met yet, or its session ended for
+ * want of traffic) or down (the last attempt or session failed).
+ */
+enum peer_state {
+	PEER_IDLE,
+	PEER_UP,
+	PEER_DOWN,
 };
 
 /* Build one peer per config node; *out is calloc'ed. */
 int peer_table_open(struct peer **out, const struct config *cfg);
 void peer_table_close(struct peer *peers, int n);
+
+/* p's state (under p->lock) and its name in .status. */
+enum peer_state peer_state(const struct peer *p);
+const char *peer_state_name(enum peer_state st);
+
+/* Record why meeting p failed (err > 0, msg), or clear it (err 0). */
+void peer_set_error(struct peer *p, int err, const char *msg);
 
 /* Add a drop of reason r to p's counters and to totals. */
 void peer_count_drop(struct peer *p, struct peer_counters *totals,

@@ -45,6 +45,11 @@ struct tp_ops {
 	 * writer waits for.
 	 */
 	void (*announce)(void *arg);
+	/*
+	 * p came up (tp_peer_up installed its address): the callee may send
+	 * what waited for it.  Bootstrap thread; may be NULL.
+	 */
+	void (*peer_up)(void *arg, struct peer *p);
 };
 
 /* What this node is: shown in MOUNT/.status and sent in the hello. */
@@ -83,7 +88,8 @@ struct peer_counters *tp_totals(struct tp *tp);
 /*
  * Send one message of len bytes to p on channel chan: tp_queue, then
  * tp_flush.  Returns 0 once every datagram is handed to the QP (UD gives
- * no delivery guarantee), -ENOTCONN when p is down, -EMSGSIZE beyond
+ * no delivery guarantee), -ENOTCONN when p is not up (and asks for it to
+ * be met: tp_peer_need), -EMSGSIZE beyond
  * max_message, -EINVAL for a bad channel name, -EIO on a verbs failure.
  * Safe from many threads at once.
  */
@@ -132,11 +138,26 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 int tp_peer_reliable(const struct tp *tp, const struct peer *p);
 
 /*
- * p is reachable at addr through ah (made on tp_pd): install it.  An old
- * AH is destroyed only after sends that use it have completed.
+ * p is reachable at addr through ah (made on tp_pd): install it, then
+ * call ops->peer_up.  An old AH is destroyed only after sends that use it
+ * have completed.  With ah NULL, the AH p had when it went down is used
+ * again, if it was made for the same QPN, LID and GID (the route cache);
+ * -ESTALE when there is none such (resolve, then call again), else 0.
  */
-void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
-		struct ibv_ah *ah, enum config_route route);
+int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
+	       struct ibv_ah *ah, enum config_route route);
+
+/*
+ * Who meets peers on demand (the bootstrap): need(arg, p) is called,
+ * with no lock of the engine held but this hook's own, whenever a send
+ * finds p not up, and must not block.  NULL need: nobody (bootstrap_close
+ * sets that before it goes).
+ */
+void tp_set_need(struct tp *tp, void (*need)(void *arg, struct peer *p),
+		 void *arg);
+
+/* Ask for p to be met, as a send to it would (udchat waits this way). */
+void tp_peer_need(struct tp *tp, struct peer *p);
 
 /*
  * p announced addr in a bootstrap hello but is not up yet: accept its
@@ -149,7 +170,8 @@ void tp_peer_expect(struct tp *tp, struct peer *p,
 /*
  * p's session dropped: refuse sends.  Datagrams it sent before are still
  * accepted for reassembly_timeout (they may wait in our CQ); its partial
- * messages expire, or are forgotten once a new address is installed.
+ * messages expire, or are forgotten once a new address is installed.  Its
+ * AH stays for tp_peer_up to use again.
  */
 void tp_peer_down(struct tp *tp, struct peer *p);
 

@@ -3,12 +3,24 @@
  * Bootstrap: nodes exchange QPN, qkey, LID, GID and MTU over TCP, and the
  * TCP sessions are the peers' liveness.
  *
- * One thread runs one poll loop over non-blocking sockets: the listener,
- * one outgoing session per other node (connect with backoff, 100 ms
- * doubling to 2 s) and the incoming sessions.  A stalled or garbage client
- * only ever costs its own deadline.  This file is that loop, and opening
- * and closing it all; each session's handshake is bootstrap_session.c,
- * the hello it carries bootstrap_hello.c.
+ * Peers are met on demand, as MPI and UCX wire up: a daemon starts with
+ * no session at all.  A send that finds its peer not up asks for it
+ * (tp's need hook, bs_need) and waits; this thread dials it (at most
+ * BS_DIAL_RATE dials a second and BS_DIAL_INFLIGHT handshakes at once, so
+ * that a whole cluster's first writes are no storm), retrying with
+ * backoff and jitter while somebody waits.  A peer that dials us is met
+ * by its session.  One session serves both directions; it ends after
+ * idle_timeout without traffic, with a BYE so that the other side takes
+ * the peer as idle and not as down.  The address handle stays cached in
+ * the peer, and is used again while the peer comes back at the same QPN
+ * and GID.
+ *
+ * One thread runs one epoll loop over non-blocking sockets: the listener,
+ * a wake-up eventfd and the sessions that exist.  Its timers walk those
+ * sessions and the wanted peers, never the whole config.  A stalled or
+ * garbage client only ever costs its own deadline.  This file is that
+ * loop, and opening and closing it all; each session's handshake is
+ * bootstrap_session.c, the hello it carries bootstrap_hello.c.
  */
 #include <errno.h>
 #include <poll.h>
@@ -19,7 +31,9 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "bootstrap.h"
@@ -45,33 +59,70 @@ static void bs_sockopts(struct bootstrap *b, int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/* Register c's fd for the events its state waits for. */
+static void bs_arm(struct bootstrap *b, struct bs_conn *c)
+{
+	struct epoll_event ev = {.data.ptr = c};
+
+	ev.events = c->st == BS_CONNECTING ? EPOLLOUT : EPOLLIN;
+	if (c->txoff < c->txlen)
+		ev.events |= EPOLLOUT;
+	if (c->fd < 0 || ev.events == c->armed)
+		return;
+	if (epoll_ctl(b->ep, c->armed ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd,
+		      &ev))
+		log_warn("bootstrap: epoll_ctl");
+	c->armed = ev.events;
+}
+
+/* A new session on fd, in b->conns; NULL without memory (fd closed). */
+static struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
+{
+	struct bs_conn *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->fd = fd;
+	c->peer = pi;
+	c->deadline = util_now_ms() + b->timeout_ms;
+	TAILQ_INSERT_TAIL(&b->conns, c, link);
+	return c;
+}
+
 /* Start a non-blocking connect to node pi. */
 static void bs_out_start(struct bootstrap *b, int pi)
 {
 	const struct config_node *n = &b->cfg->nodes[pi];
-	struct bs_conn *c = &b->bp[pi].out;
+	struct bs_conn *c;
 	int fd;
 
 	fd = socket(n->bootstrap_sa.ss_family,
 		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		bs_session_fail(b, pi, "socket: %s", strerror(errno));
+		bs_session_fail(b, pi, errno, "socket: %s", strerror(errno));
 		bs_session_retry(b, pi, 0);
 		return;
 	}
 	bs_sockopts(b, fd);
-	c->fd = fd;
+	c = bs_conn_new(b, fd, pi);
+	if (!c) {
+		bs_session_retry(b, pi, 0);
+		return;
+	}
 	c->outgoing = 1;
-	c->peer = pi;
 	c->st = BS_CONNECTING;
-	c->deadline = util_now_ms() + b->timeout_ms;
+	b->bp[pi].out = c;
+	b->dialing++;
 	if (connect(fd, (struct sockaddr *)&n->bootstrap_sa,
 		    n->bootstrap_len) &&
 	    errno != EINPROGRESS) {
-		log_debug("bootstrap: connect %s: %s", n->name,
-			  strerror(errno));
+		bs_session_fail(b, pi, errno, "connect: %s", strerror(errno));
 		bs_session_retry(b, pi, 0);
+		return;
 	}
+	bs_arm(b, c);
 }
 
 /* Take every pending connection; beyond max_in they are refused. */
@@ -95,118 +146,242 @@ static void bs_accept(struct bootstrap *b)
 			continue;
 		}
 		bs_sockopts(b, fd);
-		c = &b->in[b->nin++];
-		memset(c, 0, sizeof(*c));
-		c->fd = fd;
-		c->peer = -1;
+		c = bs_conn_new(b, fd, -1);
+		if (!c)
+			continue;
+		b->nin++;
 		c->st = BS_READ_HELLO;
 		c->rxwant = HELLO_WIRE_LEN;
-		c->deadline = util_now_ms() + b->timeout_ms;
+		bs_arm(b, c);
 	}
 }
 
-/* Forget closed incoming sessions, keeping the array dense. */
-static void bs_compact(struct bootstrap *b)
+/* Free the sessions closed in the last batch (no event points at them). */
+static void bs_reap(struct bootstrap *b)
 {
-	int i, j = 0;
+	struct bs_conn *c;
 
-	for (i = 0; i < b->nin; i++)
-		if (b->in[i].fd >= 0)
-			b->in[j++] = b->in[i];
-	b->nin = j;
+	while ((c = TAILQ_FIRST(&b->dead))) {
+		TAILQ_REMOVE(&b->dead, c, link);
+		free(c);
+	}
 }
 
-/* Add a session to the poll set with the events its state waits for. */
-static void bs_poll_add(struct bootstrap *b, int *n, struct bs_conn *c,
-			int64_t now, int64_t *wake)
-{
-	short ev = c->st == BS_CONNECTING ? POLLOUT : POLLIN;
-
-	if (c->txoff < c->txlen)
-		ev |= POLLOUT;
-	b->pfd[*n].fd = c->fd;
-	b->pfd[*n].events = ev;
-	b->pfd[*n].revents = 0;
-	b->pconn[*n] = c;
-	(*n)++;
-	if (c->deadline && c->deadline < *wake)
-		*wake = c->deadline;
-}
-
-/* Dial every other node whose next attempt is due. */
-static void bs_dial_due(struct bootstrap *b, int64_t now)
+/* Move the senders' requests onto the want list: each waits up to
+ * peer_timeout for its peer, and is renewed by every send that fails. */
+static void bs_take_needs(struct bootstrap *b, int64_t now)
 {
 	int i;
 
-	for (i = 0; i < b->cfg->nnodes; i++) {
-		struct bs_peer *bp = &b->bp[i];
+	pthread_mutex_lock(&b->need_lock);
+	for (i = 0; i < b->nneed; i++) {
+		struct bs_peer *bp = &b->bp[b->needq[i]];
 
-		if (i != b->cfg->local && bp->out.fd < 0 && now >= bp->next_try)
-			bs_out_start(b, i);
+		bp->queued = 0;
+		bp->want_until = now + b->cfg->peer_timeout_ms;
+		if (!bp->wanted) {
+			bp->wanted = 1;
+			TAILQ_INSERT_TAIL(&b->want, bp, want_link);
+		}
 	}
+	b->nneed = 0;
+	pthread_mutex_unlock(&b->need_lock);
+}
+
+/* Refill the dial bucket: BS_DIAL_RATE a second, BS_DIAL_BURST at most. */
+static void bs_tokens(struct bootstrap *b, int64_t now)
+{
+	b->tokens += (double)(now - b->tokens_ms) * BS_DIAL_RATE / 1000.0;
+	if (b->tokens > BS_DIAL_BURST)
+		b->tokens = BS_DIAL_BURST;
+	b->tokens_ms = now;
 }
 
 /*
- * The poll set: the stop eventfd, the listener, then every session.
- * Returns its size; *wake is the earliest deadline or next attempt.
+ * Dial the wanted peers whose next attempt is due, as the bucket and the
+ * cap on handshakes allow; forget those met or no longer waited for.
+ * Returns the earliest time this has more to do.
  */
-static int bs_poll_set(struct bootstrap *b, int64_t now, int64_t *wake)
+static int64_t bs_dial_due(struct bootstrap *b, int64_t now, int64_t wake)
 {
-	int i, n = 0, nc;
+	struct bs_peer *bp, *tmp;
 
-	*wake = now + 60000;
-	b->pfd[n].fd = b->efd;
-	b->pfd[n].events = POLLIN;
-	b->pconn[n++] = NULL;
-	b->pfd[n].fd = b->lfd;
-	b->pfd[n].events = POLLIN;
-	b->pconn[n++] = NULL;
-	for (i = 0; i < b->cfg->nnodes; i++) {
-		struct bs_peer *bp = &b->bp[i];
-
-		if (i == b->cfg->local)
+	bs_tokens(b, now);
+	for (bp = TAILQ_FIRST(&b->want); bp; bp = tmp) {
+		tmp = TAILQ_NEXT(bp, want_link);
+		if (bp->live || (now >= bp->want_until && !bp->out)) {
+			TAILQ_REMOVE(&b->want, bp, want_link);
+			bp->wanted = 0;
 			continue;
-		if (bp->out.fd >= 0)
-			bs_poll_add(b, &n, &bp->out, now, wake);
-		else if (bp->next_try < *wake)
-			*wake = bp->next_try;
+		}
+		if (bp->out)
+			continue;
+		if (now < bp->next_try) {
+			wake = bp->next_try < wake ? bp->next_try : wake;
+			continue;
+		}
+		if (b->tokens < 1 || b->dialing >= BS_DIAL_INFLIGHT) {
+			wake = now + 1000 / BS_DIAL_RATE < wake
+				       ? now + 1000 / BS_DIAL_RATE
+				       : wake;
+			continue;
+		}
+		b->tokens -= 1;
+		bs_out_start(b, (int)(bp - b->bp));
 	}
-	nc = b->nin;
-	for (i = 0; i < nc; i++)
-		bs_poll_add(b, &n, &b->in[i], now, wake);
-	return n;
+	return wake;
 }
 
-/* The bootstrap thread: one poll loop for every socket until stopped. */
+/* Whether c's peer has had no traffic for idle_timeout; notes any. */
+static int bs_idle(struct bootstrap *b, struct bs_conn *c, int64_t now,
+		   int64_t *wake)
+{
+	struct bs_peer *bp = &b->bp[c->peer];
+	struct peer_counters *k = &b->peers[c->peer].cnt;
+	uint64_t seen = atomic_load(&k->msgs_tx) + atomic_load(&k->msgs_rx);
+	int64_t due;
+
+	if (!b->cfg->idle_timeout_ms)
+		return 0;
+	if (seen != bp->seen || atomic_load(&k->rel_inflight)) {
+		bp->seen = seen;
+		bp->active_ms = now;
+	}
+	due = bp->active_ms + b->cfg->idle_timeout_ms;
+	if (now < due) {
+		if (due < *wake)
+			*wake = due;
+		return 0;
+	}
+	return 1;
+}
+
+/* Say BYE and close: the other side will take the peer as idle too. */
+static void bs_bye(struct bootstrap *b, struct bs_conn *c)
+{
+	uint8_t bye[BS_READY_LEN];
+
+	util_put32(bye, BS_BYE_MAGIC);
+	if (send(c->fd, bye, sizeof(bye), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("bootstrap: BYE to %s: %s",
+			  b->cfg->nodes[c->peer].name, strerror(errno));
+	c->bye = 1;
+	if (c->outgoing)
+		bs_session_retry(b, c->peer, 1);
+	else
+		bs_conn_close(b, c);
+}
+
+/*
+ * Handshake deadlines and idle sessions, over the sessions that exist
+ * (never the whole config).  Returns the earliest time due.
+ */
+static int64_t bs_timers(struct bootstrap *b, int64_t now, int64_t wake)
+{
+	struct bs_conn *c, *tmp;
+
+	for (c = TAILQ_FIRST(&b->conns); c; c = tmp) {
+		tmp = TAILQ_NEXT(c, link);
+		if (c->st == BS_UP) {
+			if (bs_idle(b, c, now, &wake))
+				bs_bye(b, c);
+		} else if (c->deadline && now >= c->deadline) {
+			bs_session_event(b, c, 0, now);
+		} else if (c->deadline && c->deadline < wake) {
+			wake = c->deadline;
+		}
+	}
+	return wake;
+}
+
+/* epoll's events as the poll(2) bits bs_session_event reads. */
+static short bs_revents(uint32_t ev)
+{
+	short re = 0;
+
+	re |= ev & EPOLLIN ? POLLIN : 0;
+	re |= ev & EPOLLOUT ? POLLOUT : 0;
+	re |= ev & EPOLLERR ? POLLERR : 0;
+	re |= ev & EPOLLHUP ? POLLHUP : 0;
+	return re;
+}
+
+/* One batch of events; 1 when told to stop. */
+static int bs_events(struct bootstrap *b, struct epoll_event *ev, int n)
+{
+	int64_t now = util_now_ms();
+	uint64_t v;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct bs_conn *c = ev[i].data.ptr;
+
+		if (ev[i].data.ptr == &b->efd) {
+			if (read(b->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				log_warn("bootstrap: eventfd");
+			if (atomic_load(&b->stop))
+				return 1;
+		} else if (ev[i].data.ptr == &b->lfd) {
+			bs_accept(b);
+		} else if (c->fd >= 0) {
+			bs_session_event(b, c, bs_revents(ev[i].events), now);
+			bs_arm(b, c);
+		}
+	}
+	return 0;
+}
+
+/* The bootstrap thread: one epoll loop for every socket until stopped. */
 static void *bs_thread(void *arg)
 {
 	struct bootstrap *b = arg;
+	struct epoll_event ev[BS_EVENTS];
 	int64_t now, wake;
-	int i, n, rc;
+	int n;
 
 	for (;;) {
 		now = util_now_ms();
-		bs_dial_due(b, now);
-		bs_compact(b);
-		n = bs_poll_set(b, now, &wake);
-		rc = poll(b->pfd, n, wake > now ? (int)(wake - now) : 0);
-		if (rc < 0 && errno != EINTR) {
-			log_warn("bootstrap: poll");
-			usleep(100000);
+		bs_take_needs(b, now);
+		wake = bs_dial_due(b, now, now + 60000);
+		wake = bs_timers(b, now, wake);
+		bs_reap(b);
+		n = epoll_wait(b->ep, ev, BS_EVENTS,
+			       wake > now ? (int)(wake - now) : 0);
+		if (n < 0) {
+			if (errno != EINTR) {
+				log_warn("bootstrap: epoll_wait");
+				usleep(100000);
+			}
 			continue;
 		}
-		if (b->pfd[0].revents)
+		if (bs_events(b, ev, n))
 			break;
-		now = util_now_ms();
-		/* Sessions first: accepting may move b->in. */
-		for (i = 2; i < n; i++)
-			if (b->pconn[i]->fd == b->pfd[i].fd)
-				bs_session_event(b, b->pconn[i],
-						 b->pfd[i].revents, now);
-		if (b->pfd[1].revents)
-			bs_accept(b);
+		bs_reap(b);
 	}
 	return NULL;
+}
+
+/*
+ * tp's need hook, on a sender's thread: queue pi for the bootstrap thread
+ * and wake it (once per batch).  Never blocks.
+ */
+static void bs_need(void *arg, struct peer *p)
+{
+	struct bootstrap *b = arg;
+	uint64_t one = 1;
+	int wake;
+
+	if (p->is_local)
+		return;
+	pthread_mutex_lock(&b->need_lock);
+	wake = !b->nneed;
+	if (!b->bp[p->idx].queued) {
+		b->bp[p->idx].queued = 1;
+		b->needq[b->nneed++] = p->idx;
+	}
+	pthread_mutex_unlock(&b->need_lock);
+	if (wake && write(b->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("bootstrap: eventfd");
 }
 
 /* Our own hello, from what the transport says we are. */
@@ -275,36 +450,54 @@ static int bs_local_up(struct bootstrap *b)
 /* Release what bootstrap_open built; tolerates a partial open. */
 static void bs_free(struct bootstrap *b)
 {
+	struct bs_conn *c;
 	int i;
 
-	if (b->bp) {
-		for (i = 0; i < b->cfg->nnodes; i++) {
-			if (b->bp[i].out.fd >= 0)
-				close(b->bp[i].out.fd);
-			if (b->bp[i].up)
-				tp_peer_down(b->tp, &b->peers[i]);
-		}
+	while ((c = TAILQ_FIRST(&b->conns))) {
+		TAILQ_REMOVE(&b->conns, c, link);
+		if (c->fd >= 0)
+			close(c->fd);
+		free(c);
 	}
-	for (i = 0; i < b->nin; i++)
-		if (b->in[i].fd >= 0)
-			close(b->in[i].fd);
+	bs_reap(b);
+	for (i = 0; b->bp && i < b->cfg->nnodes; i++)
+		if (b->bp[i].up)
+			tp_peer_down(b->tp, &b->peers[i]);
 	if (b->lfd >= 0)
 		close(b->lfd);
 	if (b->efd >= 0)
 		close(b->efd);
+	if (b->ep >= 0)
+		close(b->ep);
+	pthread_mutex_destroy(&b->need_lock);
 	free(b->bp);
-	free(b->in);
-	free(b->pfd);
-	free(b->pconn);
+	free(b->needq);
 	free(b);
 }
 
-/* Listen, bring the local peer up, and start dialling everyone else. */
-int bootstrap_open(struct bootstrap **out, const struct config *cfg,
-		   struct peer *peers, struct tp *tp, struct route *rt)
+/* Watch the wake-up eventfd and the listener (tagged by their fields). */
+static int bs_epoll(struct bootstrap *b)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	b->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (b->ep < 0)
+		return -errno;
+	ev.data.ptr = &b->efd;
+	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, b->efd, &ev))
+		return -errno;
+	ev.data.ptr = &b->lfd;
+	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, b->lfd, &ev))
+		return -errno;
+	return 0;
+}
+
+/* A bootstrap with nothing open yet: -ENOMEM or 0. */
+static int bs_new(struct bootstrap **out, const struct config *cfg,
+		  struct peer *peers, struct tp *tp, struct route *rt)
 {
 	struct bootstrap *b;
-	int i, rc, npfd;
+	int i;
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -313,30 +506,47 @@ int bootstrap_open(struct bootstrap **out, const struct config *cfg,
 	b->peers = peers;
 	b->tp = tp;
 	b->rt = rt;
-	b->lfd = b->efd = -1;
+	b->lfd = b->efd = b->ep = -1;
+	TAILQ_INIT(&b->conns);
+	TAILQ_INIT(&b->dead);
+	TAILQ_INIT(&b->want);
+	pthread_mutex_init(&b->need_lock, NULL);
 	b->timeout_ms = cfg->peer_timeout_ms;
+	if (b->timeout_ms < BS_HELLO_TIMEOUT_MS)
+		b->timeout_ms = BS_HELLO_TIMEOUT_MS;
 	b->secret = cfg->secret;
 	b->secret_len = strlen(cfg->secret);
+	b->max_in = 4 * cfg->nnodes + 16;
+	b->tokens = BS_DIAL_BURST;
+	b->tokens_ms = util_now_ms();
+	if (getrandom(&b->seed, sizeof(b->seed), GRND_NONBLOCK) < 0)
+		b->seed = (unsigned)b->tokens_ms ^ (unsigned)getpid();
+	*out = b;
+	b->bp = calloc(cfg->nnodes, sizeof(*b->bp));
+	b->needq = calloc(cfg->nnodes, sizeof(*b->needq));
+	if (!b->bp || !b->needq)
+		return -ENOMEM;
+	for (i = 0; i < cfg->nnodes; i++)
+		b->bp[i].backoff_ms = BS_BACKOFF_MIN_MS;
+	return 0;
+}
+
+/*
+ * Listen and bring the local peer up; every other peer is met when a send
+ * first wants it, or when it dials us.  No per-node work here.
+ */
+int bootstrap_open(struct bootstrap **out, const struct config *cfg,
+		   struct peer *peers, struct tp *tp, struct route *rt)
+{
+	struct bootstrap *b = NULL;
+	int rc;
+
+	rc = bs_new(&b, cfg, peers, tp, rt);
+	if (rc)
+		goto fail;
 	if (b->secret_len)
 		log_info("bootstrap: sessions are authenticated with the "
 			 "shared secret");
-	if (b->timeout_ms < BS_HELLO_TIMEOUT_MS)
-		b->timeout_ms = BS_HELLO_TIMEOUT_MS;
-	b->max_in = 4 * cfg->nnodes + 16;
-	npfd = 2 + cfg->nnodes + b->max_in;
-	b->bp = calloc(cfg->nnodes, sizeof(*b->bp));
-	b->in = calloc(b->max_in, sizeof(*b->in));
-	b->pfd = calloc(npfd, sizeof(*b->pfd));
-	b->pconn = calloc(npfd, sizeof(*b->pconn));
-	if (!b->bp || !b->in || !b->pfd || !b->pconn) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	for (i = 0; i < cfg->nnodes; i++) {
-		b->bp[i].out.fd = -1;
-		b->bp[i].out.peer = i;
-		b->bp[i].backoff_ms = BS_BACKOFF_MIN_MS;
-	}
 	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (b->efd < 0) {
 		rc = -errno;
@@ -344,32 +554,36 @@ int bootstrap_open(struct bootstrap **out, const struct config *cfg,
 	}
 	bs_make_hello(b);
 	rc = bs_listen(b);
+	if (!rc)
+		rc = bs_epoll(b);
+	if (!rc)
+		rc = bs_local_up(b);
 	if (rc)
 		goto fail;
-	rc = bs_local_up(b);
+	rc = -pthread_create(&b->thr, NULL, bs_thread, b);
 	if (rc)
 		goto fail;
-	rc = pthread_create(&b->thr, NULL, bs_thread, b);
-	if (rc) {
-		rc = -rc;
-		goto fail;
-	}
 	b->thr_started = 1;
+	tp_set_need(tp, bs_need, b);
 	*out = b;
 	return 0;
 fail:
-	bs_free(b);
+	if (b)
+		bs_free(b);
 	return rc;
 }
 
-/* Stop the thread, close every session and take every peer down. */
+/* Stop taking needs, stop the thread, close every session and take every
+ * peer down. */
 void bootstrap_close(struct bootstrap *b)
 {
 	uint64_t one = 1;
 
 	if (!b)
 		return;
+	tp_set_need(b->tp, NULL, NULL);
 	if (b->thr_started) {
+		atomic_store(&b->stop, 1);
 		if (write(b->efd, &one, sizeof(one)) < 0)
 			log_warn("bootstrap: eventfd");
 		pthread_join(b->thr, NULL);

@@ -46,6 +46,7 @@
  * outgoing one dialled again with backoff (bs_session_retry).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,19 +60,24 @@
 #include "route.h"
 #include "util.h"
 
-/* Record why a peer failed; log only when the reason changes. */
-static void bs_note(struct bootstrap *b, int pi, const char *prefix,
+/*
+ * Record why meeting a peer failed, as its last_error; log only when the
+ * reason changes, since a stranger or a dead peer can repeat it at will.
+ */
+static void bs_note(struct bootstrap *b, int pi, int err, const char *prefix,
 		    const char *msg)
 {
-	struct bs_peer *bp = &b->bp[pi];
-	const char *name = b->cfg->nodes[pi].name;
+	struct peer *p = &b->peers[pi];
+	int same;
 
-	if (strcmp(msg, bp->last_err)) {
-		log_warnx("%s %s: %s", prefix, name, msg);
-		snprintf(bp->last_err, sizeof(bp->last_err), "%s", msg);
-	} else {
-		log_debug("%s %s: %s", prefix, name, msg);
-	}
+	pthread_mutex_lock(&p->lock);
+	same = !strncmp(msg, p->last_error, sizeof(p->last_error) - 1);
+	pthread_mutex_unlock(&p->lock);
+	if (!same)
+		log_warnx("%s %s: %s", prefix, p->conf->name, msg);
+	else
+		log_debug("%s %s: %s", prefix, p->conf->name, msg);
+	peer_set_error(p, err ? err : EIO, msg);
 }
 
 /* The config word for a delivery (hello_decode checked it is one). */
@@ -81,24 +87,24 @@ static const char *bs_delivery_name(unsigned d)
 }
 
 /* A bootstrap failure of peer pi ("bootstrap: NAME: why"). */
-void bs_session_fail(struct bootstrap *b, int pi, const char *fmt, ...)
+void bs_session_fail(struct bootstrap *b, int pi, int err, const char *fmt, ...)
 {
-	char msg[sizeof(b->bp[pi].last_err)];
+	char msg[sizeof(b->peers[pi].last_error)];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	bs_note(b, pi, "bootstrap:", msg);
+	bs_note(b, pi, err, "bootstrap:", msg);
 }
 
 /* Authentication refused: "peer NAME: authentication failed: why". */
 static void bs_auth_fail(struct bootstrap *b, int pi, const char *why)
 {
-	char msg[sizeof(b->bp[pi].last_err)];
+	char msg[sizeof(b->peers[pi].last_error)];
 
 	snprintf(msg, sizeof(msg), "authentication failed: %s", why);
-	bs_note(b, pi, "peer", msg);
+	bs_note(b, pi, EACCES, "peer", msg);
 }
 
 /* Queue bytes and try to write them at once (they are small). */
@@ -166,69 +172,125 @@ static int bs_same_addr(const struct peer_addr *a, const struct peer_addr *b)
 }
 
 /*
- * A session finished its handshake with the hello in c->h: make sure the
- * peer is up at that address (resolving again when it moved).
+ * Install the peer at the address c->h announced: the cached AH when it
+ * came back at the same QPN and GID, else a fresh route resolution.
  */
-static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
+static int bs_install(struct bootstrap *b, struct bs_conn *c)
 {
 	struct bs_peer *bp = &b->bp[c->peer];
 	struct peer *p = &b->peers[c->peer];
 	struct ibv_ah *ah;
 	int rc;
 
-	if (!bp->up || !bs_same_addr(&bp->addr, &c->h.addr)) {
-		rc = route_resolve(b->rt, p->conf, &c->h.addr, &ah);
-		if (rc) {
-			bs_session_fail(b, c->peer,
-					"route resolution failed: %s",
-					strerror(-rc));
-			return rc;
-		}
-		tp_peer_up(b->tp, p, &c->h.addr, ah, b->cfg->route);
-		log_info("peer %s %s (qpn 0x%06x)", p->conf->name,
-			 bp->up ? "moved" : "up", c->h.addr.qpn);
-		bp->addr = c->h.addr;
-		bp->up = 1;
+	rc = tp_peer_up(b->tp, p, &c->h.addr, NULL, b->cfg->route);
+	if (!rc) {
+		log_info("peer %s up (qpn 0x%06x)", p->conf->name,
+			 c->h.addr.qpn);
+		log_debug("peer %s: its address handle, cached", p->conf->name);
+		return 0;
 	}
-	bp->last_err[0] = '\0';
-	c->live = 1;
-	bp->live++;
-	c->st = BS_UP;
-	c->deadline = 0;
+	rc = route_resolve(b->rt, p->conf, &c->h.addr, &ah);
+	if (rc) {
+		bs_session_fail(b, c->peer, EHOSTUNREACH,
+				"route resolution failed: %s", strerror(-rc));
+		return rc;
+	}
+	tp_peer_up(b->tp, p, &c->h.addr, ah, b->cfg->route);
+	log_info("peer %s %s (qpn 0x%06x)", p->conf->name,
+		 bp->up ? "moved" : "up", c->h.addr.qpn);
 	return 0;
 }
 
-/* Close a session; the last live one of a peer takes the peer down. */
-static void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
+/*
+ * A session finished its handshake with the hello in c->h: make sure the
+ * peer is up at that address (resolving again when it moved), and wait
+ * for a BYE on it.
+ */
+static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
 {
-	struct bs_peer *bp;
+	struct bs_peer *bp = &b->bp[c->peer];
+	struct peer_counters *k = &b->peers[c->peer].cnt;
+	int rc;
 
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-	if (c->live && c->peer >= 0) {
-		bp = &b->bp[c->peer];
-		c->live = 0;
-		if (--bp->live == 0 && bp->up) {
-			tp_peer_down(b->tp, &b->peers[c->peer]);
-			bp->up = 0;
-			log_info("peer %s down", b->cfg->nodes[c->peer].name);
-		}
+	if (!bp->up || !bs_same_addr(&bp->addr, &c->h.addr)) {
+		rc = bs_install(b, c);
+		if (rc)
+			return rc;
+		bp->addr = c->h.addr;
+		bp->up = 1;
 	}
-	c->st = BS_IDLE;
+	if (c->outgoing)
+		b->dialing--;
+	c->live = 1;
+	bp->live++;
+	bp->active_ms = util_now_ms();
+	bp->seen = atomic_load(&k->msgs_tx) + atomic_load(&k->msgs_rx);
+	bp->backoff_ms = BS_BACKOFF_MIN_MS;
+	c->st = BS_UP;
 	c->deadline = 0;
-	c->txlen = c->txoff = c->rxlen = c->rxwant = 0;
+	c->rxlen = 0;
+	c->rxwant = BS_READY_LEN;
+	return 0;
 }
 
-/* End an outgoing session and schedule the next attempt. */
+/* The last live session of pi ended: the peer is idle after a BYE, else
+ * down ("session closed"). */
+static void bs_peer_gone(struct bootstrap *b, int pi, int bye)
+{
+	struct peer *p = &b->peers[pi];
+
+	tp_peer_down(b->tp, p);
+	b->bp[pi].up = 0;
+	if (bye) {
+		peer_set_error(p, 0, NULL);
+		log_info("peer %s idle (no traffic for %d ms)", p->conf->name,
+			 b->cfg->idle_timeout_ms);
+	} else {
+		peer_set_error(p, ECONNRESET, "its session closed");
+		log_info("peer %s down", p->conf->name);
+	}
+}
+
+/* Close a session (freed after the event batch); the last live one of
+ * a peer takes the peer down, or idle after a BYE. */
+void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
+{
+	struct bs_peer *bp = c->peer >= 0 ? &b->bp[c->peer] : NULL;
+
+	if (c->fd < 0)
+		return;
+	close(c->fd);
+	c->fd = -1;
+	TAILQ_REMOVE(&b->conns, c, link);
+	TAILQ_INSERT_TAIL(&b->dead, c, link);
+	if (c->outgoing) {
+		if (c->st != BS_UP)
+			b->dialing--;
+		bp->out = NULL;
+	} else {
+		b->nin--;
+	}
+	if (c->live) {
+		c->live = 0;
+		if (--bp->live == 0 && bp->up)
+			bs_peer_gone(b, c->peer, c->bye);
+	}
+}
+
+/* End an outgoing session and schedule the next attempt: backoff with
+ * jitter (0.5 to 1.5 times), so that peers that failed together do not
+ * come back together. */
 void bs_session_retry(struct bootstrap *b, int pi, int was_up)
 {
 	struct bs_peer *bp = &b->bp[pi];
+	int j;
 
-	bs_conn_close(b, &bp->out);
+	if (bp->out)
+		bs_conn_close(b, bp->out);
 	if (was_up)
 		bp->backoff_ms = BS_BACKOFF_MIN_MS;
-	bp->next_try = util_now_ms() + bp->backoff_ms;
+	j = bp->backoff_ms / 2 + (int)(rand_r(&b->seed) % (bp->backoff_ms + 1));
+	bp->next_try = util_now_ms() + j;
 	bp->backoff_ms *= 2;
 	if (bp->backoff_ms > BS_BACKOFF_MAX_MS)
 		bp->backoff_ms = BS_BACKOFF_MAX_MS;
@@ -270,8 +332,7 @@ static int bs_out_connected(struct bootstrap *b, struct bs_conn *c)
 	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len))
 		err = errno;
 	if (err) {
-		log_debug("bootstrap: connect %s: %s",
-			  b->cfg->nodes[c->peer].name, strerror(err));
+		bs_session_fail(b, c->peer, err, "connect: %s", strerror(err));
 		return -err;
 	}
 	rc = bs_my_hello(b, c);
@@ -290,7 +351,8 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 	rc = hello_decode(&c->h, c->rx, c->rxlen);
 	if (rc) {
 		if (pi >= 0)
-			bs_session_fail(b, pi, "bad hello: %s", strerror(-rc));
+			bs_session_fail(b, pi, -rc, "bad hello: %s",
+					strerror(-rc));
 		else
 			log_warnx("bootstrap: bad hello from a client: %s",
 				  strerror(-rc));
@@ -306,14 +368,14 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 		}
 		c->peer = pi;
 	} else if (strcmp(c->h.name, b->cfg->nodes[pi].name)) {
-		bs_session_fail(b, pi,
+		bs_session_fail(b, pi, EPERM,
 				"answered as %s (check its bootstrap address)",
 				c->h.name);
 		return -EPERM;
 	}
 	n = &b->cfg->nodes[pi];
 	if (c->h.delivery != n->delivery) {
-		bs_session_fail(b, pi,
+		bs_session_fail(b, pi, EPROTO,
 				"announces delivery %s, the config says %s",
 				bs_delivery_name(c->h.delivery),
 				bs_delivery_name(n->delivery));
@@ -439,23 +501,28 @@ static int bs_listener_step(struct bootstrap *b, struct bs_conn *c)
 	return -EPROTO;
 }
 
+/* Bytes on a session that is up: only a BYE means something. */
+static int bs_up_readable(struct bs_conn *c)
+{
+	int rc;
+
+	for (;;) {
+		rc = bs_fill(c);
+		if (rc <= 0)
+			return rc;
+		if (util_get32(c->rx) == BS_BYE_MAGIC)
+			c->bye = 1;
+		c->rxlen = 0;
+	}
+}
+
 /* Bytes arrived on a session: advance its handshake. */
 static int bs_readable(struct bootstrap *b, struct bs_conn *c)
 {
-	uint8_t junk[256];
-	ssize_t n;
 	int rc;
 
-	if (c->st == BS_UP) {
-		/* Nothing is expected; drain, and notice EOF. */
-		n = recv(c->fd, junk, sizeof(junk), 0);
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-		    errno != EINTR)
-			return -errno;
-		return 0;
-	}
+	if (c->st == BS_UP)
+		return bs_up_readable(c);
 	rc = bs_fill(c);
 	if (rc <= 0)
 		return rc;
@@ -481,7 +548,8 @@ void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 	}
 	if (!rc && c->deadline && now >= c->deadline) {
 		if (c->peer >= 0 && c->outgoing)
-			bs_session_fail(b, c->peer, "no answer within %d ms",
+			bs_session_fail(b, c->peer, ETIMEDOUT,
+					"no answer within %d ms",
 					b->timeout_ms);
 		else
 			log_warnx("bootstrap: a client sent no %s within %d ms",
@@ -497,9 +565,9 @@ void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 		/* Refusals are logged by the refusing side (and by ours
 		 * when it dials us); only a debug line here. */
 		if (rc == -EPIPE && !was_up && c->st != BS_CONNECTING)
-			log_debug("bootstrap: %s closed the session in the "
-				  "handshake (refused us?)",
-				  b->cfg->nodes[c->peer].name);
+			bs_session_fail(b, c->peer, ECONNRESET,
+					"it closed the session in the "
+					"handshake (refused us?)");
 		if (rc != -EPIPE && was_up)
 			log_debug("bootstrap: session to %s: %s",
 				  b->cfg->nodes[c->peer].name, strerror(-rc));

@@ -36,6 +36,7 @@ static void config_defaults(struct config *cfg)
 	cfg->read_timeout_ms = 0;
 	cfg->reassembly_timeout_ms = 2000;
 	cfg->peer_timeout_ms = 10000;
+	cfg->idle_timeout_ms = 300000;
 	cfg->busy_poll = 0;
 	cfg->file_mode = 0600;
 	cfg->dir_mode = 0700;

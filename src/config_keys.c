@@ -247,6 +247,7 @@ const struct config_key config_gkeys[GK_MAX] = {
 	[GK_REASSEMBLY_TIMEOUT] = MS("reassembly_timeout",
 				     reassembly_timeout_ms, 1, DAY_MS),
 	[GK_PEER_TIMEOUT] =	MS("peer_timeout", peer_timeout_ms, 1, DAY_MS),
+	[GK_IDLE_TIMEOUT] =	MS("idle_timeout", idle_timeout_ms, 0, DAY_MS),
 	[GK_BUSY_POLL] =	BOOL("busy_poll", busy_poll),
 	[GK_FILE_MODE] =	MODE("file_mode", file_mode),
 	[GK_DIR_MODE] =		MODE("dir_mode", dir_mode),

@@ -745,6 +745,7 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	/* channels are numbered after the last node's inodes */
 	fs->chan_base = fs->next_ino = fs_node_ino(cfg->nnodes, FS_SLOT_DIR);
 	TAILQ_INIT(&fs->waiters);
+	TAILQ_INIT(&fs->meets);
 	TAILQ_INIT(&fs->answers);
 	LIST_INIT(&fs->fhs);
 	pthread_mutex_init(&fs->lock, NULL);

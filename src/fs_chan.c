@@ -222,37 +222,49 @@ struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
 	return fh;
 }
 
-/*
- * Send one message from a write request on an open channel.  name and
- * node are fixed for the channel's life: no lock needed.
- */
-void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
-		   const char *buf, size_t size, int nonblock)
+/* Send for req: a datagram answered before the doorbell, or a reliable
+ * write answered by its ack; -ENOTCONN (unanswered) while not up. */
+int fs_chan_send(struct fs *fs, fuse_req_t req, struct fs_node *node,
+		 const char *name, const char *buf, size_t size, int nonblock)
 {
 	int rc;
 
-	if (!c) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
-	if (fs->tp && tp_peer_reliable(fs->tp, c->node->peer)) {
-		fs_park_write(fs, req, c, buf, size, nonblock);
-		return;
-	}
+	if (tp_peer_reliable(fs->tp, node->peer))
+		return fs_park_write(fs, req, node, name, buf, size, nonblock);
 	/*
 	 * The writer is answered before the doorbell: it writes its next
 	 * message (or parks its read) while the kernel sends this one.
 	 */
-	if (!fs->tp) {
-		fuse_reply_err(req, ENOTCONN);
-		return;
-	}
-	rc = tp_queue(fs->tp, c->node->peer, c->name, buf, size);
+	rc = tp_queue(fs->tp, node->peer, name, buf, size);
+	if (rc == -ENOTCONN)
+		return rc;
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_write(req, size);
 	tp_flush(fs->tp);
+	return 0;
+}
+
+/*
+ * Send one message from a write request on an open channel; a peer not
+ * met yet is waited for.  name and node are fixed for the channel's
+ * life: no lock needed.
+ */
+void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
+		   const char *buf, size_t size, int nonblock)
+{
+	if (!c) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	if (!fs->tp) {
+		fuse_reply_err(req, ENOTCONN);
+		return;
+	}
+	if (fs_chan_send(fs, req, c->node, c->name, buf, size, nonblock) ==
+	    -ENOTCONN)
+		fs_meet_park(fs, req, c->node, c->name, buf, size, nonblock);
 }
 
 /* Free every channel, linked or not, with its queue (fs_close). */

@@ -11,6 +11,8 @@
  *                one is queued, reliable writes waiting for the peer's ack,
  *                and the reaper thread that ends interrupted or timed-out
  *                reads (prefix fs_park_)
+ *   fs_meet.c    writes to a peer not met yet, parked until it is up or
+ *                peer_timeout passes (prefix fs_meet_)
  *   fs_status.c  the text of MOUNT/.status and MOUNT/NODE/.status
  *                (prefix fs_status_)
  *
@@ -21,13 +23,16 @@
  *                 (fs_park_interrupt) on the worker that took INTERRUPT
  *   progress      the transport's thread: fs_deliver and fs_announce,
  *                 with no transport lock held (transport.h)
+ *   bootstrap     fs_peer_up (tp_ops.peer_up, no lock held): sends the
+ *                 writes fs_meet parked for that peer
  *   completions   a reliable write's completion (fs_park's write_done)
  *                 runs on the progress thread when the ack comes, inside
  *                 tp_send_async on the writing worker, on the bootstrap
  *                 thread when the peer goes down or restarts, and in
  *                 tp_close
  *   reaper        fs_park's reaper: EINTR for interrupted reads, EOF for
- *                 those past read_timeout
+ *                 those past read_timeout, ENOTCONN or EHOSTUNREACH for
+ *                 writes whose peer was not met within peer_timeout
  *   main          fs_open, fs_set_transport, fs_mount, fs_loop,
  *                 fs_unmount, fs_close
  *
@@ -37,7 +42,8 @@
  *   fs->lock guards the channel table (chans, nslots, next_ino); every
  *     channel but its ino, node and name, which are fixed for its life;
  *     every node's chans, nchans, nremote, nparked and nwrites; every
- *     open file's refs, released and got; both waiter lists, answers,
+ *     open file's refs, released and got; the meets list and every
+ *     node's nmeets; both waiter lists, answers,
  *     polls (npolls, cap_polls), stopping, and the fhs list.  The reaper
  *     sleeps on reaper_cond with it.
  *   announce_lock is held across fs_announce's telling, taken before
@@ -119,6 +125,21 @@ TAILQ_HEAD(fs_waitq, fs_waiter);
 
 struct fs_node;
 
+/* A write waiting for its peer to be met: the message, copied. */
+struct fs_meet {
+	TAILQ_ENTRY(fs_meet) link;
+	fuse_req_t req;
+	struct fs_node *node;
+	char chan[CONFIG_NAME_MAX];
+	uint64_t deadline; /* monotonic ms: then ENOTCONN or EHOSTUNREACH */
+	size_t len;
+	char buf[];
+};
+
+TAILQ_HEAD(fs_meetq, fs_meet);
+
+struct fs_node;
+
 /* MOUNT/NODE/CHAN: a queue of messages and the reads parked on it. */
 struct fs_chan {
 	LIST_ENTRY(fs_chan) dir_link;
@@ -145,6 +166,7 @@ struct fs_node {
 	unsigned nremote; /* channels this peer's messages created */
 	unsigned nparked; /* reads parked on its channels (.status) */
 	unsigned nwrites; /* reliable writes to it awaiting the ack */
+	unsigned nmeets;  /* writes waiting for it to be met */
 };
 
 /* Per open file: a channel reader, or a snapshot of a .status or dir. */
@@ -173,6 +195,7 @@ struct fs {
 	fuse_ino_t chan_base;
 	fuse_ino_t next_ino;
 	struct fs_waitq waiters;
+	struct fs_meetq meets;	/* writes waiting for their peer */
 	LIST_HEAD(, fs_fh) fhs; /* open files, which a stop never releases */
 
 	/* What fs_deliver decided and fs_announce tells; announce_lock
@@ -287,6 +310,14 @@ struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
 void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
 		   const char *buf, size_t size, int nonblock);
 
+/*
+ * Send buf to node's channel name for req, answering it (or handing it to
+ * a reliable completion); -ENOTCONN, with req not answered, when the peer
+ * is not up.  fs->lock not held.
+ */
+int fs_chan_send(struct fs *fs, fuse_req_t req, struct fs_node *node,
+		 const char *name, const char *buf, size_t size, int nonblock);
+
 /* Free every channel (fs_close). */
 void fs_chan_free_all(struct fs *fs);
 
@@ -309,9 +340,12 @@ void fs_park_close(struct fs *fs);
 void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 		  int nonblock);
 
-/* Send a reliable write to c's node; answered once the peer acked it. */
-void fs_park_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
-		   const char *buf, size_t size, int nonblock);
+/*
+ * Send a reliable write to node's channel name; answered once the peer
+ * acked it.  -ENOTCONN, req not answered, when the peer is not up.
+ */
+int fs_park_write(struct fs *fs, fuse_req_t req, struct fs_node *node,
+		  const char *name, const char *buf, size_t size, int nonblock);
 
 /* POLLIN if c is readable now, else park ph on it (under fs->lock). */
 unsigned fs_park_poll(struct fs_chan *c, struct fuse_pollhandle *ph);
@@ -338,6 +372,26 @@ void fs_park_tell(struct fs *fs, struct fs_park_wake *wake);
 
 /* Answer the readers and pollers fs_park_arrived left for later. */
 void fs_park_announce(struct fs *fs);
+
+/* ---- fs_meet.c: writes to peers not met yet ---- */
+
+/*
+ * node's peer is not up: park the write (a copy of buf) until it is, for
+ * peer_timeout at most; O_NONBLOCK writers get EAGAIN.  fs->lock not held.
+ */
+void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
+		  const char *name, const char *buf, size_t size, int nonblock);
+
+/*
+ * Unlink the meets due by now onto out (under fs->lock); the earliest
+ * deadline still ahead, or next when that is earlier (0: none).
+ */
+uint64_t fs_meet_due(struct fs *fs, uint64_t now, struct fs_meetq *out,
+		     uint64_t next);
+
+/* Answer every meet of q with its peer's error, or err when nonzero; no
+ * lock held. */
+void fs_meet_fail_all(struct fs *fs, struct fs_meetq *q, int err);
 
 /* ---- fs_status.c: the .status files ---- */
 

@@ -255,32 +255,35 @@ static void fs_park_write_done(void *arg, int status, size_t len)
  * queued the message, from the completion; the worker thread never waits
  * (a writer to itself would starve its own reader).
  */
-void fs_park_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
-		   const char *buf, size_t size, int nonblock)
+int fs_park_write(struct fs *fs, fuse_req_t req, struct fs_node *node,
+		  const char *name, const char *buf, size_t size, int nonblock)
 {
 	struct fs_park_wreq *w = malloc(sizeof(*w));
 	int rc;
 
 	if (!w) {
 		fuse_reply_err(req, ENOMEM);
-		return;
+		return 0;
 	}
 	w->fs = fs;
-	w->node = c->node;
+	w->node = node;
 	w->req = req;
 	pthread_mutex_lock(&fs->lock);
-	c->node->nwrites++;
+	node->nwrites++;
 	pthread_mutex_unlock(&fs->lock);
-	rc = tp_send_async(fs->tp, c->node->peer, c->name, buf, size,
+	rc = tp_send_async(fs->tp, node->peer, name, buf, size,
 			   nonblock ? TP_SEND_NONBLOCK : 0, fs_park_write_done,
 			   w);
 	if (!rc)
-		return;
+		return 0;
 	pthread_mutex_lock(&fs->lock);
-	c->node->nwrites--;
+	node->nwrites--;
 	pthread_mutex_unlock(&fs->lock);
 	free(w);
+	if (rc == -ENOTCONN)
+		return rc;
 	fuse_reply_err(req, -rc);
+	return 0;
 }
 
 /* Readable while a message is queued (or c is gone); else keep ph. */
@@ -477,13 +480,22 @@ static void *fs_park_reaper(void *arg)
 {
 	struct fs *fs = arg;
 	struct fs_waitq done = TAILQ_HEAD_INITIALIZER(done);
-	uint64_t next;
+	struct fs_meetq late = TAILQ_HEAD_INITIALIZER(late);
+	uint64_t next, now;
 
 	pthread_mutex_lock(&fs->lock);
 	while (!fs->stopping) {
-		next = fs_park_due(fs, util_now_ms(), &done);
+		now = util_now_ms();
+		next = fs_park_due(fs, now, &done);
+		next = fs_meet_due(fs, now, &late, next);
 		if (!TAILQ_EMPTY(&done)) {
 			fs_park_reap(fs, &done);
+			continue;
+		}
+		if (!TAILQ_EMPTY(&late)) {
+			pthread_mutex_unlock(&fs->lock);
+			fs_meet_fail_all(fs, &late, 0);
+			pthread_mutex_lock(&fs->lock);
 			continue;
 		}
 		if (next) {
@@ -518,9 +530,11 @@ int fs_park_start(struct fs *fs)
 	return 0;
 }
 
-/* Stop the reaper and answer every parked reader: the daemon is going. */
+/* Stop the reaper and answer every parked reader and every write that
+ * waits for its peer: the daemon is going. */
 void fs_park_stop(struct fs *fs)
 {
+	struct fs_meetq late = TAILQ_HEAD_INITIALIZER(late);
 	struct fs_waiter *w;
 	size_t i;
 
@@ -538,7 +552,9 @@ void fs_park_stop(struct fs *fs)
 		fs_park_end(fs, w, ENOTCONN);
 		pthread_mutex_lock(&fs->lock);
 	}
+	fs_meet_due(fs, UINT64_MAX, &late, 0);
 	pthread_mutex_unlock(&fs->lock);
+	fs_meet_fail_all(fs, &late, ENOTCONN);
 	/* readers a message was chosen for get it; none are chosen now */
 	fs_park_announce(fs);
 	/* parked polls point into the session, which goes next */

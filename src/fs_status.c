@@ -43,7 +43,7 @@ static void fs_status_gauges(FILE *f, struct peer_counters *c)
  */
 static void fs_status_parked(struct fs *fs, struct fs_node *node, FILE *f)
 {
-	unsigned reads = 0, writes = 0, polls = 0;
+	unsigned reads = 0, writes = 0, polls = 0, meets = 0;
 	size_t i;
 	int n;
 
@@ -52,6 +52,7 @@ static void fs_status_parked(struct fs *fs, struct fs_node *node, FILE *f)
 			continue;
 		reads += fs->nodes[n].nparked;
 		writes += fs->nodes[n].nwrites;
+		meets += fs->nodes[n].nmeets;
 	}
 	for (i = 0; i < fs->nslots; i++)
 		if (fs->chans[i] && fs->chans[i]->ph &&
@@ -59,6 +60,7 @@ static void fs_status_parked(struct fs *fs, struct fs_node *node, FILE *f)
 			polls++;
 	fprintf(f, "parked_reads=%u\nparked_polls=%u\nwaiting_writes=%u\n",
 		reads, polls, writes);
+	fprintf(f, "meeting_writes=%u\n", meets);
 }
 
 /* How a route is named in the config and in .status. */
@@ -105,7 +107,8 @@ static void fs_status_peer(struct fs *fs, struct fs_node *node, FILE *f)
 
 	pthread_mutex_lock(&p->lock);
 	fprintf(f, "name=%s\nstate=%s\nlocal=%d\n", p->conf->name,
-		p->up ? "up" : "down", p->is_local);
+		peer_state_name(peer_state(p)), p->is_local);
+	fprintf(f, "last_error=%s\n", p->last_error);
 	fprintf(f, "addr=%s\n", p->conf->addr);
 	if (p->up || p->addr.qpn) {
 		fprintf(f, "qpn=%u\nqkey=0x%x\nlid=%u\ngid=%s\n", p->addr.qpn,

@@ -334,7 +334,11 @@ static int main_serve(struct ibfs *d)
  */
 static int main_run(struct ibfs *d, int *status)
 {
-	struct tp_ops ops = {.deliver = fs_deliver, .announce = fs_announce};
+	struct tp_ops ops = {
+		.deliver = fs_deliver,
+		.announce = fs_announce,
+		.peer_up = fs_peer_up,
+	};
 	int rc;
 
 	rc = peer_table_open(&d->peers, &d->cfg);

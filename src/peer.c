@@ -5,9 +5,11 @@
  * (up/down).  Counters are atomics so readers never take the lock.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "peer.h"
+#include "util.h"
 #include "wire.h"
 
 #define PEER_DROP_NAME(e, name, comment) [DROP_##e] = #name,
@@ -63,4 +65,33 @@ void peer_count_drop(struct peer *p, struct peer_counters *totals,
 	if (totals)
 		atomic_fetch_add_explicit(&totals->drops[r], 1,
 					  memory_order_relaxed);
+}
+
+/* Up while a session stands; otherwise the last failure decides. */
+enum peer_state peer_state(const struct peer *p)
+{
+	if (p->up)
+		return PEER_UP;
+	return p->last_err ? PEER_DOWN : PEER_IDLE;
+}
+
+/* The words .status uses for a state. */
+const char *peer_state_name(enum peer_state st)
+{
+	static const char *const names[] = {
+		[PEER_IDLE] = "idle",
+		[PEER_UP] = "up",
+		[PEER_DOWN] = "down",
+	};
+
+	return (unsigned)st < ARRAY_SIZE(names) ? names[st] : "?";
+}
+
+/* The bootstrap thread's record of a failure, read by .status and fs. */
+void peer_set_error(struct peer *p, int err, const char *msg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->last_err = err;
+	snprintf(p->last_error, sizeof(p->last_error), "%s", err ? msg : "");
+	pthread_mutex_unlock(&p->lock);
 }

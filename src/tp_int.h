@@ -19,7 +19,8 @@
  *   senders       any thread in tp_send/tp_queue/tp_flush/tp_send_async
  *                 (FUSE workers, udchat's main); they post and reap the
  *                 send CQ themselves.
- *   bootstrap     tp_peer_expect, tp_peer_up, tp_peer_down.
+ *   bootstrap     tp_peer_expect, tp_peer_up, tp_peer_down, tp_set_need;
+ *                 it alone calls peer_up, with no lock held.
  *   main          tp_open, tp_close.
  *   done runs on a sender (tp_send_async), on the progress thread (acks,
  *   timeouts), on bootstrap (peer down or restarted) or on main
@@ -184,6 +185,12 @@ struct tp {
 	struct tp_rx rx;
 	struct tp_relset rel;
 	struct tp_prog prog;
+
+	/* Who meets peers a send found not up (tp_set_need); need_lock
+	 * is a leaf, held across the hook so that it cannot go meanwhile */
+	pthread_mutex_t need_lock;
+	void (*need)(void *arg, struct peer *p);
+	void *need_arg;
 };
 
 /* Everything a send needs of a peer, read once under its lock. */

@@ -532,6 +532,8 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 		pthread_mutex_unlock(&tp->rel.lock);
 		free(m->data);
 		free(m);
+		if (rc == -ENOTCONN)
+			tp_peer_need(tp, p);
 		return rc;
 	}
 	m->msg_id = atomic_fetch_add_explicit(&tp->msg_ids[p->idx], 1,

@@ -385,6 +385,8 @@ int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	}
 out:
 	pthread_mutex_unlock(&tp->ring.lock);
+	if (rc == -ENOTCONN)
+		tp_peer_need(tp, p);
 	if (!rc) {
 		tp_add(&p->cnt.msgs_tx, 1);
 		tp_add(&p->cnt.bytes_tx, len);

@@ -260,6 +260,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	tp->arg = arg;
 	tp->self_id = wire_node_id(cfg->nodes[cfg->local].name);
 	tp->prog.epfd = tp->prog.tfd = tp->prog.efd = -1;
+	pthread_mutex_init(&tp->need_lock, NULL);
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	if (!tp->msg_ids) {
 		free(tp);
@@ -277,6 +278,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 static void tp_free(struct tp *tp)
 {
 	free((void *)tp->msg_ids);
+	pthread_mutex_destroy(&tp->need_lock);
 	free(tp);
 }
 
@@ -386,9 +388,37 @@ void tp_peer_expect(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 	tp_recv_src_set(tp, p, addr);
 }
 
-/* Install a freshly resolved AH; the old one retires once unused. */
-void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
-		struct ibv_ah *ah, enum config_route route)
+/* Whether p's AH was made for addr: the same QP at the same place. */
+static int tp_ah_fits(const struct peer *p, const struct peer_addr *addr)
+{
+	return p->ah && p->addr.qpn == addr->qpn && p->addr.lid == addr->lid &&
+	       !memcmp(&p->addr.gid, &addr->gid, sizeof(addr->gid));
+}
+
+/* Mark p up at addr through ah (under ring.lock and p->lock); the AH it
+ * replaces, to retire. */
+static struct ibv_ah *tp_peer_install(struct peer *p,
+				      const struct peer_addr *addr,
+				      struct ibv_ah *ah,
+				      enum config_route route)
+{
+	struct ibv_ah *old = p->ah;
+
+	p->ah = ah;
+	p->addr = *addr;
+	p->route_used = route;
+	p->up = 1;
+	p->epoch++;
+	p->since = time(NULL);
+	p->last_err = 0;
+	p->last_error[0] = '\0';
+	return old != ah ? old : NULL;
+}
+
+/* Install a freshly resolved AH, or the cached one (ah NULL); the old
+ * one retires once unused. */
+int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
+	       struct ibv_ah *ah, enum config_route route)
 {
 	struct ibv_ah *old;
 	int changed;
@@ -396,6 +426,10 @@ void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	pthread_mutex_lock(&p->lock);
 	changed = p->addr.qpn != addr->qpn ||
 		  memcmp(&p->addr.gid, &addr->gid, sizeof(addr->gid));
+	if (!ah && !tp_ah_fits(p, addr)) {
+		pthread_mutex_unlock(&p->lock);
+		return -ESTALE;
+	}
 	pthread_mutex_unlock(&p->lock);
 	/* A new incarnation: what was pending for the old one fails. */
 	if (changed)
@@ -403,44 +437,57 @@ void tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	tp_recv_src_set(tp, p, addr);
 	pthread_mutex_lock(&tp->ring.lock);
 	pthread_mutex_lock(&p->lock);
-	old = p->ah;
-	p->ah = ah;
-	p->addr = *addr;
-	p->route_used = route;
-	p->up = 1;
-	p->epoch++;
-	p->since = time(NULL);
+	old = tp_peer_install(p, addr, ah ? ah : p->ah, route);
 	pthread_mutex_unlock(&p->lock);
-	if (old && old != ah)
+	if (old)
 		tp_ring_retire_ah(tp, old);
 	pthread_mutex_unlock(&tp->ring.lock);
-	tp_add(&p->cnt.ah_resolutions, 1);
-	tp_add(&tp->totals.ah_resolutions, 1);
+	if (ah) {
+		tp_add(&p->cnt.ah_resolutions, 1);
+		tp_add(&tp->totals.ah_resolutions, 1);
+	}
+	if (tp->ops.peer_up)
+		tp->ops.peer_up(tp->arg, p);
+	return 0;
+}
+
+/* Set (or, with need NULL, clear) who meets peers on demand. */
+void tp_set_need(struct tp *tp, void (*need)(void *arg, struct peer *p),
+		 void *arg)
+{
+	pthread_mutex_lock(&tp->need_lock);
+	tp->need = need;
+	tp->need_arg = arg;
+	pthread_mutex_unlock(&tp->need_lock);
+}
+
+/* A send found p not up: have it met. */
+void tp_peer_need(struct tp *tp, struct peer *p)
+{
+	pthread_mutex_lock(&tp->need_lock);
+	if (tp->need)
+		tp->need(tp->need_arg, p);
+	pthread_mutex_unlock(&tp->need_lock);
 }
 
 /*
  * Refuse sends to p.  Its datagrams are still accepted for a while: the
  * session often ends (the peer finished and exited) while what it sent
  * last still waits in our CQ.  Its partial messages expire on their own,
- * or go at once when a new address is installed.
+ * or go at once when a new address is installed.  The AH stays (the
+ * route cache): sends check up first, and tp_peer_up retires it when the
+ * peer comes back elsewhere.
  */
 void tp_peer_down(struct tp *tp, struct peer *p)
 {
-	struct ibv_ah *old;
 	int was_up;
 
-	pthread_mutex_lock(&tp->ring.lock);
 	pthread_mutex_lock(&p->lock);
 	was_up = p->up;
-	old = p->ah;
-	p->ah = NULL;
 	p->up = 0;
 	if (was_up)
 		p->since = time(NULL);
 	pthread_mutex_unlock(&p->lock);
-	if (old)
-		tp_ring_retire_ah(tp, old);
-	pthread_mutex_unlock(&tp->ring.lock);
 
 	tp_rel_reset(tp, p, -ENOTCONN, 0);
 

@@ -38,8 +38,9 @@ pair_write_conf() {
 	} >"$WORK/ibfs.conf"
 }
 
-# Start this node's daemon on the two-node config; wait until it sees its
-# peer up (the peer starts at the same time on the other VM).
+# Start this node's daemon on the two-node config; wait until it is
+# mounted (its peer, starting at the same time on the other VM, is met by
+# the first write).
 pair_start() {
 	need_bin
 	# shellcheck disable=SC2034 # ibfs.sh's: the nodes ibfs_stop_nodes stops

@@ -9,6 +9,7 @@
 #   assert_copies GOT FILE N  GOT is N whole copies of 1 MiB FILE in a row
 #   send_lines FILE N         write "msg 1".."msg N" to FILE, one write(2)
 #                             each; any failed write fails the test
+#   py_errno PATH STMT        the errno name (or OK) of python3 STMT, p=PATH
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/fs.sh
@@ -72,4 +73,17 @@ errno_of() {
 		fail "'$*' succeeded, expected an error"
 	fi
 	echo "$out"
+}
+
+# Print the errno name (or OK) of python3 statement $2 run with p = path $1.
+py_errno() {
+	python3 - "$1" "$2" <<'PY'
+import errno, os, sys
+p, stmt = sys.argv[1], sys.argv[2]
+try:
+    exec(stmt)
+    print("OK")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+PY
 }

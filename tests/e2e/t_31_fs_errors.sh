@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Clear errnos for what ibfs does not allow: unknown nodes (ENOENT), ibfs's
 # own names (EPERM), mkdir, rename, links, chmod; writes to a peer that is
-# down (ENOTCONN), never a silent loss.
+# down (ENOTCONN after peer_timeout, with the reason in its .status), never
+# a silent loss.
 # timeout: 150
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
-IBFS_CONF_EXTRA="max_message = 64k"
+IBFS_CONF_EXTRA="max_message = 64k
+peer_timeout = 3s"
 fs_three_nodes
 
 assert_match 'No such file or directory' \
@@ -38,11 +40,17 @@ assert_match 'too long' \
 	"write beyond max_message"
 log "errnos for names and operations"
 
+echo met >"$A/gamma/chat" # alpha meets gamma: a session between them
+wait_file "$C/alpha/chat"
+assert_eq up "$(peer_status "$A" gamma state)" "alpha met gamma"
 ibfs_stop gamma
 wait_for "grep -qx state=down '$A/gamma/.status'" 30 ||
 	fail "alpha did not mark gamma down"
+assert_match 'closed' "$(peer_status "$A" gamma last_error)" "why gamma is down"
 assert_match 'Transport endpoint is not connected' \
 	"$(errno_of bash -c "echo x > '$A/gamma/chat'")" "write to a down peer"
+assert_match 'connect: Connection refused' "$(peer_status "$A" gamma last_error)" \
+	"why the write to gamma failed"
 # The others keep talking meanwhile.
 echo still >"$A/beta/live"
 wait_file "$B/alpha/live"

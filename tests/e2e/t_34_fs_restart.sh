@@ -8,17 +8,21 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
 fs_three_nodes
 
+echo first >"$A/gamma/first" # met on demand: now alpha knows gamma's QPN
+wait_file "$C/alpha/first"
 old=$(peer_status "$A" gamma qpn)
 (for i in $(seq 100); do echo "tick $i"; sleep 0.05; done >"$A/beta/steady") &
 talker=$!
 ibfs_stop gamma
+wait_for "grep -qx state=down '$A/gamma/.status'" 30 || fail "alpha did not see gamma down"
 ibfs_start gamma
-wait_for "grep -qx state=up '$A/gamma/.status'" 60 || fail "gamma not up again at alpha"
+# the write meets the new gamma: it waits for the session, then goes
+echo back >"$A/gamma/chat" || fail "write to the restarted gamma"
+assert_eq up "$(peer_status "$A" gamma state)" "gamma up again at alpha"
 new=$(peer_status "$A" gamma qpn)
 # rxe, like an HCA, hands out QP numbers in turn: a new daemon's QP is
 # never the one that died, and alpha must follow it.
 [[ $new =~ ^[0-9]+$ && $new != "$old" ]] || fail "gamma's QPN at alpha: $old -> $new"
-echo back >"$A/gamma/chat"
 wait_file "$C/alpha/chat"
 assert_eq back "$(cat "$C/alpha/chat")" "alpha -> restarted gamma"
 echo reply >"$C/alpha/chat"

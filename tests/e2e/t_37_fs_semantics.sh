@@ -20,19 +20,6 @@ ibfs_start_nodes alpha beta
 A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
 
-# Print the errno name (or OK) of python3 statement $2 run with p = path $1.
-py_errno() {
-	python3 - "$1" "$2" <<'PY'
-import errno, os, sys
-p, stmt = sys.argv[1], sys.argv[2]
-try:
-    exec(stmt)
-    print("OK")
-except OSError as e:
-    print(errno.errorcode[e.errno])
-PY
-}
-
 echo x >"$A/beta/chat"
 wait_file "$B/alpha/chat"
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # The bootstrap secret: alpha and beta share one and talk; gamma, first with
-# a wrong secret and then with none, is refused both ways (its peers keep
-# it state=down, writes to it get ENOTCONN, the logs say "authentication
-# failed"); a secret_file that others may read stops the daemon with exit 2
+# a wrong secret and then with none, is refused both ways (writes to it,
+# and from it, meet it on demand and get ENOTCONN after peer_timeout; its
+# peers then say state=down, the logs say "authentication failed"); a
+# secret_file that others may read stops the daemon with exit 2
 # before it mounts, and at mode 0600 (trailing newline) gamma joins.
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
@@ -11,7 +12,8 @@ source "$(dirname "$0")/fslib.sh"
 need_bin
 
 SECRET=s3cret-one
-IBFS_CONF_EXTRA="secret = $SECRET"
+IBFS_CONF_EXTRA="secret = $SECRET
+peer_timeout = 4s"
 ibfs_write_conf alpha beta gamma
 IBFS_NODES=(alpha beta) # gamma is launched by hand below
 A=$(ibfs_mnt alpha)
@@ -34,13 +36,28 @@ log_count() {
 	grep -cE "$2" "$WORK/$1.log" 2>/dev/null || true
 }
 
-# gamma is refused: logs on both ends, down both ways, ENOTCONN.
+# gamma is refused: writes both ways fail ENOTCONN, logs on both ends,
+# down both ways.
 expect_refused() {
-	local why=$1 n
+	local why=$1 n pids=() e
 	wait_for "test -r '$C/.status'" 30 || {
 		ibfs_dump_logs
 		fail "gamma did not mount"
 	}
+	# each write dials (met on demand) and waits up to peer_timeout
+	errno_of bash -c "echo x > '$A/gamma/chat'" >"$WORK/a-g.err" &
+	pids+=($!)
+	errno_of bash -c "echo x > '$B/gamma/chat'" >"$WORK/b-g.err" &
+	pids+=($!)
+	errno_of bash -c "echo x > '$C/alpha/chat'" >"$WORK/g-a.err" &
+	pids+=($!)
+	errno_of bash -c "echo x > '$C/beta/chat'" >"$WORK/g-b.err" &
+	pids+=($!)
+	wait "${pids[@]}"
+	for e in a-g b-g g-a g-b; do
+		assert_match 'Transport endpoint is not connected' \
+			"$(cat "$WORK/$e.err")" "write $e"
+	done
 	for n in alpha beta; do
 		wait_for "grep -qE 'peer gamma: authentication failed: $why' '$WORK/$n.log'" 20 || {
 			ibfs_dump_logs
@@ -49,16 +66,13 @@ expect_refused() {
 	done
 	wait_for "grep -qE 'peer (alpha|beta): authentication failed' '$WORK/gamma.log'" 20 ||
 		fail "gamma did not log a failed authentication"
-	sleep 2 # a few more retries: none may get through
 	assert_eq down "$(peer_status "$A" gamma state)" "alpha sees gamma"
 	assert_eq down "$(peer_status "$B" gamma state)" "beta sees gamma"
 	assert_eq down "$(peer_status "$C" alpha state)" "gamma sees alpha"
+	assert_match 'authentication failed' "$(peer_status "$C" alpha last_error)" \
+		"gamma's last_error for alpha"
 	assert_eq 0 "$(log_count alpha 'peer gamma (up|moved)')" "gamma up on alpha"
 	assert_eq 0 "$(log_count gamma 'peer alpha (up|moved)')" "alpha up on gamma"
-	assert_match 'Transport endpoint is not connected' \
-		"$(errno_of bash -c "echo x > '$A/gamma/chat'")" "write to gamma"
-	assert_match 'Transport endpoint is not connected' \
-		"$(errno_of bash -c "echo x > '$C/alpha/chat'")" "write from gamma"
 }
 
 # (1) Same secret: alpha and beta come up and talk.
@@ -113,8 +127,7 @@ chmod 0600 "$WORK/secret"
 gamma_launch "$WORK/file.conf"
 IBFS_NODES=(alpha beta gamma)
 ibfs_wait_up gamma
-wait_for "grep -qx state=up '$A/gamma/.status'" 30 || fail "alpha: gamma not up"
-echo joined >"$A/gamma/chat"
+echo joined >"$A/gamma/chat" || fail "alpha -> gamma once it has the secret"
 wait_file "$C/alpha/chat"
 assert_eq joined "$(timeout 10 cat "$C/alpha/chat")" "alpha -> gamma"
 log "(4) secret_file: 0644 refused with exit 2, 0600 joins"

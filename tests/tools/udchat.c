@@ -490,8 +490,12 @@ static void uc_send_peer(struct uc *uc, int j)
 	uint64_t ep;
 	int i;
 
-	if (!tx->nspecs || !uc_peer_up(&uc->peers[j], &ep))
+	if (!tx->nspecs)
 		return;
+	if (!uc_peer_up(&uc->peers[j], &ep)) {
+		tp_peer_need(uc->tp, &uc->peers[j]); /* met on demand */
+		return;
+	}
 	if (tx->epoch_sent && (!uc->resend || ep == tx->epoch_sent))
 		return;
 	tx->epoch_sent = ep;
@@ -664,14 +668,22 @@ static void uc_usage(void)
 	exit(2);
 }
 
-/* Wait until every peer is up: 0, or -ETIMEDOUT / -EINTR. */
+/*
+ * Meet every peer and wait until all are up: 0, or -ETIMEDOUT / -EINTR.
+ * Peers are met on demand, so each one not up yet is asked for, as a
+ * send to it would.
+ */
 static int uc_wait_peers(struct uc *uc, int nnodes, double deadline)
 {
-	int all, i;
+	int all, i, up;
 
 	for (;;) {
-		for (all = 1, i = 0; i < nnodes; i++)
-			all &= uc_peer_up(&uc->peers[i], NULL);
+		for (all = 1, i = 0; i < nnodes; i++) {
+			up = uc_peer_up(&uc->peers[i], NULL);
+			if (!up)
+				tp_peer_need(uc->tp, &uc->peers[i]);
+			all &= up;
+		}
 		if (all)
 			return 0;
 		if (uc_stop)

@@ -197,7 +197,7 @@ static void test_tree_status_files(void **state)
 	assert_int_equal(open_ino(t.alpha_status, O_RDONLY, &fi), 0);
 	s = slurp(&fi, 0);
 	assert_non_null(strstr(s, "name=alpha\n"));
-	assert_non_null(strstr(s, "state=down\n"));
+	assert_non_null(strstr(s, "state=idle\n"));
 	assert_non_null(strstr(s, "channels=1\n"));
 	release(&fi);
 }

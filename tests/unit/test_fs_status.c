@@ -177,14 +177,17 @@ static void want_parked(struct want *w, int reads, int polls, int writes)
 	want(w, "parked_reads=%d", reads);
 	want(w, "parked_polls=%d", polls);
 	want(w, "waiting_writes=%d", writes);
+	want(w, "meeting_writes=0");
 }
 
 /* Append the lines that open NODE/.status: who the peer is. */
-static void want_peer(struct want *w, int idx, const char *state)
+static void want_peer(struct want *w, int idx, const char *state,
+		      const char *last_error)
 {
 	want(w, "name=%s", t.cfg.nodes[idx].name);
 	want(w, "state=%s", state);
 	want(w, "local=%d", idx == BETA);
+	want(w, "last_error=%s", last_error);
 	want(w, "addr=%s", t.cfg.nodes[idx].addr);
 }
 
@@ -362,7 +365,7 @@ static void test_peer_up(void **state)
 	park_some();
 	p->up = 1;
 	p->since = 1700000000;
-	want_peer(&w, ALPHA, "up");
+	want_peer(&w, ALPHA, "up", "");
 	set_addr(p, 66, 9, "fe80::a", ROUTE_SA, &w);
 	want(&w, "since=1700000000");
 	want(&w, "channels=2");
@@ -373,13 +376,13 @@ static void test_peer_up(void **state)
 	assert_lines(render(&t.nodes[ALPHA]), &w);
 }
 
-/* A peer never heard from (the local node here): no address lines. */
+/* A peer not met yet (the local node here): idle, no address lines. */
 static void test_peer_never_up(void **state)
 {
 	struct want w = {0};
 
 	park_some();
-	want_peer(&w, BETA, "down");
+	want_peer(&w, BETA, "idle", "");
 	want(&w, "since=0");
 	want(&w, "channels=0");
 	want_parked(&w, 0, 0, 0);
@@ -387,7 +390,7 @@ static void test_peer_never_up(void **state)
 	assert_lines(render(&t.nodes[BETA]), &w);
 }
 
-/* A peer that went down keeps showing the address it had. */
+/* A peer that went down keeps showing the address it had, and why. */
 static void test_peer_went_down(void **state)
 {
 	struct peer *p = &t.peers[GAMMA];
@@ -395,7 +398,8 @@ static void test_peer_went_down(void **state)
 
 	park_some();
 	p->since = 1700000500;
-	want_peer(&w, GAMMA, "down");
+	peer_set_error(p, ECONNRESET, "its session closed");
+	want_peer(&w, GAMMA, "down", "its session closed");
 	set_addr(p, 153, 11, "fe80::c", ROUTE_GID, &w);
 	want(&w, "since=1700000500");
 	want(&w, "channels=1");

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Writes to a peer not met yet.  Peers are met on demand (bootstrap.c):
+ * the first send to one finds it not up, which asks the bootstrap to dial
+ * it.  Its writer is parked here, holding no FUSE thread, with a copy of
+ * its message, until the peer is up (fs_peer_up, on the bootstrap thread,
+ * sends it) or peer_timeout passes (the reaper answers ENOTCONN, or
+ * EHOSTUNREACH when the peer's address or route would not resolve).  So
+ * `ibfs ... && echo hi > MNT/beta/chat` works from a cold start.
+ *
+ * Locks: the meets list and every node's nmeets are under fs->lock; a
+ * peer's up flag and last error are read under its own lock, inside
+ * fs->lock (fs_int.h's order).  Replies go out with no lock held.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs_int.h"
+#include "util.h"
+
+/* Whether p is up now (its lock, taken under fs->lock). */
+static int fs_meet_peer_up(struct peer *p)
+{
+	int up;
+
+	pthread_mutex_lock(&p->lock);
+	up = p->up;
+	pthread_mutex_unlock(&p->lock);
+	return up;
+}
+
+/* Link m, waking the reaper for its deadline (under fs->lock). */
+static void fs_meet_link(struct fs *fs, struct fs_meet *m)
+{
+	TAILQ_INSERT_TAIL(&fs->meets, m, link);
+	m->node->nmeets++;
+	pthread_cond_signal(&fs->reaper_cond);
+}
+
+/* Unlink m (under fs->lock). */
+static void fs_meet_unlink(struct fs *fs, struct fs_meet *m)
+{
+	TAILQ_REMOVE(&fs->meets, m, link);
+	m->node->nmeets--;
+}
+
+/* Send m now; parked again (same deadline) if its peer went meanwhile. */
+static void fs_meet_send(struct fs *fs, struct fs_meet *m)
+{
+	if (fs_chan_send(fs, m->req, m->node, m->chan, m->buf, m->len, 0) !=
+	    -ENOTCONN) {
+		free(m);
+		return;
+	}
+	pthread_mutex_lock(&fs->lock);
+	if (fs->stopping) {
+		pthread_mutex_unlock(&fs->lock);
+		fuse_reply_err(m->req, ENOTCONN);
+		free(m);
+		return;
+	}
+	fs_meet_link(fs, m);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* Park a write until its peer is met (see the top of this file). */
+void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
+		  const char *name, const char *buf, size_t size, int nonblock)
+{
+	struct fs_meet *m;
+	int up;
+
+	if (nonblock) {
+		fuse_reply_err(req, EAGAIN); /* the meeting goes on */
+		return;
+	}
+	m = malloc(sizeof(*m) + size);
+	if (!m) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	m->req = req;
+	m->node = node;
+	snprintf(m->chan, sizeof(m->chan), "%s", name);
+	m->deadline = util_now_ms() + (uint64_t)fs->cfg->peer_timeout_ms;
+	m->len = size;
+	memcpy(m->buf, buf, size);
+	pthread_mutex_lock(&fs->lock);
+	if (fs->stopping) {
+		pthread_mutex_unlock(&fs->lock);
+		fuse_reply_err(req, ENOTCONN);
+		free(m);
+		return;
+	}
+	/* Up since the send failed: fs_peer_up found nothing to send. */
+	up = fs_meet_peer_up(node->peer);
+	if (!up)
+		fs_meet_link(fs, m);
+	pthread_mutex_unlock(&fs->lock);
+	if (up)
+		fs_meet_send(fs, m);
+}
+
+/* tp_ops.peer_up: send what waited for p, in the order it was written. */
+void fs_peer_up(void *arg, struct peer *p)
+{
+	struct fs *fs = arg;
+	struct fs_meetq q = TAILQ_HEAD_INITIALIZER(q);
+	struct fs_meet *m, *tmp;
+
+	pthread_mutex_lock(&fs->lock);
+	for (m = TAILQ_FIRST(&fs->meets); m; m = tmp) {
+		tmp = TAILQ_NEXT(m, link);
+		if (m->node->peer != p)
+			continue;
+		fs_meet_unlink(fs, m);
+		TAILQ_INSERT_TAIL(&q, m, link);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	while ((m = TAILQ_FIRST(&q))) {
+		TAILQ_REMOVE(&q, m, link);
+		fs_meet_send(fs, m);
+	}
+}
+
+/* The meets due by now, onto out; the next deadline (under fs->lock). */
+uint64_t fs_meet_due(struct fs *fs, uint64_t now, struct fs_meetq *out,
+		     uint64_t next)
+{
+	struct fs_meet *m, *tmp;
+
+	for (m = TAILQ_FIRST(&fs->meets); m; m = tmp) {
+		tmp = TAILQ_NEXT(m, link);
+		if (m->deadline <= now) {
+			fs_meet_unlink(fs, m);
+			TAILQ_INSERT_TAIL(out, m, link);
+		} else if (!next || m->deadline < next) {
+			next = m->deadline;
+		}
+	}
+	return next;
+}
+
+/* What a writer learns of a peer never met: EHOSTUNREACH when its name
+ * or route would not resolve, else ENOTCONN. */
+static int fs_meet_errno(struct peer *p)
+{
+	int err;
+
+	pthread_mutex_lock(&p->lock);
+	err = p->last_err == EHOSTUNREACH ? EHOSTUNREACH : ENOTCONN;
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
+/* Answer and free every meet of q (no lock held). */
+void fs_meet_fail_all(struct fs *fs, struct fs_meetq *q, int err)
+{
+	struct fs_meet *m;
+
+	while ((m = TAILQ_FIRST(q))) {
+		TAILQ_REMOVE(q, m, link);
+		fuse_reply_err(m->req,
+			       err ? err : fs_meet_errno(m->node->peer));
+		free(m);
+	}
+}
