@@ -567,7 +567,8 @@ void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 		if (rc == -EPIPE && !was_up && c->st != BS_CONNECTING)
 			bs_session_fail(b, c->peer, ECONNRESET,
 					"it closed the session in the "
-					"handshake (refused us?)");
+					"handshake (it refused us: see its "
+					"log)");
 		if (rc != -EPIPE && was_up)
 			log_debug("bootstrap: session to %s: %s",
 				  b->cfg->nodes[c->peer].name, strerror(-rc));

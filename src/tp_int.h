@@ -117,7 +117,12 @@ struct tp_rx {
 
 	pthread_rwlock_t srclock; /* written by peer up and down */
 	struct tp_src *src;	  /* npeers entries */
-	pthread_mutex_t rlock;	  /* the reassembly table */
+	/* src's valid entries chained by qpn, so that a datagram finds its
+	 * sender without a walk over every configured node */
+	int *qhead; /* qmask + 1 chains; -1 ends one */
+	int *qnext; /* npeers links */
+	uint32_t qmask;
+	pthread_mutex_t rlock; /* the reassembly table */
 	struct wire_reasm *reasm;
 	int locks; /* both initialised (tp_recv_close may see a partial open) */
 };
@@ -134,8 +139,9 @@ struct tp_done {
  * offered to deliver under the lock: it waits here (held) and the
  * progress thread offers it once every lock is dropped.
  */
+/* One reliable peer's streams: made when the peer is first met (14 KiB,
+ * so only for peers in use, never for every configured node). */
 struct tp_rel {
-	int on;
 	struct rel_tx tx;
 	struct rel_rx rx;
 	int held;     /* hmsg waits to be offered, or was refused */
@@ -151,8 +157,10 @@ struct tp_rel {
 /* Every reliable peer's streams, and the messages waiting for deliver. */
 struct tp_relset {
 	pthread_mutex_t lock;
-	struct tp_rel *peer; /* npeers entries */
-	int any;
+	struct tp_rel **peer; /* npeers entries; NULL until met */
+	int any;	      /* some node of the config is reliable */
+	int *active;	      /* the peers that have one, in order made */
+	int nactive;
 	int *offer;		/* peers whose held message is offered next */
 	int noffer;		/* ... how many */
 	uint64_t tick_at;	/* next reliable timer tick (progress thread) */
@@ -273,6 +281,7 @@ void tp_up_count_expired(void *arg, int peer);
 
 /* tp_rel.c */
 int tp_rel_open(struct tp *tp);
+int tp_rel_attach(struct tp *tp, struct peer *p);
 void tp_rel_close(struct tp *tp);
 void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 		 const uint8_t *dg, size_t dlen, uint64_t now);

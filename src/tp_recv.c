@@ -29,15 +29,21 @@ int tp_recv_open(struct tp *tp)
 	rx->sge = calloc(rd, sizeof(*rx->sge));
 	rx->free = calloc(rd, sizeof(*rx->free));
 	rx->src = calloc(tp->npeers, sizeof(*rx->src));
+	for (rx->qmask = 15; rx->qmask < (uint32_t)tp->npeers;)
+		rx->qmask = rx->qmask * 2 + 1;
+	rx->qhead = malloc((rx->qmask + 1) * sizeof(*rx->qhead));
+	rx->qnext = malloc(tp->npeers * sizeof(*rx->qnext));
 	mem_limit = cfg->max_message * 16;
 	if (mem_limit < ((size_t)64 << 20))
 		mem_limit = (size_t)64 << 20;
 	rx->reasm = wire_reasm_new(cfg->max_message, mem_limit,
 				   cfg->reassembly_timeout_ms);
-	if (!rx->wr || !rx->sge || !rx->free || !rx->src || !rx->reasm) {
+	if (!rx->wr || !rx->sge || !rx->free || !rx->src || !rx->reasm ||
+	    !rx->qhead || !rx->qnext) {
 		tp_recv_close(tp);
 		return -ENOMEM;
 	}
+	memset(rx->qhead, 0xff, (rx->qmask + 1) * sizeof(*rx->qhead));
 	for (i = 0; i < rd; i++)
 		rx->free[i] = i;
 	rx->nfree = rd;
@@ -60,6 +66,9 @@ void tp_recv_close(struct tp *tp)
 	wire_reasm_free(rx->reasm);
 	rx->reasm = NULL;
 	free(rx->src);
+	free(rx->qhead);
+	free(rx->qnext);
+	rx->qhead = rx->qnext = NULL;
 	free(rx->free);
 	free(rx->sge);
 	free(rx->wr);
@@ -129,6 +138,17 @@ static void tp_recv_sgid(const void *grhbuf, union ibv_gid *sgid)
 	*sgid = grh->sgid;
 }
 
+/* Take peer idx off qpn's chain (under rx.srclock, written). */
+static void tp_recv_unchain(struct tp_rx *rx, int idx, uint32_t qpn)
+{
+	int *at = &rx->qhead[qpn & rx->qmask];
+
+	while (*at >= 0 && *at != idx)
+		at = &rx->qnext[*at];
+	if (*at == idx)
+		*at = rx->qnext[idx];
+}
+
 /* The up (or expected) peer that sent wc, or NULL (under rx.srclock). */
 static struct peer *tp_recv_match(struct tp *tp, const struct ibv_wc *wc,
 				  const void *grhbuf, uint64_t now)
@@ -138,7 +158,8 @@ static struct peer *tp_recv_match(struct tp *tp, const struct ibv_wc *wc,
 
 	if (have_grh)
 		tp_recv_sgid(grhbuf, &sgid);
-	for (i = 0; i < tp->npeers; i++) {
+	for (i = tp->rx.qhead[wc->src_qp & tp->rx.qmask]; i >= 0;
+	     i = tp->rx.qnext[i]) {
 		const struct tp_src *s = &tp->rx.src[i];
 
 		if (!s->valid || s->qpn != wc->src_qp ||
@@ -194,7 +215,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
 		return 0;
 	}
-	if (tp->rel.peer[p->idx].on) {
+	if (tp_peer_reliable(tp, p)) {
 		if (!tp->rel.drop_permille || !tp_rel_lose(tp))
 			tp_rel_recv(tp, p, &h, slot + grhlen, dlen, now);
 		return 0;
@@ -269,6 +290,12 @@ void tp_recv_src_set(struct tp *tp, struct peer *p,
 	pthread_rwlock_wrlock(&tp->rx.srclock);
 	changed = !s->valid || s->qpn != addr->qpn ||
 		  memcmp(&s->gid, &addr->gid, sizeof(s->gid));
+	if (!s->valid || s->qpn != addr->qpn) {
+		if (s->valid)
+			tp_recv_unchain(&tp->rx, p->idx, s->qpn);
+		tp->rx.qnext[p->idx] = tp->rx.qhead[addr->qpn & tp->rx.qmask];
+		tp->rx.qhead[addr->qpn & tp->rx.qmask] = p->idx;
+	}
 	s->valid = 1;
 	s->linger_until = 0;
 	s->qpn = addr->qpn;

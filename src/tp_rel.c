@@ -39,34 +39,54 @@ static void tp_rel_test_hook(struct tp *tp)
 		  tp->rel.drop_permille);
 }
 
-/* One stream pair per peer, each from a random session number. */
+/* The table of streams: empty, each made when its peer is met. */
 int tp_rel_open(struct tp *tp)
 {
 	struct tp_relset *rs = &tp->rel;
-	uint32_t sess;
 	int i;
 
 	rs->peer = calloc(tp->npeers, sizeof(*rs->peer));
 	rs->offer = calloc(tp->npeers, sizeof(*rs->offer));
-	if (!rs->peer || !rs->offer) {
+	rs->active = calloc(tp->npeers, sizeof(*rs->active));
+	if (!rs->peer || !rs->offer || !rs->active) {
 		free(rs->peer);
 		free(rs->offer);
+		free(rs->active);
 		return -ENOMEM;
 	}
-	for (i = 0; i < tp->npeers; i++) {
-		struct tp_rel *r = &rs->peer[i];
-
-		if (getrandom(&sess, sizeof(sess), GRND_NONBLOCK) !=
-		    sizeof(sess))
-			sess = (uint32_t)util_now_ms() * 2654435761u + i;
-		r->on = tp->peers[i].conf->delivery == DELIVERY_RELIABLE;
-		rs->any |= r->on;
-		rel_tx_init(&r->tx, sess, REL_WINDOW_DEFAULT,
-			    (uint32_t)tp->cfg->peer_timeout_ms);
-		rel_rx_init(&r->rx, REL_WINDOW_DEFAULT);
-	}
+	for (i = 0; i < tp->npeers; i++)
+		rs->any |= tp_peer_reliable(tp, &tp->peers[i]);
 	pthread_mutex_init(&rs->lock, NULL);
 	tp_rel_test_hook(tp);
+	return 0;
+}
+
+/*
+ * p (delivery = reliable) is being met: give it its streams, from a
+ * random session number, unless it has them.  Bootstrap thread, before
+ * p's datagrams are accepted (tp_peer_expect, tp_peer_up) and sends to
+ * it can succeed, so every other user finds them made.  0 or -ENOMEM.
+ */
+int tp_rel_attach(struct tp *tp, struct peer *p)
+{
+	struct tp_relset *rs = &tp->rel;
+	struct tp_rel *r;
+	uint32_t sess;
+
+	if (!tp_peer_reliable(tp, p) || rs->peer[p->idx])
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (getrandom(&sess, sizeof(sess), GRND_NONBLOCK) != sizeof(sess))
+		sess = (uint32_t)util_now_ms() * 2654435761u + p->idx;
+	rel_tx_init(&r->tx, sess, REL_WINDOW_DEFAULT,
+		    (uint32_t)tp->cfg->peer_timeout_ms);
+	rel_rx_init(&r->rx, REL_WINDOW_DEFAULT);
+	pthread_mutex_lock(&rs->lock);
+	rs->peer[p->idx] = r;
+	rs->active[rs->nactive++] = p->idx;
+	pthread_mutex_unlock(&rs->lock);
 	return 0;
 }
 
@@ -86,19 +106,23 @@ void tp_rel_close(struct tp *tp)
 {
 	int i;
 
-	for (i = 0; i < tp->npeers; i++) {
-		tp_rel_drop_held(&tp->rel.peer[i]);
-		free(tp->rel.peer[i].ahead);
+	for (i = 0; i < tp->rel.nactive; i++) {
+		struct tp_rel *r = tp->rel.peer[tp->rel.active[i]];
+
+		tp_rel_drop_held(r);
+		free(r->ahead);
+		free(r);
 	}
 	pthread_mutex_destroy(&tp->rel.lock);
 	free(tp->rel.offer);
+	free(tp->rel.active);
 	free(tp->rel.peer);
 }
 
 /* Whether messages to p go with delivery = reliable. */
 int tp_peer_reliable(const struct tp *tp, const struct peer *p)
 {
-	return tp->rel.peer[p->idx].on;
+	return p->conf->delivery == DELIVERY_RELIABLE;
 }
 
 /* The ack half of a trailer: what we have taken of p's stream. */
@@ -151,7 +175,7 @@ static size_t tp_rel_build(struct tp *tp, struct tp_rel *r, uint8_t *sb,
  */
 static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now, int tick)
 {
-	struct tp_rel *r = &tp->rel.peer[p->idx];
+	struct tp_rel *r = tp->rel.peer[p->idx];
 	uint32_t frag, psn;
 	struct rel_msg *m;
 	struct wire_rel w;
@@ -219,7 +243,7 @@ static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 /* Offer peer i's held message at the next tp_rel_offer (under rel.lock). */
 static void tp_rel_queue(struct tp *tp, int i)
 {
-	struct tp_rel *r = &tp->rel.peer[i];
+	struct tp_rel *r = tp->rel.peer[i];
 
 	if (r->queued || !r->held)
 		return;
@@ -308,7 +332,7 @@ int tp_rel_lose(struct tp *tp)
 void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 		 const uint8_t *dg, size_t dlen, uint64_t now)
 {
-	struct tp_rel *r = &tp->rel.peer[p->idx];
+	struct tp_rel *r;
 	struct wire_rel w;
 	long plen = wire_rel_get(dg, dlen, &w);
 	enum rel_verdict v;
@@ -320,6 +344,9 @@ void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 		return;
 	}
 	pthread_mutex_lock(&tp->rel.lock);
+	r = tp->rel.peer[p->idx];
+	if (!r) /* cannot be: the source filter admits met peers only */
+		goto out;
 	if (w.rflags & WIRE_REL_ACK) {
 		memcpy(s.w, w.sack, sizeof(s.w));
 		rel_tx_ack(&r->tx, w.ack_sess, w.ack, w.credit,
@@ -363,7 +390,7 @@ void tp_rel_offer(struct tp *tp)
 	pthread_mutex_lock(&rs->lock);
 	while (rs->noffer) {
 		i = rs->offer[--rs->noffer];
-		r = &rs->peer[i];
+		r = rs->peer[i];
 		r->queued = 0;
 		if (!r->held)
 			continue;
@@ -394,8 +421,8 @@ static void tp_rel_queue_held(struct tp *tp)
 	int i;
 
 	pthread_mutex_lock(&tp->rel.lock);
-	for (i = 0; i < tp->npeers; i++)
-		tp_rel_queue(tp, i);
+	for (i = 0; i < tp->rel.nactive; i++)
+		tp_rel_queue(tp, tp->rel.active[i]);
 	pthread_mutex_unlock(&tp->rel.lock);
 }
 
@@ -409,17 +436,21 @@ int tp_rel_service(struct tp *tp, int tick)
 {
 	uint64_t now = util_now_ms();
 	struct rel_msg *done;
-	int i, busy = 0;
+	int i, n, busy = 0;
 
 	if (tick)
 		tp_rel_queue_held(tp);
 	tp_rel_offer(tp);
-	for (i = 0; i < tp->npeers; i++) {
-		struct tp_rel *r = &tp->rel.peer[i];
-		struct peer *p = &tp->peers[i];
+	/* Only streams made, never the whole config: active[] only grows,
+	 * and an entry once made stays. */
+	pthread_mutex_lock(&tp->rel.lock);
+	n = tp->rel.nactive;
+	pthread_mutex_unlock(&tp->rel.lock);
+	for (i = 0; i < n; i++) {
+		int k = tp->rel.active[i];
+		struct tp_rel *r = tp->rel.peer[k];
+		struct peer *p = &tp->peers[k];
 
-		if (!r->on)
-			continue;
 		pthread_mutex_lock(&tp->rel.lock);
 		if (tick) {
 			tp_rel_drain(tp, p, r);
@@ -486,13 +517,15 @@ static struct rel_msg *tp_rel_msg_new(const char *chan, size_t chan_len,
 static int tp_rel_admit(struct tp *tp, struct peer *p, struct rel_msg *m,
 			size_t chan_len, int flags)
 {
-	struct tp_rel *r = &tp->rel.peer[p->idx];
+	struct tp_rel *r = tp->rel.peer[p->idx];
 	struct tp_dest d;
 	int rc;
 
 	rc = tp_dest_get(tp, p, &d);
 	if (rc)
 		return rc;
+	if (!r)
+		return -ENOTCONN; /* up, yet never met: cannot be */
 	if (d.max_message && m->len > d.max_message)
 		return -EMSGSIZE; /* the peer would refuse it, yet ack it */
 	if ((flags & TP_SEND_NONBLOCK) && rel_tx_would_block(&r->tx))
@@ -507,13 +540,13 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 		  const void *buf, size_t len, int flags,
 		  void (*done_fn)(void *arg, int status, size_t len), void *arg)
 {
-	struct tp_rel *r = &tp->rel.peer[p->idx];
+	struct tp_rel *r;
 	struct rel_msg *m, *done;
 	uint64_t one = 1;
 	size_t chan_len;
 	int rc;
 
-	if (!r->on) {
+	if (!tp_peer_reliable(tp, p)) {
 		rc = tp_send(tp, p, chan, buf, len);
 		if (!rc)
 			done_fn(arg, 0, len);
@@ -536,6 +569,7 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 			tp_peer_need(tp, p);
 		return rc;
 	}
+	r = tp->rel.peer[p->idx]; /* tp_rel_admit found it */
 	m->msg_id = atomic_fetch_add_explicit(&tp->msg_ids[p->idx], 1,
 					      memory_order_relaxed);
 	rel_tx_queue(&r->tx, m, util_now_ms());
@@ -554,12 +588,15 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 /* p restarted, went down or is gone: its writers get err (new session). */
 void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too)
 {
-	struct tp_rel *r = &tp->rel.peer[p->idx];
+	struct tp_rel *r;
 	struct rel_msg *done;
 
-	if (!r->on)
-		return;
 	pthread_mutex_lock(&tp->rel.lock);
+	r = tp->rel.peer[p->idx];
+	if (!r) {
+		pthread_mutex_unlock(&tp->rel.lock);
+		return;
+	}
 	rel_tx_reset(&r->tx, err, rel_tx_sess(&r->tx) + 1);
 	if (rx_too) {
 		rel_rx_forget(&r->rx);
@@ -575,10 +612,13 @@ void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too)
  * (under rx.rlock). */
 void tp_rel_forget(struct tp *tp, struct peer *p)
 {
-	struct tp_rel *r = &tp->rel.peer[p->idx];
+	struct tp_rel *r;
 
 	pthread_mutex_lock(&tp->rel.lock);
-	rel_rx_forget(&r->rx);
-	tp_rel_drop_held(r);
+	r = tp->rel.peer[p->idx];
+	if (r) {
+		rel_rx_forget(&r->rx);
+		tp_rel_drop_held(r);
+	}
 	pthread_mutex_unlock(&tp->rel.lock);
 }
