@@ -30,15 +30,25 @@ enum config_delivery {
 	DELIVERY_RELIABLE,
 };
 
+/*
+ * One configured node; a 10,000-node config holds 10,000 of these, so it
+ * stays small (600 bytes) and loading one does no name lookup: a host
+ * name is kept as written with its sockaddr AF_UNSPEC, and resolved by
+ * config_node_addr / config_node_bootstrap when it is needed.
+ */
 struct config_node {
 	char name[CONFIG_NAME_MAX];
-	int line;			 /* line of its [node …] header */
-	char addr[128];			 /* as written: IPv4, IPv6 or a GID */
-	struct sockaddr_storage addr_sa; /* AF_INET, AF_INET6 or AF_IB */
+	int line;		  /* line of its [node …] header */
+	uint16_t addr_dline;	  /* line of its addr key, minus line */
+	uint16_t bootstrap_dline; /* ... of bootstrap (addr's if defaulted) */
+	char addr[128];		  /* as written: IPv4, IPv6, a name or a GID */
+	/* AF_INET, AF_INET6 or AF_IB; AF_UNSPEC when addr is a host name */
+	struct sockaddr_storage addr_sa;
 	socklen_t addr_len;
-	char bootstrap_host[128];	      /* as written, without the port */
-	uint16_t bootstrap_port;	      /* default 18515 */
-	struct sockaddr_storage bootstrap_sa; /* numeric, port filled in */
+	char bootstrap_host[128]; /* as written, without the port */
+	uint16_t bootstrap_port;  /* default 18515 */
+	/* numeric, port filled in; AF_UNSPEC when the host is a name */
+	struct sockaddr_storage bootstrap_sa;
 	socklen_t bootstrap_len;
 	enum config_delivery delivery; /* [global] value unless overridden */
 };
@@ -92,6 +102,40 @@ int config_select_local(struct config *cfg, const char *name, char *err,
 
 /* Index of the node called name, or -1. */
 int config_node_index(const struct config *cfg, const char *name);
+
+/*
+ * Node n's addr as a sockaddr for rdma_cm: a copy when numeric, else
+ * looked up now (getaddrinfo; IPv4 first, then IPv6).  -EHOSTUNREACH
+ * with "NAME: why" in err when it does not resolve.  Blocks: the
+ * bootstrap thread, or the main thread at start and in -t.
+ */
+int config_node_addr(const struct config_node *n, struct sockaddr_storage *ss,
+		     socklen_t *len, char *err, size_t errlen);
+
+/* Node n's bootstrap endpoint, port filled in, as config_node_addr. */
+int config_node_bootstrap(const struct config_node *n,
+			  struct sockaddr_storage *ss, socklen_t *len,
+			  char *err, size_t errlen);
+
+/*
+ * Node i's addr (or bootstrap endpoint) as config_node_addr (or
+ * config_node_bootstrap) gives it, the failure in config words:
+ * "FILE:LINE: node NAME: addr 'x' does not resolve: why".  Blocks: the
+ * main thread, at start and in -t.
+ */
+int config_resolve_addr(const struct config *cfg, int i,
+			struct sockaddr_storage *ss, socklen_t *len, char *err,
+			size_t errlen);
+int config_resolve_bootstrap(const struct config *cfg, int i,
+			     struct sockaddr_storage *ss, socklen_t *len,
+			     char *err, size_t errlen);
+
+/*
+ * Resolve the local node's addr and bootstrap host once, into its addr_sa
+ * and bootstrap_sa, so the listener and the GID choice see numbers; the
+ * error as config_resolve_addr.  Blocks: the main thread, at start.
+ */
+int config_resolve_local(struct config *cfg, char *err, size_t errlen);
 
 /* Release what config_load allocated; cfg may be reused afterwards. */
 void config_free(struct config *cfg);

@@ -7,7 +7,7 @@
  *   config_ini.c   the INI reader: lines, [sections], key lookup, the
  *                  checks across keys, and the file:line error messages
  *   config_keys.c  the key tables and the typed value parsers
- *   config_addr.c  node addresses: addr, bootstrap, numeric host resolution
+ *   config_addr.c  node addresses: addr, bootstrap, and their resolvers
  *   config_num.c   numbers and sizes as people write them
  */
 #ifndef IBFS_CONFIG_PARSE_H
@@ -92,7 +92,7 @@ int config_ini_parse(const char *text, const char *name, struct config *cfg,
 int config_ini_bad(struct config_parse *p, const struct config_key *k,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* addr = IP or gid:GID, into the whole node dst. */
+/* addr = IP, host name or gid:GID, into the whole node dst. */
 int config_addr_parse(struct config_parse *p, const struct config_key *k,
 		      const char *val, void *dst);
 
@@ -103,9 +103,9 @@ int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
 /* A node without bootstrap: its addr, with the default port. */
 void config_addr_default_bootstrap(struct config_node *n);
 
-/* Whether two sockaddrs are one endpoint (family, address, port). */
-int config_addr_same_endpoint(const struct sockaddr_storage *a,
-			      const struct sockaddr_storage *b);
+/* Whether two nodes' bootstrap endpoints are one (family, address, port). */
+int config_addr_same_bootstrap(const struct config_node *na,
+			       const struct config_node *nb);
 
 /* Past blanks: units may follow a number after them ("1 MiB"). */
 const char *config_num_skip_blanks(const char *s);

@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Node addresses: a node's addr (what rdma_cm resolves: an IP of its RDMA
- * port, or gid:GID) and its bootstrap endpoint (TCP), both turned into
- * sockaddrs once, at load time.  Numeric addresses only: the test bed has
- * no DNS, and a name might resolve differently on each node.
+ * port, or gid:GID) and its bootstrap endpoint (TCP).  Numeric ones become
+ * sockaddrs at load time.  A host name is only checked for its form at
+ * load time and kept as written: a 10,000-node config must not cost
+ * 10,000 lookups at start, and a name may move.  config_node_addr and
+ * config_node_bootstrap look it up (getaddrinfo) whenever one is needed:
+ * when a peer is first met and again when it cannot be reached; ibfs -t
+ * looks up every node's.
  */
+#include <ctype.h>
 #include <endian.h>
 #include <errno.h>
 #include <netdb.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <arpa/inet.h>
@@ -19,6 +25,8 @@
 
 _Static_assert(sizeof(struct sockaddr_ib) <= sizeof(struct sockaddr_storage),
 	       "AF_IB address must fit sockaddr_storage");
+_Static_assert(sizeof(struct config_node) <= 600,
+	       "a config_node is per configured node: keep it small");
 
 /* TCP and rdma_cm both want the port inside the sockaddr. */
 static void addr_set_port(struct sockaddr_storage *ss, uint16_t port)
@@ -63,6 +71,45 @@ static int addr_ip_sa(const char *host, uint16_t port,
 	return 0;
 }
 
+/*
+ * A host name as RFC 1123 writes it (labels of letters, digits, '-' and,
+ * as /etc/hosts allows, '_'; an optional final dot), whose last label is
+ * not all digits: so "10.1" and "10.0.0.300" stay bad IPv4 addresses.
+ */
+static int addr_is_name(const char *s)
+{
+	size_t len = strlen(s), lab = 0, i;
+	int digits = 1;
+
+	if (len && s[len - 1] == '.')
+		len--;
+	if (!len || len > 253)
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '.') {
+			if (!lab || s[i - 1] == '-')
+				return 0;
+			lab = 0;
+			digits = 1;
+			continue;
+		}
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return 0;
+		if ((!lab && s[i] == '-') || ++lab > 63)
+			return 0;
+		digits &= isdigit((unsigned char)s[i]) != 0;
+	}
+	return lab && s[len - 1] != '-' && !digits;
+}
+
+/* A name stays as written; its sockaddr says so with AF_UNSPEC. */
+static void addr_name_sa(struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->ss_family = AF_UNSPEC;
+	*len = 0;
+}
+
 /* gid:GID: an AF_IB sockaddr on the default P_Key; -EINVAL when bad. */
 static int addr_gid_sa(const char *gid_str, struct config_node *n)
 {
@@ -95,11 +142,13 @@ int config_addr_parse(struct config_parse *p, const struct config_key *k,
 				p, k,
 				"'%s' is not a GID (e.g. gid:fe80::2:c903:a:b)",
 				val);
+	} else if (addr_is_name(val)) {
+		addr_name_sa(&n->addr_sa, &n->addr_len);
 	} else if (addr_ip_sa(val, 0, &n->addr_sa, &n->addr_len)) {
-		return config_ini_bad(
-			p, k,
-			"'%s' is not a numeric IPv4/IPv6 address or gid:GID",
-			val);
+		return config_ini_bad(p, k,
+				      "'%s' is not an IPv4/IPv6 address, a "
+				      "host name or gid:GID",
+				      val);
 	}
 	memcpy(n->addr, val, len + 1);
 	return 0;
@@ -142,9 +191,15 @@ int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
 	    (config_num_scan(port, 0, &v, &end) || *end || !v || v > 65535))
 		return config_ini_bad(p, k, "'%s' is not a port 1..65535",
 				      port);
-	if (addr_ip_sa(host, v, &n->bootstrap_sa, &n->bootstrap_len))
-		return config_ini_bad(
-			p, k, "'%s' is not a numeric IPv4/IPv6 address", host);
+	if (h == val && addr_is_name(host))
+		addr_name_sa(&n->bootstrap_sa, &n->bootstrap_len);
+	else if (addr_ip_sa(host, v, &n->bootstrap_sa, &n->bootstrap_len))
+		return config_ini_bad(p, k,
+				      h == val ? "'%s' is not an IPv4/IPv6 "
+						 "address or a host name"
+					       : "'%s' is not a numeric "
+						 "IPv4/IPv6 address",
+				      host);
 	memcpy(n->bootstrap_host, host, hlen + 1);
 	n->bootstrap_port = v;
 	return 0;
@@ -160,19 +215,182 @@ void config_addr_default_bootstrap(struct config_node *n)
 	addr_set_port(&n->bootstrap_sa, n->bootstrap_port);
 }
 
-/* Same endpoint, whatever else differs in the two sockaddrs. */
-int config_addr_same_endpoint(const struct sockaddr_storage *a,
-			      const struct sockaddr_storage *b)
+/*
+ * Same endpoint, whatever else differs in the two sockaddrs; two names
+ * are compared as written (a name and a number never match: that would
+ * take a lookup).
+ */
+int config_addr_same_bootstrap(const struct config_node *na,
+			       const struct config_node *nb)
 {
+	const struct sockaddr_storage *a = &na->bootstrap_sa,
+				      *b = &nb->bootstrap_sa;
 	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
 	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
 
 	if (a->ss_family != b->ss_family)
 		return 0;
+	if (a->ss_family == AF_UNSPEC)
+		return na->bootstrap_port == nb->bootstrap_port &&
+		       !strcasecmp(na->bootstrap_host, nb->bootstrap_host);
 	if (a->ss_family == AF_INET)
 		return a4->sin_port == b4->sin_port &&
 		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
 	return a6->sin6_port == b6->sin6_port &&
 	       a6->sin6_scope_id == b6->sin6_scope_id &&
 	       !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr));
+}
+
+/*
+ * Look host up: the first IPv4 answer, else the first IPv6 one, as
+ * rdma_cm wants an IP of the RDMA port and a listener and its dialers
+ * must agree on one family.  -EHOSTUNREACH with the resolver's reason.
+ */
+static int addr_lookup(const char *host, uint16_t port,
+		       struct sockaddr_storage *ss, socklen_t *len,
+		       const char **why)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+	};
+	struct addrinfo *res, *ai, *pick = NULL;
+	int rc;
+
+	rc = getaddrinfo(host, NULL, &hints, &res);
+	if (rc) {
+		*why = rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc);
+		return -EHOSTUNREACH;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		if (ai->ai_family == AF_INET) {
+			pick = ai;
+			break;
+		}
+		if (ai->ai_family == AF_INET6 && !pick)
+			pick = ai;
+	}
+	if (!pick || pick->ai_addrlen > sizeof(*ss)) {
+		freeaddrinfo(res);
+		*why = "no IPv4 or IPv6 address";
+		return -EHOSTUNREACH;
+	}
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, pick->ai_addr, pick->ai_addrlen);
+	*len = pick->ai_addrlen;
+	freeaddrinfo(res);
+	addr_set_port(ss, port);
+	return 0;
+}
+
+/* The parser's sockaddr when it made one (numeric), else a lookup now. */
+static int addr_get(const char *host, const struct sockaddr_storage *sa,
+		    socklen_t salen, uint16_t port, struct sockaddr_storage *ss,
+		    socklen_t *len, const char **why)
+{
+	if (sa->ss_family != AF_UNSPEC) {
+		*ss = *sa;
+		*len = salen;
+		return 0;
+	}
+	return addr_lookup(host, port, ss, len, why);
+}
+
+/* One resolver for every caller of a node's addr: route.c, main.c. */
+int config_node_addr(const struct config_node *n, struct sockaddr_storage *ss,
+		     socklen_t *len, char *err, size_t errlen)
+{
+	const char *why = "";
+	int rc;
+
+	rc = addr_get(n->addr, &n->addr_sa, n->addr_len, 0, ss, len, &why);
+	if (rc && err && errlen)
+		snprintf(err, errlen, "%s: %s", n->addr, why);
+	return rc;
+}
+
+/* The same for the bootstrap endpoint, which the dialer needs. */
+int config_node_bootstrap(const struct config_node *n,
+			  struct sockaddr_storage *ss, socklen_t *len,
+			  char *err, size_t errlen)
+{
+	const char *why = "";
+	int rc;
+
+	rc = addr_get(n->bootstrap_host, &n->bootstrap_sa, n->bootstrap_len,
+		      n->bootstrap_port, ss, len, &why);
+	if (rc && err && errlen)
+		snprintf(err, errlen, "%s: %s", n->bootstrap_host, why);
+	return rc;
+}
+
+/* Node i's addr or bootstrap host, a failure told at the key's line. */
+static int addr_resolve(const struct config *cfg, int i, int bootstrap,
+			struct sockaddr_storage *ss, socklen_t *len, char *err,
+			size_t errlen)
+{
+	const struct config_node *n = &cfg->nodes[i];
+	const char *why = "", *host;
+	int rc, line;
+
+	if (bootstrap) {
+		host = n->bootstrap_host;
+		line = n->line + n->bootstrap_dline;
+		rc = addr_get(host, &n->bootstrap_sa, n->bootstrap_len,
+			      n->bootstrap_port, ss, len, &why);
+	} else {
+		host = n->addr;
+		line = n->line + n->addr_dline;
+		rc = addr_get(host, &n->addr_sa, n->addr_len, 0, ss, len, &why);
+	}
+	if (rc && err && errlen)
+		snprintf(err, errlen,
+			 "%s:%d: node %s: %s '%s' does not resolve: %s",
+			 cfg->path, line, n->name,
+			 bootstrap ? "bootstrap" : "addr", host, why);
+	return rc;
+}
+
+/* ibfs -t and the daemon's start: node i's addr, in config words. */
+int config_resolve_addr(const struct config *cfg, int i,
+			struct sockaddr_storage *ss, socklen_t *len, char *err,
+			size_t errlen)
+{
+	return addr_resolve(cfg, i, 0, ss, len, err, errlen);
+}
+
+/* ibfs -t and the daemon's start: node i's bootstrap endpoint. */
+int config_resolve_bootstrap(const struct config *cfg, int i,
+			     struct sockaddr_storage *ss, socklen_t *len,
+			     char *err, size_t errlen)
+{
+	return addr_resolve(cfg, i, 1, ss, len, err, errlen);
+}
+
+/*
+ * The local node's names are looked up once, at start: a daemon cannot
+ * run without its own address, and the listener (bootstrap.c) and the GID
+ * choice (tp_dev.c) read addr_sa and bootstrap_sa.
+ */
+int config_resolve_local(struct config *cfg, char *err, size_t errlen)
+{
+	struct config_node *me;
+	struct sockaddr_storage a, b;
+	socklen_t alen, blen;
+	int rc;
+
+	if (cfg->local < 0 || cfg->local >= cfg->nnodes)
+		return -EINVAL;
+	me = &cfg->nodes[cfg->local];
+	rc = config_resolve_addr(cfg, cfg->local, &a, &alen, err, errlen);
+	if (!rc)
+		rc = config_resolve_bootstrap(cfg, cfg->local, &b, &blen, err,
+					      errlen);
+	if (rc)
+		return rc;
+	me->addr_sa = a;
+	me->addr_len = alen;
+	me->bootstrap_sa = b;
+	me->bootstrap_len = blen;
+	return 0;
 }

@@ -410,6 +410,15 @@ static int ini_later(int a, int b)
 	return a > b ? a : b;
 }
 
+/*
+ * A key's line as an offset from its node's header, which fits the spare
+ * bytes of struct config_node; 0 (the header's line) when it does not.
+ */
+static uint16_t ini_dline(int header, int key)
+{
+	return key > header && key - header <= UINT16_MAX ? key - header : 0;
+}
+
 /* A node's defaults come from other keys, so they wait for the end. */
 static int ini_finish_node(struct config_parse *p, int i)
 {
@@ -428,11 +437,14 @@ static int ini_finish_node(struct config_parse *p, int i)
 					n->name);
 		config_addr_default_bootstrap(n);
 	}
+	n->addr_dline = ini_dline(n->line, seen[NK_ADDR]);
+	n->bootstrap_dline = seen[NK_BOOTSTRAP]
+				     ? ini_dline(n->line, seen[NK_BOOTSTRAP])
+				     : n->addr_dline;
 	/* two daemons cannot listen on one endpoint */
 	for (j = 0; j < i; j++) {
 		o = &cfg->nodes[j];
-		if (config_addr_same_endpoint(&n->bootstrap_sa,
-					      &o->bootstrap_sa))
+		if (config_addr_same_bootstrap(n, o))
 			return ini_fail(
 				p, ini_later(seen[NK_BOOTSTRAP], n->line),
 				"node '%s' reuses bootstrap %s:%u of '%s'",

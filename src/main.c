@@ -134,7 +134,11 @@ static void main_usage(const char *prog)
 	       prog, prog);
 }
 
-/* Load the config and apply command-line overrides; -EINVAL when bad. */
+/*
+ * Load the config, look up the local node's names (only its own: peers'
+ * are looked up when they are met) and apply command-line overrides;
+ * -EINVAL when bad.
+ */
 static int main_config(struct opts *o, struct config *cfg)
 {
 	char err[CONFIG_ERR_MAX];
@@ -145,7 +149,8 @@ static int main_config(struct opts *o, struct config *cfg)
 		return -EINVAL;
 	}
 	if (config_load(o->config, cfg, err, sizeof(err)) ||
-	    config_select_local(cfg, o->node, err, sizeof(err))) {
+	    config_select_local(cfg, o->node, err, sizeof(err)) ||
+	    config_resolve_local(cfg, err, sizeof(err))) {
 		fprintf(stderr, "ibfs: %s\n", err);
 		config_free(cfg);
 		return -EINVAL;
@@ -159,36 +164,92 @@ static int main_config(struct opts *o, struct config *cfg)
 	return 0;
 }
 
-/* A node's bootstrap endpoint as host:port ([v6]:port), or "-". */
-static const char *main_endpoint(const struct config_node *n, char *buf,
-				 size_t len)
+/* A sockaddr as host ([v6]) and, when port, ":port"; "?" when none. */
+static const char *main_sockaddr(const struct sockaddr_storage *ss,
+				 socklen_t len, int port, char *buf,
+				 size_t buflen)
 {
 	char host[NI_MAXHOST], serv[NI_MAXSERV];
+	const char *fmt;
 
-	if (!n->bootstrap_len ||
-	    getnameinfo((const struct sockaddr *)&n->bootstrap_sa,
-			n->bootstrap_len, host, sizeof(host), serv,
-			sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
-		return "-";
-	snprintf(buf, len, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, serv);
+	if (!len ||
+	    getnameinfo((const struct sockaddr *)ss, len, host, sizeof(host),
+			serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
+		return "?";
+	if (port)
+		fmt = strchr(host, ':') ? "[%s]:%s" : "%s:%s";
+	else
+		fmt = "%s";
+	snprintf(buf, buflen, fmt, host, serv);
 	return buf;
 }
 
 /*
- * ibfs -t: load the config (and with -n, pick that node as the local
- * one), then print one row per node, as the daemon expanded them: what
- * an admin checks before starting a cluster, as with sshd -t.  Exit 0,
- * or 2 with the config's FILE:LINE error.
+ * One row of ibfs -t: ADDR and BOOTSTRAP as written when numeric, and a
+ * host name followed by what it resolves to now, "cn1-ib(10.0.0.1)" and
+ * "cn1-ib:18515(10.0.0.1:18515)", or "(?)" and a FILE:LINE message on
+ * stderr when it does not resolve.  1 when a name failed, else 0.
  */
-static int main_test(const struct opts *o)
+static int main_test_row(const struct config *cfg, int i)
 {
 	static const char *const delivery[] = {
 		[DELIVERY_DATAGRAM] = "datagram",
 		[DELIVERY_RELIABLE] = "reliable",
 	};
-	char err[CONFIG_ERR_MAX], ep[NI_MAXHOST + NI_MAXSERV + 4];
+	const struct config_node *n = &cfg->nodes[i];
+	char err[CONFIG_ERR_MAX], a[NI_MAXHOST + 160], b[NI_MAXHOST + 180];
+	char buf[NI_MAXHOST + NI_MAXSERV + 4];
+	struct sockaddr_storage ss;
+	socklen_t len = 0;
+	int bad = 0, rc;
+
+	rc = config_resolve_addr(cfg, i, &ss, &len, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "ibfs: %s\n", err);
+	bad |= rc != 0;
+	if (n->addr_sa.ss_family == AF_UNSPEC)
+		snprintf(a, sizeof(a), "%s(%s)", n->addr,
+			 rc ? "?"
+			    : main_sockaddr(&ss, len, 0, buf, sizeof(buf)));
+	else
+		snprintf(a, sizeof(a), "%s", n->addr);
+	/* a bootstrap host that is the addr fails the same way: say it once */
+	if (!rc || strcmp(n->bootstrap_host, n->addr))
+		rc = config_resolve_bootstrap(cfg, i, &ss, &len, err,
+					      sizeof(err));
+	if (rc) {
+		if (strcmp(n->bootstrap_host, n->addr) || !bad)
+			fprintf(stderr, "ibfs: %s\n", err);
+		bad = 1;
+		len = 0;
+	}
+	if (n->bootstrap_sa.ss_family == AF_UNSPEC)
+		snprintf(b, sizeof(b), "%s:%u(%s)", n->bootstrap_host,
+			 n->bootstrap_port,
+			 main_sockaddr(&ss, len, 1, buf, sizeof(buf)));
+	else
+		snprintf(b, sizeof(b), "%s",
+			 main_sockaddr(&ss, len, 1, buf, sizeof(buf)));
+	printf("%-16s %-24s %-28s %s\n", n->name, a, b,
+	       (unsigned)n->delivery < ARRAY_SIZE(delivery)
+		       ? delivery[n->delivery]
+		       : "?");
+	return bad;
+}
+
+/*
+ * ibfs -t: load the config (and with -n, pick that node as the local
+ * one), then print one row per node, as the daemon expanded them, every
+ * host name looked up (the daemon itself looks up only its own at
+ * start): what an admin checks before starting a cluster, as with sshd
+ * -t.  Exit 0, or 2 with a FILE:LINE error for the config, or one for
+ * each name that does not resolve.
+ */
+static int main_test(const struct opts *o)
+{
+	char err[CONFIG_ERR_MAX];
 	struct config cfg;
-	int i;
+	int i, bad = 0;
 
 	if (!o->config) {
 		fprintf(stderr, "ibfs: -t needs a config (-c FILE)\n");
@@ -202,19 +263,19 @@ static int main_test(const struct opts *o)
 	}
 	printf("%-16s %-24s %-28s %s\n", "NODE", "ADDR", "BOOTSTRAP",
 	       "DELIVERY");
-	for (i = 0; i < cfg.nnodes; i++) {
-		const struct config_node *n = &cfg.nodes[i];
-
-		printf("%-16s %-24s %-28s %s\n", n->name, n->addr,
-		       main_endpoint(n, ep, sizeof(ep)),
-		       (unsigned)n->delivery < ARRAY_SIZE(delivery)
-			       ? delivery[n->delivery]
-			       : "?");
-	}
-	fprintf(stderr, "ibfs: %s: %d nodes, good%s%s\n", o->config, cfg.nnodes,
-		o->node ? "; local node " : "", o->node ? o->node : "");
+	for (i = 0; i < cfg.nnodes; i++)
+		bad += main_test_row(&cfg, i);
+	if (bad)
+		fprintf(stderr,
+			"ibfs: %s: %d nodes, %d with names that do not "
+			"resolve\n",
+			o->config, cfg.nnodes, bad);
+	else
+		fprintf(stderr, "ibfs: %s: %d nodes, good%s%s\n", o->config,
+			cfg.nnodes, o->node ? "; local node " : "",
+			o->node ? o->node : "");
 	config_free(&cfg);
-	return 0;
+	return bad ? EXIT_USAGE : 0;
 }
 
 /*

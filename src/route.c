@@ -13,7 +13,8 @@
  *   route = gid: the attributes come from the exchanged LID/GID alone.
  *
  * Everything here blocks (with a timeout) and runs on the bootstrap
- * thread, never on the data path.
+ * thread, never on the data path; a node's addr that is a host name is
+ * looked up (config_node_addr) at each resolution.
  */
 #include <endian.h>
 #include <errno.h>
@@ -249,6 +250,22 @@ static int route_find_sgid(struct route *r, const union ibv_gid *gid)
 	return first;
 }
 
+/*
+ * A node's addr as a sockaddr, a host name looked up again each time, so
+ * a peer that cannot be reached is found where its name now points.
+ */
+static int route_node_addr(const struct config_node *n,
+			   struct sockaddr_storage *ss)
+{
+	char err[CONFIG_ERR_MAX];
+	socklen_t len;
+
+	if (!config_node_addr(n, ss, &len, err, sizeof(err)))
+		return 0;
+	log_warnx("node %s: addr %s", n->name, err);
+	return -EHOSTUNREACH;
+}
+
 /* route = sa: rdma_cm resolves address and route; we keep the path. */
 static int route_resolve_sa(struct route *r, const struct config_node *node,
 			    struct ibv_ah_attr *attr)
@@ -256,18 +273,20 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 	const struct config_node *me = &r->cfg->nodes[r->cfg->local];
 	const struct tp_info *ti = tp_info(r->tp);
 	struct route_wait w = {.r = r};
+	struct sockaddr_storage src, dst;
 	struct ibv_sa_path_rec *path;
 	char sg[INET6_ADDRSTRLEN], dg[INET6_ADDRSTRLEN];
 	int rc, idx;
 
+	if (route_node_addr(me, &src) || route_node_addr(node, &dst))
+		return -EHOSTUNREACH;
 	if (rdma_create_id(r->ch, &w.id, NULL, RDMA_PS_UDP)) {
 		rc = -errno;
 		log_warn("%s: rdma_create_id", __func__);
 		return rc;
 	}
-	if (rdma_resolve_addr(w.id, (struct sockaddr *)&me->addr_sa,
-			      (struct sockaddr *)&node->addr_sa,
-			      r->timeout_ms)) {
+	if (rdma_resolve_addr(w.id, (struct sockaddr *)&src,
+			      (struct sockaddr *)&dst, r->timeout_ms)) {
 		rc = -errno;
 		log_warn("%s: rdma_resolve_addr %s -> %s", __func__, me->addr,
 			 node->addr);

@@ -5,8 +5,9 @@
 # --version need no device; a bad config exits 2 before mounting; ibfs -t
 # checks a config without a device or a mount point: one row per node (a
 # 256-node hostlist too), 0 when good, 2 with FILE:LINE when bad or when
-# -n names no node of it; the daemon raises its soft open-files limit to
-# the hard one.
+# -n names no node of it; ibfs -t looks up host names and reports each one
+# that does not resolve, with exit 2, and so does the daemon for its own;
+# the daemon raises its soft open-files limit to the hard one.
 # timeout: 150
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -40,6 +41,28 @@ rc=0
 out=$("$IBFS_BIN" -t -c "$WORK/good.conf" -n zeta 2>&1) || rc=$?
 assert_eq 2 "$rc" "ibfs -t -n with an unknown node"
 assert_match "no node named 'zeta'" "$out" "ibfs -t -n message"
+
+# Host names: localhost resolves through /etc/hosts (the bed's is the
+# host's), .invalid never does (RFC 6761). ibfs -t looks every name up,
+# shows NAME(ADDRESS), and names each one that fails at its key's line.
+printf '[node alpha]\naddr = localhost\nbootstrap = localhost:18601\n[node beta]\naddr = 10.0.2.16\n' >"$WORK/names.conf"
+rows=$("$IBFS_BIN" -t -c "$WORK/names.conf" 2>/dev/null) || fail "ibfs -t on a config of names: exit $?"
+assert_eq "alpha localhost(127.0.0.1) localhost:18601(127.0.0.1:18601) datagram" \
+	"$(sed -n 2p <<<"$rows" | tr -s ' ')" "ibfs -t row of a resolved name"
+printf '[node alpha]\naddr = 10.0.2.15\n[node beta]\naddr = nonexistent.invalid\n[node gamma]\ndelivery = reliable\naddr = %%n.invalid\n' >"$WORK/unres.conf"
+rc=0
+out=$("$IBFS_BIN" -t -c "$WORK/unres.conf" 2>&1) || rc=$?
+assert_eq 2 "$rc" "ibfs -t exit status for names that do not resolve"
+assert_match "unres.conf:4: node beta: addr 'nonexistent.invalid' does not resolve: " "$out" "ibfs -t message for beta"
+assert_match "unres.conf:7: node gamma: addr 'gamma.invalid' does not resolve: " "$out" "ibfs -t message for gamma"
+assert_match "beta +nonexistent.invalid\(\?\)" "$out" "ibfs -t row of a name that does not resolve"
+# The daemon looks up its own names at start: exit 2 before mounting.
+rc=0
+out=$("$IBFS_BIN" -c "$WORK/unres.conf" -n beta -f "$WORK/badmnt" 2>&1) || rc=$?
+no_sanitizer_report "$out"
+assert_eq 2 "$rc" "exit status for a local addr that does not resolve"
+assert_match "unres.conf:4: node beta: addr 'nonexistent.invalid' does not resolve" "$out" "daemon's message"
+! grep -q " $WORK/badmnt " /proc/mounts || fail "mounted with a local addr that does not resolve"
 
 IBFS_CONF_EXTRA="read_timeout = 1500ms"
 # Started with a low soft limit on open files, as a shell or a unit may

@@ -830,7 +830,8 @@ int main(int argc, char *argv[])
 	deadline = uc_now() + a.secs;
 
 	if (config_load(a.conf, &cfg, err, sizeof(err)) ||
-	    config_select_local(&cfg, a.name, err, sizeof(err))) {
+	    config_select_local(&cfg, a.name, err, sizeof(err)) ||
+	    config_resolve_local(&cfg, err, sizeof(err))) {
 		fprintf(stderr, "udchat: %s\n", err);
 		return 2;
 	}

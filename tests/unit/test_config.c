@@ -412,11 +412,11 @@ BAD(t_long_device,
     "0123456789012345678901234567890123456789012345678901234567890123\n" NODE_A,
     2, "device: must be 1..63 bytes long, not 64")
 BAD(t_bad_addr, "[node a]\naddr = 10.0.0.300\n", 2,
-    "addr: '10.0.0.300' is not a numeric")
-BAD(t_addr_hostname, "[node a]\naddr = alpha.example\n", 2,
-    "addr: 'alpha.example' is not a numeric")
+    "addr: '10.0.0.300' is not an IPv4/IPv6 address, a host name or gid:GID")
+BAD(t_addr_bad_hostname, "[node a]\naddr = alpha..example\n", 2,
+    "addr: 'alpha..example' is not an IPv4/IPv6 address")
 BAD(t_addr_short_ipv4, "[node a]\naddr = 10.1\n", 2,
-    "addr: '10.1' is not a numeric")
+    "addr: '10.1' is not an IPv4/IPv6 address")
 BAD(t_bad_gid, "[node a]\naddr = gid:fe80::zz\nbootstrap = 10.0.0.1:1\n", 2,
     "addr: 'gid:fe80::zz' is not a GID")
 BAD(t_gid_needs_bootstrap, "[global]\n[node a]\naddr = gid:fe80::1\n", 2,
@@ -699,7 +699,8 @@ static void t_hostlist_errors(void **state)
 	    "bootstrap = 10.0.2.15:[18601-18602]\n"
 	    "[node a2]\naddr = 10.0.2.17\n",
 	    4, "duplicate node 'a2' (first at line 1)");
-	bad("[node n[1-2]]\naddr = %n\n", 2, "addr: 'n1' is not a numeric");
+	bad("[node n[1-2]]\naddr = %n..x\n", 2,
+	    "addr: 'n1..x' is not an IPv4/IPv6 address");
 	bad("[node n[1-2]]\naddr = 10.0.2.15\n", 1,
 	    "node 'n2' reuses bootstrap 10.0.2.15:18515 of 'n1'");
 }
@@ -776,7 +777,7 @@ static int run_bad(void)
 		T(t_bad_delivery),
 		T(t_long_device),
 		T(t_bad_addr),
-		T(t_addr_hostname),
+		T(t_addr_bad_hostname),
 		T(t_addr_short_ipv4),
 		T(t_bad_gid),
 		T(t_gid_needs_bootstrap),
