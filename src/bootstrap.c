@@ -91,15 +91,24 @@ static struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
 	return c;
 }
 
-/* Start a non-blocking connect to node pi. */
+/* Start a non-blocking connect to node pi, looking its name up first
+ * (a name is looked up at every dial: it may have moved). */
 static void bs_out_start(struct bootstrap *b, int pi)
 {
 	const struct config_node *n = &b->cfg->nodes[pi];
+	struct sockaddr_storage sa;
+	char err[CONFIG_ERR_MAX];
 	struct bs_conn *c;
+	socklen_t salen;
 	int fd;
 
-	fd = socket(n->bootstrap_sa.ss_family,
-		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (config_node_bootstrap(n, &sa, &salen, err, sizeof(err))) {
+		bs_session_fail(b, pi, EHOSTUNREACH, "bootstrap %s", err);
+		bs_session_retry(b, pi, 0);
+		return;
+	}
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
 	if (fd < 0) {
 		bs_session_fail(b, pi, errno, "socket: %s", strerror(errno));
 		bs_session_retry(b, pi, 0);
@@ -115,8 +124,7 @@ static void bs_out_start(struct bootstrap *b, int pi)
 	c->st = BS_CONNECTING;
 	b->bp[pi].out = c;
 	b->dialing++;
-	if (connect(fd, (struct sockaddr *)&n->bootstrap_sa,
-		    n->bootstrap_len) &&
+	if (connect(fd, (struct sockaddr *)&sa, salen) &&
 	    errno != EINPROGRESS) {
 		bs_session_fail(b, pi, errno, "connect: %s", strerror(errno));
 		bs_session_retry(b, pi, 0);
