@@ -8,8 +8,9 @@
 # ends drop the session (idle, not down), and the next write meets again
 # with the cached address handle (no new resolution).  A write to a peer
 # that is not running waits (parked: the mount still answers) and fails
-# ENOTCONN after peer_timeout, and .status says state=down and why;
-# O_NONBLOCK gets EAGAIN at once.
+# ENOTCONN after peer_timeout, and .status says state=down and why; one
+# whose name does not resolve fails EHOSTUNREACH; O_NONBLOCK gets EAGAIN
+# at once.
 # timeout: 180
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -18,6 +19,8 @@ need_cmd ss pgrep fusermount3
 IBFS_CONF_EXTRA="idle_timeout = 3s"
 IBFS_NODES=(beta) # alpha is started as a user would, gamma never
 ibfs_write_conf alpha beta gamma
+printf '[node delta]\naddr = delta.invalid\nbootstrap = delta.invalid:%s\n' \
+	$((IBFS_BASE_PORT + 3)) >>"$WORK/ibfs.conf"
 A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
 PA=$IBFS_BASE_PORT PB=$((IBFS_BASE_PORT + 1)) PC=$((IBFS_BASE_PORT + 2))
@@ -77,6 +80,12 @@ assert_match 'Connection refused' "$(peer_status "$A" gamma last_error)" "why"
 assert_eq EAGAIN "$(py_errno "$A/gamma/chat" \
 	'os.write(os.open(p, os.O_WRONLY | os.O_NONBLOCK), b"x")')" "O_NONBLOCK"
 log "ENOTCONN after peer_timeout, state=down with last_error; EAGAIN"
+
+# (4) A peer whose name does not resolve (RFC 6761: .invalid never does).
+assert_match 'No route to host' \
+	"$(errno_of bash -c "echo x > '$A/delta/chat'")" "write to an unresolvable peer"
+assert_match 'delta.invalid' "$(peer_status "$A" delta last_error)" "why"
+log "EHOSTUNREACH for a name that does not resolve"
 
 ibfs_stop beta
 fusermount3 -u "$A"
