@@ -10,7 +10,8 @@
 # that is not running waits (parked: the mount still answers) and fails
 # ENOTCONN after peer_timeout, and .status says state=down and why; one
 # whose name does not resolve fails EHOSTUNREACH; O_NONBLOCK gets EAGAIN
-# at once.
+# at once.  With delivery = reliable, a stream met, idled out and met
+# again delivers both ways (a new session number, joined).
 # timeout: 180
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -90,3 +91,18 @@ log "EHOSTUNREACH for a name that does not resolve"
 ibfs_stop beta
 fusermount3 -u "$A"
 wait_for "! kill -0 $apid 2>/dev/null" 20 || fail "alpha did not exit on unmount"
+
+# (5) delivery = reliable: met, idle, met again.
+IBFS_CONF_EXTRA="idle_timeout = 3s
+delivery = reliable"
+ibfs_start_nodes alpha beta
+echo r1 >"$A/beta/rel" || fail "reliable write from a cold start"
+assert_eq r1 "$(timeout 10 cat "$B/alpha/rel")" "reliable alpha -> beta"
+wait_for "grep -qx state=idle '$A/beta/.status' && grep -qx state=idle '$B/alpha/.status'" 30 ||
+	fail "the reliable session did not idle out"
+echo r2 >"$A/beta/rel" || fail "reliable write after idling"
+echo r3 >"$B/alpha/rel" || fail "reliable write back after idling"
+assert_eq r2 "$(timeout 10 cat "$B/alpha/rel")" "reliable alpha -> beta met again"
+assert_eq r3 "$(timeout 10 cat "$A/beta/rel")" "reliable beta -> alpha met again"
+assert_eq 0 "$(peer_status "$A" beta rel_timeouts)" "reliable timeouts"
+log "reliable: met, idle, met again, both ways"
