@@ -81,6 +81,10 @@ struct config {
 	struct config_node *nodes;
 	int nnodes;
 	int local; /* index of this node, -1 until chosen */
+	/* nodes by name (config_node_index): open addressing, -1 empty,
+	 * index_mask + 1 slots, at least twice nnodes */
+	int *index;
+	uint32_t index_mask;
 };
 
 /*
@@ -100,8 +104,12 @@ int config_load_string(const char *text, const char *name, struct config *cfg,
 int config_select_local(struct config *cfg, const char *name, char *err,
 			size_t errlen);
 
-/* Index of the node called name, or -1. */
+/* Index of the node called name, or -1.  A hash lookup: the bootstrap
+ * does one for every hello. */
 int config_node_index(const struct config *cfg, const char *name);
+
+/* Add node i (just appended) to the name index; 0 or -ENOMEM. */
+int config_index_add(struct config *cfg, int i);
 
 /*
  * Node n's addr as a sockaddr for rdma_cm: a copy when numeric, else

@@ -100,6 +100,10 @@ int config_addr_parse(struct config_parse *p, const struct config_key *k,
 int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
 			  const char *val, void *dst);
 
+/* A hash of n's bootstrap endpoint: equal for endpoints that
+ * config_addr_same_bootstrap takes as one. */
+uint32_t config_addr_bootstrap_hash(const struct config_node *n);
+
 /* A node without bootstrap: its addr, with the default port. */
 void config_addr_default_bootstrap(struct config_node *n);
 

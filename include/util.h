@@ -85,4 +85,18 @@ const char *util_name_problem(const char *name);
 /* The length of a valid name, or 0 when the name is not one. */
 size_t util_name_len(const char *name);
 
+#define UTIL_FNV1A_INIT 0x811c9dc5u
+
+/* 32-bit FNV-1a of len bytes, continuing from h (UTIL_FNV1A_INIT). */
+static inline uint32_t util_fnv1a(const void *buf, size_t len, uint32_t h)
+{
+	const unsigned char *p = buf;
+
+	while (len--) {
+		h ^= *p++;
+		h *= 0x01000193u;
+	}
+	return h;
+}
+
 #endif

@@ -215,6 +215,30 @@ void config_addr_default_bootstrap(struct config_node *n)
 	addr_set_port(&n->bootstrap_sa, n->bootstrap_port);
 }
 
+/* What config_addr_same_bootstrap compares, hashed: the host as written
+ * (case folded) for a name, else the address; and the port. */
+uint32_t config_addr_bootstrap_hash(const struct config_node *n)
+{
+	const struct sockaddr_storage *a = &n->bootstrap_sa;
+	const struct sockaddr_in *a4 = (const void *)a;
+	const struct sockaddr_in6 *a6 = (const void *)a;
+	uint32_t h = util_fnv1a(&n->bootstrap_port, sizeof(n->bootstrap_port),
+				UTIL_FNV1A_INIT);
+	const char *c;
+	char lc;
+
+	if (a->ss_family == AF_UNSPEC) {
+		for (c = n->bootstrap_host; *c; c++) {
+			lc = (char)tolower((unsigned char)*c);
+			h = util_fnv1a(&lc, 1, h);
+		}
+		return h;
+	}
+	if (a->ss_family == AF_INET)
+		return util_fnv1a(&a4->sin_addr, sizeof(a4->sin_addr), h);
+	return util_fnv1a(&a6->sin6_addr, sizeof(a6->sin6_addr), h);
+}
+
 /*
  * Same endpoint, whatever else differs in the two sockaddrs; two names
  * are compared as written (a name and a number never match: that would

@@ -261,6 +261,8 @@ static int ini_add_node(struct config_parse *p, const char *name)
 	memcpy(n->name, name, strlen(name) + 1);
 	n->line = p->line;
 	cfg->nnodes++;
+	if (config_index_add(cfg, cfg->nnodes - 1))
+		return ini_oom(p);
 	return 0;
 }
 
@@ -423,8 +425,8 @@ static uint16_t ini_dline(int header, int key)
 static int ini_finish_node(struct config_parse *p, int i)
 {
 	struct config *cfg = p->cfg;
-	struct config_node *n = &cfg->nodes[i], *o;
-	int *seen = p->nseen[i], j;
+	struct config_node *n = &cfg->nodes[i];
+	int *seen = p->nseen[i];
 
 	if (!seen[NK_ADDR])
 		return ini_fail(p, n->line, "node '%s' has no addr", n->name);
@@ -441,17 +443,56 @@ static int ini_finish_node(struct config_parse *p, int i)
 	n->bootstrap_dline = seen[NK_BOOTSTRAP]
 				     ? ini_dline(n->line, seen[NK_BOOTSTRAP])
 				     : n->addr_dline;
-	/* two daemons cannot listen on one endpoint */
-	for (j = 0; j < i; j++) {
-		o = &cfg->nodes[j];
-		if (config_addr_same_bootstrap(n, o))
-			return ini_fail(
-				p, ini_later(seen[NK_BOOTSTRAP], n->line),
-				"node '%s' reuses bootstrap %s:%u of '%s'",
-				n->name, n->bootstrap_host, n->bootstrap_port,
-				o->name);
+	return 0;
+}
+
+/*
+ * Two daemons cannot listen on one endpoint: each node's against those
+ * before it, through a hash of the endpoints (a 10,000-node config is
+ * not 50 million comparisons).  slots: a power of two above nnodes.
+ */
+static int ini_check_endpoints(struct config_parse *p, int *slot, uint32_t mask)
+{
+	struct config *cfg = p->cfg;
+	struct config_node *n, *o;
+	uint32_t h;
+	int i;
+
+	for (i = 0; i < cfg->nnodes; i++) {
+		n = &cfg->nodes[i];
+		h = config_addr_bootstrap_hash(n) & mask;
+		for (; slot[h] >= 0; h = (h + 1) & mask) {
+			o = &cfg->nodes[slot[h]];
+			if (config_addr_same_bootstrap(n, o))
+				return ini_fail(
+					p,
+					ini_later(p->nseen[i][NK_BOOTSTRAP],
+						  n->line),
+					"node '%s' reuses bootstrap %s:%u of "
+					"'%s'",
+					n->name, n->bootstrap_host,
+					n->bootstrap_port, o->name);
+		}
+		slot[h] = i;
 	}
 	return 0;
+}
+
+/* The endpoint check with a table of its own. */
+static int ini_endpoints(struct config_parse *p)
+{
+	uint32_t mask = 15;
+	int *slot, rc;
+
+	while (mask < 2 * (uint32_t)p->cfg->nnodes)
+		mask = mask * 2 + 1;
+	slot = malloc((mask + 1) * sizeof(*slot));
+	if (!slot)
+		return ini_oom(p);
+	memset(slot, 0xff, (mask + 1) * sizeof(*slot));
+	rc = ini_check_endpoints(p, slot, mask);
+	free(slot);
+	return rc;
 }
 
 /* What no single line shows: defaults from other keys, and conflicts. */
@@ -468,6 +509,8 @@ static int ini_finish(struct config_parse *p)
 	for (i = 0; i < cfg->nnodes; i++)
 		if (ini_finish_node(p, i))
 			return p->rc;
+	if (ini_endpoints(p))
+		return p->rc;
 	if (g[GK_SECRET] && g[GK_SECRET_FILE])
 		return ini_fail(p, ini_later(g[GK_SECRET], g[GK_SECRET_FILE]),
 				"secret and secret_file are both set");

@@ -108,14 +108,7 @@ struct wire_reasm {
 /* FNV-1a, 32 bit: cheap, stable and good enough to name nodes. */
 uint32_t wire_node_id(const char *name)
 {
-	uint32_t h = 0x811c9dc5u;
-	const unsigned char *p = (const unsigned char *)name;
-
-	while (*p) {
-		h ^= *p++;
-		h *= 0x01000193u;
-	}
-	return h;
+	return util_fnv1a(name, strlen(name), UTIL_FNV1A_INIT);
 }
 
 /* One fixed layout on every host; magic and version come from here. */
