@@ -221,10 +221,11 @@ ibfs_is_up() {
 	done
 }
 
-# Print the tail of each node's log (for failures).
+# Print the tail of each node's log, or of nodes NAME... (for failures).
 ibfs_dump_logs() {
-	local n
-	for n in "${IBFS_NODES[@]}"; do
+	local n names=("$@")
+	((${#names[@]})) || names=("${IBFS_NODES[@]}")
+	for n in "${names[@]}"; do
 		echo "--- $n.log (tail)" >&2
 		tail -n 30 "$WORK/$n.log" >&2 2>/dev/null || true
 	done
@@ -279,7 +280,12 @@ _ibfs_unmount() {
 _ibfs_bad() {
 	echo "FAIL: node $1: $2" >&2
 	_LIB_DAEMON_BAD=1
-	ibfs_dump_logs
+	# Every node's log among a few; among many, this one's.
+	if ((${#IBFS_NODES[@]} > 8)); then
+		ibfs_dump_logs "$1"
+	else
+		ibfs_dump_logs
+	fi
 }
 
 # Describe exit status $1 of a waited-for process ("exit N", "signal S").

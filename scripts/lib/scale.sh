@@ -70,10 +70,8 @@ scale_mount_up() {
 
 # Fail with node I's log tail: its daemon died or never mounted ($2).
 scale_fail_node() {
-	local name=${SCALE_NAMES[$1]}
-	echo "--- $name.log (tail)" >&2
-	tail -n 30 "$WORK/$name.log" >&2 2>/dev/null || true
-	fail "node $name $2"
+	ibfs_dump_logs "${SCALE_NAMES[$1]}"
+	fail "node ${SCALE_NAMES[$1]} $2"
 }
 
 # Wait until fewer than $1 of SCALE_PENDING's nodes are not yet mounted,
@@ -284,7 +282,8 @@ scale_scenario() {
 	for j in "${peers[@]:1}"; do
 		scale_both_ways peer 1 "$j" || true
 	done
-	SCALE_FIG[node1_peers]=${#peers[@]}
+	SCALE_FIG[node1_peers]=${#peers[@]} SCALE_FIG[peer_list]="${peers[*]}"
+	SCALE_FIG[peer_seed]=$SCALE_SEED SCALE_FIG[pair_seed]=$((SCALE_SEED + 1))
 	fr=$(scale_fds_rss 1)
 	SCALE_FIG[fds_after]=${fr% *} SCALE_FIG[rss_after_kb]=${fr#* }
 	scale_pick_pairs "$k" "$((SCALE_SEED + 1))"
