@@ -583,7 +583,12 @@ def scale_run(path):
     figs, msgs, rc = scale_read(path)
     run = {}
     for k, v in figs.items():
-        run[k] = scale_val(v) if k != "pair_list" else v
+        if k.endswith("_list"):
+            w = [int(x) for x in v.split()]
+            run[k] = [w[i:i + 2] for i in range(0, len(w), 2)] \
+                if k == "pair_list" else w
+        else:
+            run[k] = scale_val(v)
     run["exit"] = rc
     run["pair_ms"] = scale_times(msgs, "pair")
     run["peer_ms"] = scale_times(msgs, "peer")

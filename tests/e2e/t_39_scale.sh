@@ -34,7 +34,8 @@ for k in start_ms fds_before rss_before_kb fds_after rss_after_kb node1_peers \
 	resolutions_want pairs_used tcp_sockets tcp_sessions; do
 	log "figure $k = ${SCALE_FIG[$k]}"
 done
-log "random pairs (seed $((SCALE_SEED + 1))): ${SCALE_FIG[pair_list]}"
+log "node 1's peers (seed ${SCALE_FIG[peer_seed]}): ${SCALE_FIG[peer_list]}"
+log "random pairs (seed ${SCALE_FIG[pair_seed]}): ${SCALE_FIG[pair_list]}"
 
 scale_expect "node 1 -> node $N delivered" "${SCALE_FIG[first_1N_ok]}" == 1
 scale_expect "node $N -> node 1 delivered" "${SCALE_FIG[first_N1_ok]}" == 1
