@@ -11,6 +11,7 @@
 #   make demo       three nodes in the test bed and a conversation among them
 #   make bench      ibfs beside ibv_ud_pingpong, ib_send_bw and a null FUSE fs
 #   make bench-callgrind BASE=REV   instructions per message, this build and REV's
+#   make bench-scale [SCALE_N="16 64 256"]   N daemons on one rxe device
 #   make fuzz       libFuzzer on the wire decoders, reliable streams, the
 #                   bootstrap hello and the config loader
 #   make fuzz-regress  every fuzz target over its seed corpus once
@@ -151,7 +152,7 @@ demo:
 # Then delivery = reliable beside datagram on two VMs, at 0% and 5% wire
 # loss (bench-reliable alone).
 # make bench BENCH_FLAGS=--profile also profiles the daemons.
-.PHONY: bench bench-reliable bench-callgrind
+.PHONY: bench bench-reliable bench-callgrind bench-scale
 bench: all
 	scripts/bench/bench.sh $(BENCH_FLAGS)
 	scripts/bench/reliable.sh
@@ -163,6 +164,14 @@ bench-reliable: all
 # REV's daemon in the same boot (figures ir_*_base, ir_*_pct).
 bench-callgrind: all
 	scripts/bench/bench.sh --callgrind-only $(if $(BASE),--base $(BASE))
+
+# N daemons on the bed's one rxe device for each N of SCALE_N, each its
+# own mount and bootstrap port, from a config of one hostlist section:
+# start time, first messages, fds, RSS, route resolutions, TCP sessions,
+# idle CPU (scripts/bench/scale.sh); table on stdout, build/bench-scale.json.
+SCALE_N ?= 16 64 256
+bench-scale: all
+	SCALE_N="$(SCALE_N)" scripts/bench/scale.sh
 
 # libFuzzer targets (clang), FUZZ_TIME seconds each: the datagram decoder
 # with reassembly (wire), the config loader (config), the bootstrap hello

@@ -15,6 +15,11 @@ the table on stdout and bench.json:
                                "node NODE CPU% CTXSW/s" per node from
                                its counts over SECS, then "worst CPU%
                                CTXSW/s RESOLUTION%"
+  stats.py scale DIR JSON      scale.sh's figures: DIR/env ("KEY VALUE"
+                               lines) and DIR/scale-N.rec per N ("fig KEY
+                               VALUE", "msg PHASE I J MS OK REFUSED",
+                               "rc STATUS" lines); a markdown table with a
+                               column per N on stdout, bench-scale.json
   stats.py reliable DIR TXT JSON
                                reliable.sh's figures and round ratios
                                from DIR/record: a heading and the
@@ -535,6 +540,156 @@ def reliable(d, txt_path, json_path):
     return 0
 
 
+def scale_val(v):
+    """V as a number when it is one (int or float), else the string."""
+    if re.fullmatch(r"-?\d+", v or ""):
+        return int(v)
+    if re.fullmatch(r"-?\d+\.\d*([eE][-+]?\d+)?", v or ""):
+        return float(v)
+    return v
+
+
+def scale_read(path):
+    """One N's record: its figures, its messages, its exit status."""
+    figs, msgs, rc = {}, [], None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            w = line.rstrip("\n").split(" ", 2)
+            if w[0] == "fig" and len(w) == 3:
+                figs[w[1]] = w[2]
+            elif w[0] == "fig" and len(w) == 2:
+                figs[w[1]] = ""
+            elif w[0] == "msg":
+                p = line.split()
+                if len(p) == 7:
+                    msgs.append({"phase": p[1], "from": int(p[2]),
+                                 "to": int(p[3]), "ms": int(p[4]),
+                                 "ok": p[5] == "1", "refused": int(p[6])})
+            elif w[0] == "rc" and len(w) >= 2:
+                rc = int(w[1])
+    return figs, msgs, rc
+
+
+def scale_times(msgs, phase):
+    """min, median, max ms of the delivered messages of PHASE, or None."""
+    v = [m["ms"] for m in msgs if m["phase"] == phase and m["ok"]]
+    if not v:
+        return None
+    return {"min": min(v), "median": median(v), "max": max(v), "n": len(v)}
+
+
+def scale_run(path):
+    """One N's entry of bench-scale.json."""
+    figs, msgs, rc = scale_read(path)
+    run = {}
+    for k, v in figs.items():
+        if k.endswith("_list"):
+            w = [int(x) for x in v.split()]
+            run[k] = [w[i:i + 2] for i in range(0, len(w), 2)] \
+                if k == "pair_list" else w
+        else:
+            run[k] = scale_val(v)
+    run["exit"] = rc
+    run["pair_ms"] = scale_times(msgs, "pair")
+    run["peer_ms"] = scale_times(msgs, "peer")
+    run["messages"] = msgs
+    return run
+
+
+def scale_cell(run, row):
+    """The table cell of figure ROW for one run (an N)."""
+    def g(k):
+        v = run.get(k)
+        return "n/a" if v is None or v == "" else awk_str(num(str(v)))
+
+    def t3(k):
+        t = run.get(k)
+        if not t:
+            return "n/a"
+        return "%s / %s / %s" % (awk_str(t["min"]), awk_str(t["median"]),
+                                 awk_str(t["max"]))
+    if row == "start":
+        return "n/a" if run.get("start_ms") is None else \
+            "%.1f s" % (num(str(run["start_ms"])) / 1000)
+    if row == "first":
+        return "%s / %s ms" % (g("first_1N_ms"), g("first_N1_ms"))
+    if row in ("pair_ms", "peer_ms"):
+        return t3(row) + " ms"
+    if row == "pairs_ok":
+        return "%s of %s" % (g("pairs_ok"), g("pairs"))
+    if row == "fds":
+        return "%s / %s" % (g("fds_before"), g("fds_after"))
+    if row == "rss":
+        def mb(k):
+            v = run.get(k)
+            return "n/a" if v in (None, "") else "%.1f" % (num(str(v)) / 1024)
+        return "%s / %s MiB" % (mb("rss_before_kb"), mb("rss_after_kb"))
+    if row == "res":
+        return "%s (N + peers used: %s)" % (g("resolutions"),
+                                            g("resolutions_want"))
+    if row == "tcp":
+        return "%s / %s" % (g("tcp_sockets"), g("tcp_sessions"))
+    if row == "cpu":
+        v = run.get("idle_cpu_pct")
+        return "n/a" if v in (None, "") else "%.2f %%" % num(str(v))
+    return g(row)
+
+
+SCALE_ROWS = [
+    ("start", "wall time to start all N, until every mount's .status reads"),
+    ("first", "first message node 1 -> node N from the last mount up / "
+              "node N -> node 1"),
+    ("peer_ms", "node 1 and its other peers, first message each way, "
+                "min / median / max"),
+    ("pair_ms", "random pairs' first messages, both ways, "
+                "min / median / max"),
+    ("pairs_ok", "random pairs that delivered both ways"),
+    ("refused", "writes refused (ENOTCONN) before a message went"),
+    ("fds", "fds of node 1, before talking / after its peers"),
+    ("rss", "RSS of node 1, before talking / after its peers"),
+    ("node1_peers", "peers node 1 talked to"),
+    ("res", "route resolutions, all daemons (ah_resolutions)"),
+    ("peers_used", "peers used, counted per daemon"),
+    ("tcp", "established TCP sockets in the VM / bootstrap sessions"),
+    ("cpu", "CPU of all daemons over the idle window, of one CPU"),
+    ("exit", "exit status of the N's run (0: every daemon ended well)"),
+]
+
+
+def scale(d, json_path):
+    """scale.sh's table on stdout and bench-scale.json."""
+    import glob
+    import json
+    import os
+
+    env = {}
+    with open(os.path.join(d, "env"), encoding="utf-8") as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition(" ")
+            env[k] = v if k in ("ibfs", "date", "kernel") else scale_val(v)
+    runs = {}
+    for path in glob.glob(os.path.join(d, "scale-*.rec")):
+        n = os.path.basename(path)[len("scale-"):-len(".rec")]
+        runs[n] = scale_run(path)
+    ns = sorted(runs, key=int)
+    print("Scale, %s, ibfs %s, %s CPUs, %s idle s, seed %s:" % (
+        env.get("date"), env.get("ibfs"), env.get("cpus"),
+        env.get("idle_s"), env.get("seed")))
+    print()
+    print("| figure | " + " | ".join("N = %s" % n for n in ns) + " |")
+    print("|---|" + "---|" * len(ns))
+    for row, what in SCALE_ROWS:
+        print("| %s | " % what +
+              " | ".join(scale_cell(runs[n], row) for n in ns) + " |")
+    with open(json_path, "w", encoding="utf-8") as f:
+        json.dump({"env": env, "runs": runs}, f, indent=1)
+        f.write("\n")
+    bad = [n for n in ns if runs[n]["exit"] != 0]
+    if bad:
+        log("N = %s did not complete cleanly" % ", ".join(bad))
+    return 1 if bad else 0
+
+
 def main(argv):
     """Run the subcommand named in ARGV."""
     cmd = argv[1] if len(argv) > 1 else ""
@@ -544,6 +699,8 @@ def main(argv):
         return medians(argv[2], argv[3:])
     if cmd == "idle" and len(argv) >= 7 and (len(argv) - 4) % 3 == 0:
         return idle(argv[2], argv[3], argv[4:])
+    if cmd == "scale" and len(argv) == 4:
+        return scale(argv[2], argv[3])
     if cmd == "reliable" and len(argv) == 5:
         return reliable(argv[2], argv[3], argv[4])
     print("\n\n".join(__doc__.split("\n\n")[1:3]), file=sys.stderr)

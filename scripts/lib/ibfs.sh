@@ -13,6 +13,7 @@
 #   ibfs_start_nodes NAME...  write $WORK/ibfs.conf, start all, wait until
 #                             all are mounted
 #   ibfs_start NAME | ibfs_stop NAME | ibfs_stop_nodes | ibfs_mnt NAME
+#   ibfs_stop_all NAME...     stop nodes all at once (SIGTERM each, then wait)
 #   ibfs_kill NAME [SIG]      kill a daemon on purpose (not a crash)
 #   ibfs_reaped NAME RC       a daemon the caller waited for itself
 #   no_sanitizer_report TEXT  fail when TEXT holds a sanitizer report
@@ -40,6 +41,7 @@ export IBFS_ROOT IBFS_BIN IBFS_TOOLS IBFS_DEV IBFS_IP WORK
 IBFS_STOP_TIMEOUT=${IBFS_STOP_TIMEOUT:-10}
 IBFS_NODES=()          # names in ibfs.conf order
 declare -A IBFS_PID=() # running daemon pid per name
+declare -A _IBFS_STOP_BAD=() # why a daemon being stopped fails (see ibfs_stop)
 _LIB_ON_EXIT=()
 _LIB_DAEMON_BAD=0 # a daemon failed its ending (see ibfs_stop)
 # A sanitizer's own exit status, apart from ibfs's 1 and 2, so that a
@@ -216,10 +218,11 @@ ibfs_is_up() {
 	timeout 5 cat "$mnt/.status" >/dev/null 2>&1
 }
 
-# Print the tail of each node's log (for failures).
+# Print the tail of each node's log, or of nodes NAME... (for failures).
 ibfs_dump_logs() {
-	local n
-	for n in "${IBFS_NODES[@]}"; do
+	local n names=("$@")
+	((${#names[@]})) || names=("${IBFS_NODES[@]}")
+	for n in "${names[@]}"; do
 		echo "--- $n.log (tail)" >&2
 		tail -n 30 "$WORK/$n.log" >&2 2>/dev/null || true
 	done
@@ -274,7 +277,12 @@ _ibfs_unmount() {
 _ibfs_bad() {
 	echo "FAIL: node $1: $2" >&2
 	_LIB_DAEMON_BAD=1
-	ibfs_dump_logs
+	# Every node's log among a few; among many, this one's.
+	if ((${#IBFS_NODES[@]} > 8)); then
+		ibfs_dump_logs "$1"
+	else
+		ibfs_dump_logs
+	fi
 }
 
 # Describe exit status $1 of a waited-for process ("exit N", "signal S").
@@ -286,33 +294,41 @@ _ibfs_status_str() {
 	fi
 }
 
-# Stop node NAME: SIGTERM, wait up to IBFS_STOP_TIMEOUT s, then SIGKILL;
-# unmount leftovers. 1 (and the test fails) when the daemon had died
-# already, needed SIGKILL, or did not exit 0.
-ibfs_stop() {
-	local name=$1 pid=${IBFS_PID[$1]:-} i rc=0 bad=''
-	if [[ -n $pid ]]; then
-		if ! kill -0 "$pid" 2>/dev/null; then
-			wait "$pid" 2>/dev/null || rc=$?
-			bad="died before it was stopped ($(_ibfs_status_str "$rc"))"
-		else
-			log "stopping $name"
-			kill -TERM "$pid" 2>/dev/null || true
-			for ((i = 0; i < IBFS_STOP_TIMEOUT * 10; i++)); do
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
-			done
-			if kill -0 "$pid" 2>/dev/null; then
-				bad="still running ${IBFS_STOP_TIMEOUT} s after SIGTERM; killed"
-				kill -KILL "$pid" 2>/dev/null || true
-			fi
-			wait "$pid" 2>/dev/null || rc=$?
-			if [[ -z $bad ]] && ((rc != 0)); then
-				bad="$(_ibfs_status_str "$rc") after SIGTERM, want exit 0"
-			fi
+# Begin stopping node NAME: SIGTERM its daemon, or note in
+# _IBFS_STOP_BAD why it fails when it had died already (and reap it).
+_ibfs_stop_begin() {
+	local name=$1 pid=${IBFS_PID[$1]:-} rc=0
+	_IBFS_STOP_BAD[$name]=''
+	[[ -n $pid ]] || return 0
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		return 0
+	fi
+	wait "$pid" 2>/dev/null || rc=$?
+	_IBFS_STOP_BAD[$name]="died before it was stopped ($(_ibfs_status_str "$rc"))"
+}
+
+# End stopping node NAME (after _ibfs_stop_begin): wait up to
+# IBFS_STOP_TIMEOUT s, then SIGKILL; unmount leftovers. 1 (and the test
+# fails) when the daemon had died already, needed SIGKILL, did not exit 0
+# or left a report in its log.
+_ibfs_stop_end() {
+	local name=$1 pid=${IBFS_PID[$1]:-} i rc=0 bad=${_IBFS_STOP_BAD[$1]:-}
+	if [[ -n $pid && -z $bad ]]; then
+		for ((i = 0; i < IBFS_STOP_TIMEOUT * 10; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			bad="still running ${IBFS_STOP_TIMEOUT} s after SIGTERM; killed"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		wait "$pid" 2>/dev/null || rc=$?
+		if [[ -z $bad ]] && ((rc != 0)); then
+			bad="$(_ibfs_status_str "$rc") after SIGTERM, want exit 0"
 		fi
 	fi
-	unset "IBFS_PID[$name]"
+	unset "IBFS_PID[$name]" "_IBFS_STOP_BAD[$name]"
 	_ibfs_unmount "$(ibfs_mnt "$name")"
 	if [[ -z $bad ]] && _lib_reports_in "$WORK/$name.log" >"$WORK/.report" 2>&1; then
 		bad="sanitizer or memcheck report in $name.log:
@@ -321,6 +337,29 @@ $(cat "$WORK/.report")"
 	[[ -n $bad ]] || return 0
 	_ibfs_bad "$name" "$bad"
 	return 1
+}
+
+# Stop node NAME: SIGTERM, wait up to IBFS_STOP_TIMEOUT s, then SIGKILL;
+# unmount leftovers. 1 (and the test fails) when the daemon had died
+# already, needed SIGKILL, or did not exit 0.
+ibfs_stop() {
+	[[ -z ${IBFS_PID[$1]:-} ]] || log "stopping $1"
+	_ibfs_stop_begin "$1"
+	_ibfs_stop_end "$1"
+}
+
+# Stop nodes NAME... all at once: SIGTERM to each, then wait for each,
+# with ibfs_stop's checks. 1 when any failed them.
+ibfs_stop_all() {
+	local n bad=0
+	log "stopping $# nodes at once"
+	for n in "$@"; do
+		_ibfs_stop_begin "$n"
+	done
+	for n in "$@"; do
+		_ibfs_stop_end "$n" || bad=1
+	done
+	return "$bad"
 }
 
 # Kill node NAME's daemon on purpose with SIG (default KILL) and reap it:

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# `make bench-scale`: N daemons on the bed's one rxe device, each with its
+# own bootstrap port and mount, from one config of a few lines ([node
+# n[001-N]], hostlist ports), for each N in SCALE_N (default "16 64 256").
+# The scenario and its figures are scripts/lib/scale.sh's (the e2e test
+# t_39_scale.sh runs the same at 32 nodes):
+#   - the wall time to start all N (SCALE_PAR at a time) until every
+#     mount's .status reads, waiting for no peer;
+#   - the first message node 1 -> node N, from the last mount up, and
+#     N -> 1; then node 1 talks to SCALE_PAIRS (20) peers in all, and
+#     SCALE_PAIRS random pairs that had not talked (seeded: SCALE_SEED)
+#     talk, a message each way: their times (write start to message read
+#     on the other side) and how many pairs delivered both ways;
+#   - fds and RSS of node 1 before it talks to anyone and after its peers;
+#   - route resolutions (ah_resolutions summed over every root .status)
+#     beside N + the peers used (pairs counted once per daemon);
+#   - established TCP sockets in the VM, and bootstrap sessions among them;
+#   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, % of one.
+# Each N runs in a process of its own with its own WORK, so a failure at
+# one N leaves the others' figures. Prints a markdown table (a column per
+# N) and writes build/bench-scale.json (stats.py scale); the records land
+# in build/bench-scale/, and the daemons' logs of an N that failed in
+# build/bench-scale/logs/N/.
+#   scripts/bench/scale.sh                 on the host: boots the bed
+#   scripts/bench/scale.sh --in-bed        every N, in the bed
+#   scripts/bench/scale.sh --in-bed-one N  one N (its own process)
+# The guest gets BED_MEM (default 4G here: 256 daemons hold about 1 GB).
+set -euo pipefail
+
+SCALE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+STATS_PY=$SCALE_ROOT/scripts/bench/stats.py
+
+# Boot the bed, run every N inside, bring the JSON and records back.
+host_main() {
+	local ns=${SCALE_N:-16 64 256} n sum=0 log out rc=0
+	[[ -x $SCALE_ROOT/build/ibfs ]] || { echo "bench-scale: build/ibfs not built (make)" >&2; return 1; }
+	for n in $ns; do
+		if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 3)); then
+			echo "bench-scale: bad N '$n' (3 or more)" >&2
+			return 2
+		fi
+		sum=$((sum + n))
+	done
+	# The bed forwards only IBFS_* variables (see vm.sh).
+	export IBFS_SCALE_N=$ns IBFS_SCALE_SEED=${SCALE_SEED:-18}
+	export IBFS_SCALE_PAIRS=${SCALE_PAIRS:-20} IBFS_SCALE_IDLE_S=${SCALE_IDLE_S:-10}
+	export IBFS_SCALE_PAR=${SCALE_PAR:-8}
+	log=$(mktemp)
+	echo "bench-scale: N = $ns; host loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(pgrep -c qemu-system || true) VM(s) running"
+	BED_MEM=${BED_MEM:-4G} BED_TIMEOUT=${BED_TIMEOUT:-$((600 + 8 * sum))} \
+		"$SCALE_ROOT/scripts/bed/run.sh" scripts/bench/scale.sh --in-bed |
+		tee "$log" || rc=${PIPESTATUS[0]}
+	out=$(sed -n 's/^bench-out: //p' "$log" | tail -n 1)
+	rm -f "$log"
+	if [[ -n $out && -f $out/bench-scale.json ]]; then
+		cp "$out/bench-scale.json" "$SCALE_ROOT/build/bench-scale.json"
+		rm -rf "$SCALE_ROOT/build/bench-scale"
+		cp -r "$out/scale" "$SCALE_ROOT/build/bench-scale"
+		echo "bench-scale: wrote build/bench-scale.json; records in build/bench-scale/"
+	else
+		echo "bench-scale: no bench-scale.json came back from the bed" >&2
+		((rc)) || rc=1
+	fi
+	return "$rc"
+}
+
+# Every N in its own process, then the table and the JSON (in the bed).
+bed_main() {
+	local n work rc all=0 stats
+	BED_OUT=${BED_OUT:-$(mktemp -d)}
+	stats=$BED_OUT/scale
+	rm -rf "$stats"
+	mkdir -p "$stats"
+	{
+		echo "ibfs $(git -C "$SCALE_ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+		echo "date $(date -u +%FT%TZ)"
+		echo "kernel $(uname -r)"
+		echo "cpus $(nproc)"
+		echo "mem_kb $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"
+		echo "bed ${BED_MODE:-host}"
+		echo "device ${IBFS_DEV:-}"
+		echo "seed ${IBFS_SCALE_SEED:-18}"
+		echo "pairs ${IBFS_SCALE_PAIRS:-20}"
+		echo "idle_s ${IBFS_SCALE_IDLE_S:-10}"
+		echo "par ${IBFS_SCALE_PAR:-8}"
+	} >"$stats/env"
+	for n in ${IBFS_SCALE_N:-16 64 256}; do
+		work=$(mktemp -d "${TMPDIR:-/tmp}/scale-$n.XXXXXX")
+		rc=0
+		WORK=$work SCALE_REC=$stats/scale-$n.rec "$SCALE_ROOT/scripts/bench/scale.sh" \
+			--in-bed-one "$n" </dev/null || rc=$?
+		echo "rc $rc" >>"$stats/scale-$n.rec"
+		if ((rc != 0)); then
+			all=1
+			mkdir -p "$stats/logs/$n"
+			cp "$work"/*.log "$work/ibfs.conf" "$stats/logs/$n/" 2>/dev/null || true
+			echo "bench-scale: N = $n failed (exit $rc); logs in logs/$n/" >&2
+		fi
+		rm -rf "$work"
+	done
+	python3 "$STATS_PY" scale "$stats" "$BED_OUT/bench-scale.json" || all=1
+	echo "bench-out: ${BED_HOST_OUT:-$BED_OUT}"
+	return "$all"
+}
+
+# Append SCALE_FIG and SCALE_MSGS, what was measured so far, to SCALE_REC.
+# shellcheck disable=SC2317 # run from the EXIT trap
+scale_record() {
+	local k m
+	{
+		for k in "${!SCALE_FIG[@]}"; do
+			echo "fig $k ${SCALE_FIG[$k]}"
+		done
+		for m in "${SCALE_MSGS[@]}"; do
+			echo "msg $m"
+		done
+	} >>"$SCALE_REC"
+}
+
+# One N: the scenario, then the idle CPU (scripts/lib/ibfs.sh sourced).
+one_main() {
+	local n=$1
+	SCALE_SEED=${IBFS_SCALE_SEED:-18} SCALE_PAR=${IBFS_SCALE_PAR:-8}
+	SCALE_UP_TIMEOUT=$((120 + 2 * n))
+	need_cmd ss timeout getconf
+	: >"$SCALE_REC"
+	on_exit scale_record
+	log "N = $n: scenario"
+	scale_scenario "$n" "${IBFS_SCALE_PAIRS:-20}"
+	log "N = $n: idle for ${IBFS_SCALE_IDLE_S:-10} s"
+	sleep 1
+	SCALE_FIG[idle_cpu_pct]=$(scale_idle_cpu "${IBFS_SCALE_IDLE_S:-10}")
+	log "N = $n: idle CPU ${SCALE_FIG[idle_cpu_pct]} % of one CPU; stopping"
+}
+
+case ${1:-} in
+--in-bed-one)
+	# At the top level: its globals and EXIT trap must outlive one_main.
+	# shellcheck source=scripts/lib/ibfs.sh
+	source "$SCALE_ROOT/scripts/lib/ibfs.sh"
+	# shellcheck source=scripts/lib/scale.sh
+	source "$SCALE_ROOT/scripts/lib/scale.sh"
+	one_main "${2:?N}"
+	;;
+--in-bed) bed_main ;;
+*) host_main "$@" ;;
+esac

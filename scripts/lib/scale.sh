@@ -1,0 +1,324 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Many daemons on one rxe device, each with its own bootstrap port and
+# mount, described by one hostlist section: the scenario and the figures
+# of `make bench-scale` (scripts/bench/scale.sh) and of the e2e test
+# tests/e2e/t_39_scale.sh, in one place. Source after scripts/lib/ibfs.sh.
+#   scale_write_conf N        $WORK/ibfs.conf: [node n[001-N]], ports from
+#                             SCALE_BASE_PORT, depths SCALE_RECV/SEND_DEPTH;
+#                             SCALE_NAMES[1..N], SCALE_MNTS[1..N]
+#   scale_start N             start all N, SCALE_PAR at a time; wait until
+#                             every mount's .status reads (not for peers:
+#                             a first write meets its peer); on_exit stops
+#   scale_stop                stop them all at once (ibfs_stop's checks)
+#   scale_msg PHASE I J       one message I -> J on channel PHASE, read on J
+#   scale_scenario N K        start N; node 1 talks to K peers (node N
+#                             first), then K random pairs talk, each both
+#                             ways; the figures in SCALE_FIG, each message
+#                             in SCALE_MSGS ("PHASE I J MS OK REFUSED")
+#   scale_idle_cpu SECS       % of one CPU all daemons used over SECS
+#   scale_expect WHAT GOT OP WANT   log one check; SCALE_MISSED counts misses
+# Node I is SCALE_NAMES[I] (n001, ...), its daemon IBFS_PID[name].
+# shellcheck shell=bash
+
+SCALE_BASE_PORT=${SCALE_BASE_PORT:-18601}
+SCALE_RECV_DEPTH=${SCALE_RECV_DEPTH:-64}
+SCALE_SEND_DEPTH=${SCALE_SEND_DEPTH:-64}
+SCALE_PAR=${SCALE_PAR:-8}                    # daemons starting at once
+SCALE_UP_TIMEOUT=${SCALE_UP_TIMEOUT:-300}    # s for all mounts to be up
+SCALE_MSG_TIMEOUT=${SCALE_MSG_TIMEOUT:-30}   # s for one message
+SCALE_SEED=${SCALE_SEED:-18}                 # the random pairs' seed
+SCALE_N=0
+SCALE_NAMES=()
+SCALE_MNTS=()
+SCALE_MSGS=()
+SCALE_MISSED=0
+declare -A SCALE_FIG=()  # figure name -> value (see scale_scenario)
+declare -A SCALE_USED=() # "I:J" (I < J) -> 1 for every pair that talked
+SCALE_PICK=()            # what scale_pick_peers or scale_pick_pairs chose
+
+# Now in microseconds (no fork).
+scale_now_us() {
+	echo "${EPOCHREALTIME/./}"
+}
+
+# Write $WORK/ibfs.conf for N nodes n001.. in one section, and set
+# SCALE_N, SCALE_NAMES and SCALE_MNTS (index 1..N).
+scale_write_conf() {
+	local n=$1 i w=3 last
+	((n < 1000)) || w=${#n}
+	SCALE_N=$n SCALE_NAMES=('') SCALE_MNTS=('')
+	for ((i = 1; i <= n; i++)); do
+		SCALE_NAMES+=("$(printf 'n%0*d' "$w" "$i")")
+		SCALE_MNTS+=("$WORK/mnt/${SCALE_NAMES[i]}")
+	done
+	last=$((SCALE_BASE_PORT + n - 1))
+	# shellcheck disable=SC2153 # IBFS_IP is ibfs.sh's
+	{
+		ibfs_conf_global
+		echo "recv_depth = $SCALE_RECV_DEPTH"
+		echo "send_depth = $SCALE_SEND_DEPTH"
+		echo "[node n[${SCALE_NAMES[1]#n}-${SCALE_NAMES[n]#n}]]"
+		echo "addr = $IBFS_IP"
+		echo "bootstrap = $IBFS_IP:[$SCALE_BASE_PORT-$last]"
+	} >"$WORK/ibfs.conf"
+}
+
+# True when node I's mount answers: its .status reads.
+scale_mount_up() {
+	timeout 5 cat "${SCALE_MNTS[$1]}/.status" >/dev/null 2>&1
+}
+
+# Fail with node I's log tail: its daemon died or never mounted ($2).
+scale_fail_node() {
+	ibfs_dump_logs "${SCALE_NAMES[$1]}"
+	fail "node ${SCALE_NAMES[$1]} $2"
+}
+
+# Wait until fewer than $1 of SCALE_PENDING's nodes are not yet mounted,
+# dropping those that are; fail when one died or time ran out.
+scale_wait_pending() {
+	local max=$1 i left progress
+	while ((${#SCALE_PENDING[@]} >= max && ${#SCALE_PENDING[@]} > 0)); do
+		left=() progress=0
+		for i in "${SCALE_PENDING[@]}"; do
+			if scale_mount_up "$i"; then
+				progress=1
+				continue
+			fi
+			kill -0 "${IBFS_PID[${SCALE_NAMES[i]}]}" 2>/dev/null ||
+				scale_fail_node "$i" "exited before its mount was up"
+			left+=("$i")
+		done
+		SCALE_PENDING=("${left[@]}")
+		((SECONDS < SCALE_DEADLINE)) ||
+			scale_fail_node "${SCALE_PENDING[0]}" "not mounted within ${SCALE_UP_TIMEOUT}s"
+		((progress)) || sleep 0.1
+	done
+}
+
+# Start N daemons on one config, SCALE_PAR at a time, and wait until every
+# mount is up. SCALE_FIG[start_ms]: first start to last mount up;
+# SCALE_T_UP: when the last one was (µs).
+scale_start() {
+	local n=$1 i t0
+	need_bin
+	scale_write_conf "$n"
+	IBFS_NODES=("${SCALE_NAMES[@]:1}")
+	on_exit scale_stop
+	SCALE_PENDING=()
+	SCALE_DEADLINE=$((SECONDS + SCALE_UP_TIMEOUT))
+	log "starting $n daemons, $SCALE_PAR at a time (recv_depth $SCALE_RECV_DEPTH, send_depth $SCALE_SEND_DEPTH)"
+	t0=$(scale_now_us)
+	for ((i = 1; i <= n; i++)); do
+		_ibfs_launch "${SCALE_NAMES[i]}" 2>>"$WORK/scale-start.log"
+		SCALE_PENDING+=("$i")
+		scale_wait_pending "$SCALE_PAR"
+	done
+	scale_wait_pending 1
+	SCALE_T_UP=$(scale_now_us)
+	SCALE_FIG[start_ms]=$(((SCALE_T_UP - t0) / 1000))
+	log "all $n mounts up in ${SCALE_FIG[start_ms]} ms"
+}
+
+# Stop every daemon scale_start started, all at once.
+scale_stop() {
+	((${#IBFS_PID[@]})) || return 0
+	ibfs_stop_all "${IBFS_NODES[@]}"
+}
+
+# Send one message from node I to node J on channel PHASE and read it on
+# J (timeout-guarded cat of J's file for I, once it appears). A refused
+# write (ENOTCONN: the peer not met) is tried again every 0.2 s until
+# SCALE_MSG_TIMEOUT. Marks the pair used. Sets SCALE_MSG_MS (write start
+# to message read), SCALE_MSG_OK (1 when read intact), SCALE_MSG_END
+# (µs), and appends to SCALE_MSGS.
+scale_msg() {
+	local phase=$1 i=$2 j=$3 a b tok t0 end got sent=0 refused=0 err=$WORK/scale-msg.err
+	a=${SCALE_NAMES[i]} b=${SCALE_NAMES[j]}
+	tok="$phase $a>$b $RANDOM"
+	if ((i < j)); then SCALE_USED[$i:$j]=1; else SCALE_USED[$j:$i]=1; fi
+	t0=$(scale_now_us)
+	end=$((t0 + SCALE_MSG_TIMEOUT * 1000000))
+	while (($(scale_now_us) < end)); do
+		if (echo "$tok" >"${SCALE_MNTS[i]}/$b/$phase") 2>"$err"; then
+			sent=1
+			break
+		fi
+		refused=$((refused + 1))
+		log "$a -> $b: write refused: $(cat "$err")"
+		sleep 0.2
+	done
+	got=''
+	if ((sent)); then
+		# shellcheck disable=SC2016 # the inner bash expands it
+		got=$(timeout "$SCALE_MSG_TIMEOUT" bash -c \
+			'until [[ -e $1 ]]; do sleep 0.05; done; cat "$1"' _ \
+			"${SCALE_MNTS[j]}/$a/$phase" 2>"$err") ||
+			log "$a -> $b: not read within ${SCALE_MSG_TIMEOUT}s $(cat "$err")"
+	fi
+	SCALE_MSG_END=$(scale_now_us)
+	SCALE_MSG_MS=$(((SCALE_MSG_END - t0) / 1000))
+	SCALE_MSG_OK=0
+	[[ $got != "$tok" ]] || SCALE_MSG_OK=1
+	SCALE_MSGS+=("$phase $i $j $SCALE_MSG_MS $SCALE_MSG_OK $refused")
+}
+
+# Messages I -> J and J -> I on channel PHASE; 1 unless both arrived.
+scale_both_ways() {
+	local ok
+	scale_msg "$1" "$2" "$3"
+	ok=$SCALE_MSG_OK
+	scale_msg "$1" "$3" "$2"
+	((ok && SCALE_MSG_OK))
+}
+
+# Set SCALE_PICK to K peers of node 1 for it to talk to: node N, then
+# distinct random nodes, at most N - 1 in all; RANDOM seeded with $2. (In
+# this shell: a subshell would reseed RANDOM.)
+scale_pick_peers() {
+	local k=$1 n=$SCALE_N j
+	local -A taken=([$n]=1)
+	RANDOM=$2
+	((k < n)) || k=$((n - 1))
+	SCALE_PICK=("$n")
+	while ((${#taken[@]} < k)); do
+		j=$((2 + RANDOM % (n - 2)))
+		[[ -z ${taken[$j]:-} ]] || continue
+		taken[$j]=1
+		SCALE_PICK+=("$j")
+	done
+}
+
+# Set SCALE_PICK to K distinct random pairs "I J" (I < J) that have not
+# talked yet, RANDOM seeded with $2.
+scale_pick_pairs() {
+	local k=$1 n=$SCALE_N i j t tries=0
+	local -A taken=()
+	RANDOM=$2
+	SCALE_PICK=()
+	while ((${#SCALE_PICK[@]} < k && tries++ < 100000)); do
+		i=$((1 + RANDOM % n)) j=$((1 + RANDOM % n))
+		((i != j)) || continue
+		((i < j)) || { t=$i i=$j j=$t; }
+		[[ -z ${SCALE_USED[$i:$j]:-} && -z ${taken[$i:$j]:-} ]] || continue
+		taken[$i:$j]=1
+		SCALE_PICK+=("$i $j")
+	done
+}
+
+# Print the open fds and the RSS (kB) of node I's daemon: "FDS RSS".
+scale_fds_rss() {
+	local pid=${IBFS_PID[${SCALE_NAMES[$1]}]} fds
+	fds=("/proc/$pid/fd/"*)
+	echo "${#fds[@]} $(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")"
+}
+
+# Print "SUM READ": ah_resolutions summed over every daemon's root .status,
+# and how many .status files gave one.
+scale_resolutions() {
+	local i v sum=0 got=0
+	for ((i = 1; i <= SCALE_N; i++)); do
+		v=$(timeout 5 cat "${SCALE_MNTS[i]}/.status" 2>/dev/null |
+			sed -n 's/^ah_resolutions=//p')
+		[[ -n $v ]] || continue
+		sum=$((sum + v)) got=$((got + 1))
+	done
+	echo "$sum $got"
+}
+
+# Print "SOCKETS SESSIONS": established TCP sockets in this machine, and
+# those whose local port is one of the N bootstrap ports (the accepting
+# end of a bootstrap session: one per session, as the dialing end has an
+# ephemeral port).
+scale_tcp() {
+	ss -Htn state established |
+		awk -v lo="$SCALE_BASE_PORT" -v hi=$((SCALE_BASE_PORT + SCALE_N - 1)) '
+		{ n++; p = $(NF - 1); sub(/.*:/, "", p); p += 0
+		  if (p >= lo && p <= hi) s++ }
+		END { print n + 0, s + 0 }'
+}
+
+# Print the clock ticks (utime + stime) all running daemons used so far.
+scale_cpu_ticks() {
+	local name line sum=0
+	local -a f
+	for name in "${IBFS_NODES[@]}"; do
+		[[ -n ${IBFS_PID[$name]:-} ]] || continue
+		read -r line <"/proc/${IBFS_PID[$name]}/stat" || continue
+		read -r -a f <<<"${line##*) }"
+		sum=$((sum + f[11] + f[12]))
+	done
+	echo "$sum"
+}
+
+# Print the % of one CPU that all daemons used together over SECS idle s.
+scale_idle_cpu() {
+	local secs=$1 c0 c1 hz
+	hz=$(getconf CLK_TCK)
+	c0=$(scale_cpu_ticks)
+	sleep "$secs"
+	c1=$(scale_cpu_ticks)
+	awk -v t=$((c1 - c0)) -v hz="$hz" -v s="$secs" 'BEGIN { printf "%.2f\n", 100 * t / hz / s }'
+}
+
+# The scenario: start N daemons; fds/RSS of node 1; node 1 and node N
+# talk (the first message timed from the last mount up); node 1 talks to
+# K peers in all; fds/RSS again; K random pairs that have not talked yet
+# talk; then route resolutions and TCP sessions. Every talk is a message
+# each way. Figures in SCALE_FIG (see scale.sh's users for the names).
+scale_scenario() {
+	local n=$1 k=$2 j fr pair ok=0 res
+	local -a peers pairs
+	scale_start "$n"
+	fr=$(scale_fds_rss 1)
+	SCALE_FIG[fds_before]=${fr% *} SCALE_FIG[rss_before_kb]=${fr#* }
+	scale_msg first 1 "$n"
+	SCALE_FIG[first_1N_ms]=$(((SCALE_MSG_END - SCALE_T_UP) / 1000))
+	SCALE_FIG[first_1N_ok]=$SCALE_MSG_OK
+	scale_msg first "$n" 1
+	SCALE_FIG[first_N1_ms]=$SCALE_MSG_MS SCALE_FIG[first_N1_ok]=$SCALE_MSG_OK
+	scale_pick_peers "$k" "$SCALE_SEED"
+	peers=("${SCALE_PICK[@]}")
+	for j in "${peers[@]:1}"; do
+		scale_both_ways peer 1 "$j" || true
+	done
+	SCALE_FIG[node1_peers]=${#peers[@]} SCALE_FIG[peer_list]="${peers[*]}"
+	SCALE_FIG[peer_seed]=$SCALE_SEED SCALE_FIG[pair_seed]=$((SCALE_SEED + 1))
+	fr=$(scale_fds_rss 1)
+	SCALE_FIG[fds_after]=${fr% *} SCALE_FIG[rss_after_kb]=${fr#* }
+	scale_pick_pairs "$k" "$((SCALE_SEED + 1))"
+	pairs=("${SCALE_PICK[@]}")
+	for pair in "${pairs[@]}"; do
+		# shellcheck disable=SC2086 # "I J"
+		! scale_both_ways pair $pair || ok=$((ok + 1))
+	done
+	SCALE_FIG[pairs]=${#pairs[@]} SCALE_FIG[pairs_ok]=$ok
+	SCALE_FIG[pair_list]="${pairs[*]}"
+	res=$(scale_resolutions)
+	SCALE_FIG[resolutions]=${res% *} SCALE_FIG[status_read]=${res#* }
+	SCALE_FIG[pairs_used]=${#SCALE_USED[@]}
+	SCALE_FIG[peers_used]=$((2 * ${#SCALE_USED[@]}))
+	SCALE_FIG[resolutions_want]=$((n + 2 * ${#SCALE_USED[@]}))
+	res=$(scale_tcp)
+	SCALE_FIG[tcp_sockets]=${res% *} SCALE_FIG[tcp_sessions]=${res#* }
+	SCALE_FIG[refused]=$(printf '%s\n' "${SCALE_MSGS[@]}" | awk '{ s += $6 } END { print s + 0 }')
+	SCALE_FIG[msgs_ok]=$(printf '%s\n' "${SCALE_MSGS[@]}" | awk '{ s += $5 } END { print s + 0 }')
+	SCALE_FIG[msgs]=${#SCALE_MSGS[@]}
+}
+
+# Log check WHAT: GOT OP WANT (OP one of == <= >=); count a miss.
+scale_expect() {
+	local what=$1 got=$2 op=$3 want=$4 ok=0
+	case $op in
+	==) ((got == want)) && ok=1 ;;
+	'<=') ((got <= want)) && ok=1 ;;
+	'>=') ((got >= want)) && ok=1 ;;
+	*) fail "scale_expect: unknown op $op" ;;
+	esac
+	if ((ok)); then
+		log "ok: $what: $got $op $want"
+	else
+		log "MISSED: $what: $got, want $op $want"
+		SCALE_MISSED=$((SCALE_MISSED + 1))
+	fi
+}
