@@ -12,6 +12,11 @@ source "$(dirname "$0")/pairlib.sh"
 pair_start
 M=$(ibfs_mnt "$SELF")
 
+# The first write meets the peer (it may not be running yet: it waits).
+echo "hello from $SELF" >"$M/$PEER/chat" || fail "write to $PEER"
+wait_file "$M/$PEER/chat"
+assert_eq "hello from $PEER" "$(cat "$M/$PEER/chat")" "message from $PEER"
+
 # Each node sees the other's GID, not its own.
 mine=$(status_of "$M" gid)
 theirs=$(peer_status "$M" "$PEER" gid)
@@ -19,10 +24,6 @@ pair_put gid "$mine"
 assert_eq "$(pair_get gid)" "$theirs" "peer GID in .status"
 [[ $mine != "$theirs" ]] || fail "both VMs have GID $mine"
 log "GID here $mine, $PEER's $theirs"
-
-echo "hello from $SELF" >"$M/$PEER/chat" || fail "write to $PEER"
-wait_file "$M/$PEER/chat"
-assert_eq "hello from $PEER" "$(cat "$M/$PEER/chat")" "message from $PEER"
 
 # 1 MiB, one message, alpha -> beta.
 if [[ $SELF == alpha ]]; then
