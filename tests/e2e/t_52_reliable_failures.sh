@@ -95,16 +95,22 @@ mkdir -p "$B"
 echo "=== start $(date +%T.%3N)" >>"$WORK/beta.log"
 "$IBFS_BIN" -c "$WORK/beta.conf" -n beta -f "$B" </dev/null >>"$WORK/beta.log" 2>&1 &
 IBFS_PID[beta]=$!
+ibfs_wait_up alpha
+ibfs_wait_up beta
+# each write meets the other (refused) and fails after peer_timeout
+errno_of bash -c "echo x >'$A/beta/m'" >"$WORK/a-b.err" &
+ab=$!
+errno_of bash -c "echo x >'$B/alpha/m'" >"$WORK/b-a.err" &
+wait "$ab" $!
+assert_match 'Transport endpoint is not connected' "$(cat "$WORK/a-b.err")" \
+	"reliable write to a mismatched peer"
+assert_match 'Transport endpoint is not connected' "$(cat "$WORK/b-a.err")" \
+	"datagram write to a mismatched peer"
 wait_for "grep -q 'bootstrap: beta: announces delivery datagram, the config says reliable' '$WORK/alpha.log'" 30 ||
 	fail "alpha did not say why it refused beta"
 wait_for "grep -q 'bootstrap: alpha: announces delivery reliable, the config says datagram' '$WORK/beta.log'" 30 ||
 	fail "beta did not say why it refused alpha"
 log "alpha: $(grep -m1 'announces delivery' "$WORK/alpha.log")"
 log "beta: $(grep -m1 'announces delivery' "$WORK/beta.log")"
-sleep 3 # stays refused over bootstrap's retries
 assert_eq down "$(peer_status "$A" beta state)" "beta at alpha"
 assert_eq down "$(peer_status "$B" alpha state)" "alpha at beta"
-assert_match 'Transport endpoint is not connected' \
-	"$(errno_of bash -c "echo x >'$A/beta/m'")" "reliable write to a mismatched peer"
-assert_match 'Transport endpoint is not connected' \
-	"$(errno_of bash -c "echo x >'$B/alpha/m'")" "datagram write to a mismatched peer"
