@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bootstrap: nodes tell each other their QPN, qkey, LID, GID and MTU over
- * TCP.  Each daemon listens on its own endpoint and connects to every other
- * node, retrying with backoff, so nodes start in any order.  The outgoing
- * session to a peer is its liveness: while it stands the peer is up; when
- * it drops the peer is marked down, and when a new hello arrives (a restart,
- * a new QPN) its address is resolved again.
+ * TCP.  Each daemon listens on its own endpoint and meets its peers on
+ * demand: it dials one when a send first wants it (tp_set_need), retrying
+ * with backoff and jitter while the send waits, so nodes start in any
+ * order; a peer that dials us is met by its session.  A session is its
+ * peer's liveness: while one stands the peer is up; when the last drops
+ * the peer is down, or idle after idle_timeout without traffic (a BYE),
+ * and when a new hello arrives (a restart, a new QPN) its address is
+ * resolved again.
+ *
+ * Threads: bootstrap_open and bootstrap_close on main; everything else
+ * on the bootstrap thread, but for the need hook, which a sender's thread
+ * calls (it only queues).
  *
  * With a shared secret ([global] secret / secret_file) every session is
  * authenticated by challenge and response (HMAC-SHA256, OpenSSL) before
@@ -71,7 +78,7 @@ int bootstrap_proof_check(const void *secret, size_t secret_len,
 
 struct bootstrap;
 
-/* Listen, connect to every other node, and bring the local peer up. */
+/* Listen and bring the local peer up; peers are met on demand. */
 int bootstrap_open(struct bootstrap **out, const struct config *cfg,
 		   struct peer *peers, struct tp *tp, struct route *rt);
 void bootstrap_close(struct bootstrap *b);

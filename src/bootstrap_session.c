@@ -12,7 +12,7 @@
  * datagram after "up" is never dropped as from an unknown source.  A peer
  * is up while at least one of its sessions (either direction) is; a hello
  * with a new QPN (the peer restarted) is resolved again and installed.
- * Session bytes after the handshake are ignored (room for keepalives).
+ * Session bytes after the handshake are ignored but for a BYE (below).
  *
  * With a shared secret K both hellos carry HELLO_F_AUTH and a fresh random
  * 16-byte nonce (nD, nL), and the handshake grows to five steps:
@@ -41,9 +41,12 @@
  * source filter admits nobody else.
  *
  * Sessions never block: every step reads or writes what the socket takes
- * and returns to the poll loop (bootstrap.c), which calls bs_session_event
+ * and returns to the epoll loop (bootstrap.c), which calls bs_session_event
  * again when there is more.  A session that fails is closed, and an
- * outgoing one dialled again with backoff (bs_session_retry).
+ * outgoing one dialled again with backoff and jitter while a send still
+ * waits for its peer (bs_session_retry).  After the handshake the only
+ * bytes are a BYE: the other side is closing for want of traffic, and
+ * the peer goes idle rather than down.
  */
 #include <errno.h>
 #include <poll.h>
