@@ -22,7 +22,8 @@ IBFS_NODES=(beta) # alpha is started as a user would, gamma never
 ibfs_write_conf alpha beta gamma
 printf '[node delta]\naddr = delta.invalid\nbootstrap = delta.invalid:%s\n' \
 	$((IBFS_BASE_PORT + 3)) >>"$WORK/ibfs.conf"
-A=$(ibfs_mnt alpha)
+A=$WORK/cold-alpha # alpha's own mount point, not the library's (its
+# at-exit unmount must not touch the alpha that part 5 starts)
 B=$(ibfs_mnt beta)
 PA=$IBFS_BASE_PORT PB=$((IBFS_BASE_PORT + 1)) PC=$((IBFS_BASE_PORT + 2))
 
@@ -96,6 +97,7 @@ wait_for "! kill -0 $apid 2>/dev/null" 20 || fail "alpha did not exit on unmount
 IBFS_CONF_EXTRA="idle_timeout = 3s
 delivery = reliable"
 ibfs_start_nodes alpha beta
+A=$(ibfs_mnt alpha)
 echo r1 >"$A/beta/rel" || fail "reliable write from a cold start"
 assert_eq r1 "$(timeout 10 cat "$B/alpha/rel")" "reliable alpha -> beta"
 wait_for "grep -qx state=idle '$A/beta/.status' && grep -qx state=idle '$B/alpha/.status'" 30 ||
