@@ -132,6 +132,7 @@ struct fs_meet {
 	struct fs_node *node;
 	char chan[CONFIG_NAME_MAX];
 	uint64_t deadline; /* monotonic ms: then ENOTCONN or EHOSTUNREACH */
+	int interrupted;   /* a signal: the reaper answers EINTR */
 	size_t len;
 	char buf[];
 };
@@ -383,14 +384,15 @@ void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
 		  const char *name, const char *buf, size_t size, int nonblock);
 
 /*
- * Unlink the meets due by now onto out (under fs->lock); the earliest
- * deadline still ahead, or next when that is earlier (0: none).
+ * Unlink the meets due by now (or interrupted) onto out (under
+ * fs->lock); the earliest deadline still ahead, or next when that is
+ * earlier (0: none).
  */
 uint64_t fs_meet_due(struct fs *fs, uint64_t now, struct fs_meetq *out,
 		     uint64_t next);
 
-/* Answer every meet of q with its peer's error, or err when nonzero; no
- * lock held. */
+/* Answer every meet of q: EINTR when interrupted, else err when nonzero,
+ * else its peer's error; no lock held. */
 void fs_meet_fail_all(struct fs *fs, struct fs_meetq *q, int err);
 
 /* ---- fs_status.c: the .status files ---- */

@@ -5,8 +5,10 @@
  * it.  Its writer is parked here, holding no FUSE thread, with a copy of
  * its message, until the peer is up (fs_peer_up, on the bootstrap thread,
  * sends it) or peer_timeout passes (the reaper answers ENOTCONN, or
- * EHOSTUNREACH when the peer's address or route would not resolve).  So
- * `ibfs ... && echo hi > MNT/beta/chat` works from a cold start.
+ * EHOSTUNREACH when the peer's address or route would not resolve); a
+ * signal ends the wait with EINTR, nothing sent.  So
+ * `ibfs ... && echo hi > MNT/beta/chat` works from a cold start, and
+ * Ctrl-C on one that waits for a dead peer returns at once.
  *
  * Locks: the meets list and every node's nmeets are under fs->lock; a
  * peer's up flag and last error are read under its own lock, inside
@@ -65,6 +67,26 @@ static void fs_meet_send(struct fs *fs, struct fs_meet *m)
 	pthread_mutex_unlock(&fs->lock);
 }
 
+/*
+ * The interrupt callback: only mark the meet and wake the reaper, which
+ * owns the EINTR reply (as fs_park_interrupt does for reads).  A meet
+ * already sent or answered is simply not found.
+ */
+static void fs_meet_interrupt(fuse_req_t req, void *data)
+{
+	struct fs *fs = data;
+	struct fs_meet *m;
+
+	pthread_mutex_lock(&fs->lock);
+	TAILQ_FOREACH (m, &fs->meets, link)
+		if (m->req == req) {
+			m->interrupted = 1;
+			pthread_cond_signal(&fs->reaper_cond);
+			break;
+		}
+	pthread_mutex_unlock(&fs->lock);
+}
+
 /* Park a write until its peer is met (see the top of this file). */
 void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
 		  const char *name, const char *buf, size_t size, int nonblock)
@@ -85,12 +107,16 @@ void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
 	m->node = node;
 	snprintf(m->chan, sizeof(m->chan), "%s", name);
 	m->deadline = util_now_ms() + (uint64_t)fs->cfg->peer_timeout_ms;
+	m->interrupted = 0;
 	m->len = size;
 	memcpy(m->buf, buf, size);
+	/* Registered before the meet is visible, never under fs->lock: for
+	 * a request interrupted already it runs at once. */
+	fuse_req_interrupt_func(req, fs_meet_interrupt, fs);
 	pthread_mutex_lock(&fs->lock);
-	if (fs->stopping) {
+	if (fs->stopping || fuse_req_interrupted(req)) {
 		pthread_mutex_unlock(&fs->lock);
-		fuse_reply_err(req, ENOTCONN);
+		fuse_reply_err(req, fs->stopping ? ENOTCONN : EINTR);
 		free(m);
 		return;
 	}
@@ -133,7 +159,7 @@ uint64_t fs_meet_due(struct fs *fs, uint64_t now, struct fs_meetq *out,
 
 	for (m = TAILQ_FIRST(&fs->meets); m; m = tmp) {
 		tmp = TAILQ_NEXT(m, link);
-		if (m->deadline <= now) {
+		if (m->interrupted || m->deadline <= now) {
 			fs_meet_unlink(fs, m);
 			TAILQ_INSERT_TAIL(out, m, link);
 		} else if (!next || m->deadline < next) {
@@ -155,15 +181,16 @@ static int fs_meet_errno(struct peer *p)
 	return err;
 }
 
-/* Answer and free every meet of q (no lock held). */
+/* Answer and free every meet of q (no lock held): EINTR for a signal. */
 void fs_meet_fail_all(struct fs *fs, struct fs_meetq *q, int err)
 {
 	struct fs_meet *m;
+	int e;
 
 	while ((m = TAILQ_FIRST(q))) {
 		TAILQ_REMOVE(q, m, link);
-		fuse_reply_err(m->req,
-			       err ? err : fs_meet_errno(m->node->peer));
+		e = err ? err : fs_meet_errno(m->node->peer);
+		fuse_reply_err(m->req, m->interrupted ? EINTR : e);
 		free(m);
 	}
 }

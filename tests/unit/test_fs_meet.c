@@ -9,7 +9,9 @@
  * peer is (at once in datagram mode, by its ack when reliable); another
  * peer's coming up sends none of them.  One not sent within peer_timeout
  * fails with ENOTCONN, or EHOSTUNREACH when the peer's address would not
- * resolve; O_NONBLOCK is EAGAIN at once; unmount answers ENOTCONN.  After
+ * resolve; a signal ends the wait with EINTR (from the reaper), nothing
+ * sent then or later; O_NONBLOCK is EAGAIN at once; unmount answers
+ * ENOTCONN.  After
  * every test each request has had exactly one reply.
  */
 #include "fs_harness.h"
@@ -120,6 +122,25 @@ static void test_meet_unresolvable(void **state)
 	release(&fi);
 }
 
+/* A signal: EINTR, and the peer coming up later sends nothing. */
+static void test_meet_interrupt(void **state)
+{
+	struct fuse_file_info fi;
+	fuse_req_t r;
+
+	t.peers[ALPHA].up = 0;
+	open_chan("chat", O_WRONLY, &fi);
+	r = write_fi(&fi, "x");
+	assert_parked(r);
+	fake_interrupt(r);
+	wait_reply(r);
+	assert_err(r, EINTR);
+	assert_int_equal(alpha_status("meeting_writes"), 0);
+	alpha_up();
+	assert_int_equal(t.tp.nsent, 0);
+	release(&fi);
+}
+
 /* O_NONBLOCK: EAGAIN at once, nothing parked. */
 static void test_meet_nonblock(void **state)
 {
@@ -174,8 +195,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_meet_parks_then_sends), T(test_meet_order_and_peer),
 		T(test_meet_timeout),	       T(test_meet_unresolvable),
-		T(test_meet_nonblock),	       T(test_meet_reliable),
-		T(test_meet_unmount),
+		T(test_meet_interrupt),	       T(test_meet_nonblock),
+		T(test_meet_reliable),	       T(test_meet_unmount),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
