@@ -17,7 +17,8 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
 need_bin
 need_cmd ss pgrep fusermount3
-IBFS_CONF_EXTRA="idle_timeout = 3s"
+IBFS_CONF_EXTRA="idle_timeout = 3s
+peer_timeout = 5s"
 IBFS_NODES=(beta) # alpha is started as a user would, gamma never
 ibfs_write_conf alpha beta gamma
 printf '[node delta]\naddr = delta.invalid\nbootstrap = delta.invalid:%s\n' \
@@ -68,7 +69,7 @@ assert_eq 2 "$(status_of "$A" ah_resolutions)" "resolutions after meeting again 
 log "idle after 3 s; met again with the cached address handle"
 
 # (3) A peer that is not running: parked, then ENOTCONN after
-# peer_timeout (10 s); the mount answers meanwhile.
+# peer_timeout (5 s); the mount answers meanwhile.
 bash -c "echo x >'$A/gamma/chat'" 2>"$WORK/gamma.err" &
 w=$!
 wait_parked "$A" gamma 1 meeting_writes

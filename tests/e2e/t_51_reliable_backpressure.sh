@@ -90,6 +90,14 @@ wait_for "grep -qx state=down '$B/alpha/.status'" 30 || fail "beta did not see a
 fusermount3 -u "$A" 2>/dev/null || umount -l "$A"
 ibfs_start alpha
 ibfs_wait_up beta
+# The restarted sender meets beta first, as it did when every daemon
+# dialled every other at start: beta forgets the dead incarnation's
+# stream, and with it the message it held back (the queue was full, so
+# it could not have gone in yet). Drained first instead, the queue would
+# take the held message (it arrived whole), and the new 1 MiB write below
+# would wait for a reader.
+echo ping >"$A/beta/ping" || fail "the restarted sender meets beta"
+assert_eq ping "$(timeout 10 cat "$B/alpha/ping")" "restarted alpha -> beta"
 cat "$B/alpha/big" >"$WORK/got"
 size=$(stat -c %s "$WORK/got")
 ((size % 1048576 == 0)) || fail "partial message delivered: $size bytes"
