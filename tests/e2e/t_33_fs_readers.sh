@@ -3,7 +3,7 @@
 # Waiting readers, each proven parked (MNT/NODE/.status parked_reads)
 # before the test acts: `cat` waits for the first message; `rm` of the
 # channel ends a parked read with end of file; a signal ends one with
-# EINTR and the next message is not lost; 200 readers parked on 200
+# EINTR and the next message is not lost; 100 readers parked on 100
 # channels hold no FUSE threads, traffic flows meanwhile, and each gets
 # its own message.
 # timeout: 300
@@ -71,33 +71,33 @@ assert_eq "EINTR|after" "$(cat "$WORK/intr.out")" "a signal, then the next messa
 assert_eq 0 "$(stat -c %s "$B/alpha/wait")" "bytes left queued"
 log "a signal: EINTR, and the next message is not lost"
 
-# 200 parked readers hold no thread: the daemon's threads with all of
+# 100 parked readers hold no thread: the daemon's threads with all of
 # them parked are no more than with none, give or take FUSE's idle
 # workers (at most 10 kept).
 bpid=${IBFS_PID[beta]}
 threads0=$(ls "/proc/$bpid/task" | wc -l)
-for i in $(seq 200); do touch "$B/alpha/w$i"; done
+for i in $(seq 100); do touch "$B/alpha/w$i"; done
 pids=()
-for i in $(seq 200); do
+for i in $(seq 100); do
 	timeout 120 cat "$B/alpha/w$i" >"$WORK/r$i" &
 	pids+=($!)
 done
-wait_parked "$B" alpha 200
+wait_parked "$B" alpha 100
 threads=$(ls "/proc/$bpid/task" | wc -l)
-log "beta's threads: $threads0 with no reader parked, $threads with 200"
+log "beta's threads: $threads0 with no reader parked, $threads with 100"
 ((threads <= threads0 + 10)) ||
-	fail "beta has $threads threads with 200 readers parked ($threads0 before)"
+	fail "beta has $threads threads with 100 readers parked ($threads0 before)"
 t0=$(date +%s%N)
 for i in $(seq 50); do
 	echo "ping $i" >"$A/beta/busy"
 done
 wait_size "$B/alpha/busy" $((50 * 7 + 41)) 60
-log "50 messages with 200 readers parked: $((($(date +%s%N) - t0) / 1000000)) ms"
-assert_eq 200 "$(peer_status "$B" alpha parked_reads)" "still parked"
-for i in $(seq 200); do echo "to $i" >"$A/beta/w$i"; done
-for i in $(seq 200); do
+log "50 messages with 100 readers parked: $((($(date +%s%N) - t0) / 1000000)) ms"
+assert_eq 100 "$(peer_status "$B" alpha parked_reads)" "still parked"
+for i in $(seq 100); do echo "to $i" >"$A/beta/w$i"; done
+for i in $(seq 100); do
 	wait "${pids[i - 1]}" || fail "reader $i failed"
 	assert_eq "to $i" "$(cat "$WORK/r$i")" "reader $i"
 done
 assert_eq 0 "$(peer_status "$B" alpha parked_reads)" "parked at the end"
-log "200 waiting readers all served"
+log "100 waiting readers all served"
