@@ -85,6 +85,13 @@ const char *util_name_problem(const char *name);
 /* The length of a valid name, or 0 when the name is not one. */
 size_t util_name_len(const char *name);
 
+/*
+ * 32 random bits (getrandom, never blocking); when the pool cannot give
+ * them, the clock mixed with salt, so that values taken together still
+ * differ.  For session numbers, message ids and jitter seeds: not keys.
+ */
+uint32_t util_random32(uint32_t salt);
+
 #define UTIL_FNV1A_INIT 0x811c9dc5u
 
 /* 32-bit FNV-1a of len bytes, continuing from h (UTIL_FNV1A_INIT). */

@@ -33,7 +33,6 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "bootstrap.h"
@@ -536,8 +535,7 @@ static int bs_new(struct bootstrap **out, const struct config *cfg,
 	b->max_in = 4 * cfg->nnodes + 16;
 	b->tokens = BS_DIAL_BURST;
 	b->tokens_ms = util_now_ms();
-	if (getrandom(&b->seed, sizeof(b->seed), GRND_NONBLOCK) < 0)
-		b->seed = (unsigned)b->tokens_ms ^ (unsigned)getpid();
+	b->seed = util_random32((uint32_t)getpid());
 	*out = b;
 	b->bp = calloc(cfg->nnodes, sizeof(*b->bp));
 	b->needq = calloc(cfg->nnodes, sizeof(*b->needq));

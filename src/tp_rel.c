@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/random.h>
 
 #include "log.h"
 #include "tp_int.h"
@@ -71,16 +70,13 @@ int tp_rel_attach(struct tp *tp, struct peer *p)
 {
 	struct tp_relset *rs = &tp->rel;
 	struct tp_rel *r;
-	uint32_t sess;
 
 	if (!tp_peer_reliable(tp, p) || rs->peer[p->idx])
 		return 0;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	if (getrandom(&sess, sizeof(sess), GRND_NONBLOCK) != sizeof(sess))
-		sess = (uint32_t)util_now_ms() * 2654435761u + p->idx;
-	rel_tx_init(&r->tx, sess, REL_WINDOW_DEFAULT,
+	rel_tx_init(&r->tx, util_random32((uint32_t)p->idx), REL_WINDOW_DEFAULT,
 		    (uint32_t)tp->cfg->peer_timeout_ms);
 	rel_rx_init(&r->rx, REL_WINDOW_DEFAULT);
 	pthread_mutex_lock(&rs->lock);

@@ -19,7 +19,6 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/timerfd.h>
 
 #include "log.h"
@@ -247,7 +246,6 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 			 const struct tp_ops *ops, void *arg)
 {
 	struct tp *tp = calloc(1, sizeof(*tp));
-	unsigned r;
 	int i;
 
 	if (!tp)
@@ -267,9 +265,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 		return NULL;
 	}
 	for (i = 0; i < tp->npeers; i++) {
-		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-			r = (unsigned)util_now_ms() * 2654435761u + i;
-		atomic_init(&tp->msg_ids[i], r);
+		atomic_init(&tp->msg_ids[i], util_random32((uint32_t)i));
 	}
 	return tp;
 }

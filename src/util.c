@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The shared rules of util.h that are not inline. */
 #include <stdio.h>
+#include <sys/random.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
@@ -50,4 +51,14 @@ size_t util_name_len(const char *name)
 	if (!n || n > UTIL_NAME_MAX || memchr(name, '/', n))
 		return 0;
 	return n;
+}
+
+/* Random, or the clock and salt when the pool will not say (see util.h). */
+uint32_t util_random32(uint32_t salt)
+{
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == sizeof(r))
+		return r;
+	return (uint32_t)util_now_ms() * 2654435761u + salt;
 }
