@@ -281,7 +281,7 @@ void tp_up_count_expired(void *arg, int peer);
 
 /* tp_rel.c */
 int tp_rel_open(struct tp *tp);
-int tp_rel_attach(struct tp *tp, struct peer *p);
+void tp_rel_attach(struct tp *tp, struct peer *p);
 void tp_rel_close(struct tp *tp);
 void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 		 const uint8_t *dg, size_t dlen, uint64_t now);

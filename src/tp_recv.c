@@ -138,6 +138,13 @@ static void tp_recv_sgid(const void *grhbuf, union ibv_gid *sgid)
 	*sgid = grh->sgid;
 }
 
+/* Put peer idx on qpn's chain (under rx.srclock, written). */
+static void tp_recv_chain(struct tp_rx *rx, int idx, uint32_t qpn)
+{
+	rx->qnext[idx] = rx->qhead[qpn & rx->qmask];
+	rx->qhead[qpn & rx->qmask] = idx;
+}
+
 /* Take peer idx off qpn's chain (under rx.srclock, written). */
 static void tp_recv_unchain(struct tp_rx *rx, int idx, uint32_t qpn)
 {
@@ -293,8 +300,7 @@ void tp_recv_src_set(struct tp *tp, struct peer *p,
 	if (!s->valid || s->qpn != addr->qpn) {
 		if (s->valid)
 			tp_recv_unchain(&tp->rx, p->idx, s->qpn);
-		tp->rx.qnext[p->idx] = tp->rx.qhead[addr->qpn & tp->rx.qmask];
-		tp->rx.qhead[addr->qpn & tp->rx.qmask] = p->idx;
+		tp_recv_chain(&tp->rx, p->idx, addr->qpn);
 	}
 	s->valid = 1;
 	s->linger_until = 0;

@@ -64,18 +64,22 @@ int tp_rel_open(struct tp *tp)
  * p (delivery = reliable) is being met: give it its streams, from a
  * random session number, unless it has them.  Bootstrap thread, before
  * p's datagrams are accepted (tp_peer_expect, tp_peer_up) and sends to
- * it can succeed, so every other user finds them made.  0 or -ENOMEM.
+ * it can succeed, so every other user finds them made.  Without memory
+ * that is logged, and sends to p fail ENOTCONN.
  */
-int tp_rel_attach(struct tp *tp, struct peer *p)
+void tp_rel_attach(struct tp *tp, struct peer *p)
 {
 	struct tp_relset *rs = &tp->rel;
 	struct tp_rel *r;
 
 	if (!tp_peer_reliable(tp, p) || rs->peer[p->idx])
-		return 0;
+		return;
 	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
+	if (!r) {
+		log_warnx("%s: no memory for %s's streams", __func__,
+			  p->conf->name);
+		return;
+	}
 	rel_tx_init(&r->tx, util_random32((uint32_t)p->idx), REL_WINDOW_DEFAULT,
 		    (uint32_t)tp->cfg->peer_timeout_ms);
 	rel_rx_init(&r->rx, REL_WINDOW_DEFAULT);
@@ -83,7 +87,6 @@ int tp_rel_attach(struct tp *tp, struct peer *p)
 	rs->peer[p->idx] = r;
 	rs->active[rs->nactive++] = p->idx;
 	pthread_mutex_unlock(&rs->lock);
-	return 0;
 }
 
 /* Forget the held message and the one arriving (their stream is gone). */

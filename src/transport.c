@@ -381,9 +381,7 @@ struct peer_counters *tp_totals(struct tp *tp)
 /* Accept p's datagrams before it is up (handshake, first half). */
 void tp_peer_expect(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 {
-	if (tp_rel_attach(tp, p))
-		log_warnx("%s: no memory for %s's streams", __func__,
-			  p->conf->name);
+	tp_rel_attach(tp, p);
 	tp_recv_src_set(tp, p, addr);
 }
 
@@ -433,9 +431,7 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	/* A new incarnation: what was pending for the old one fails. */
 	if (changed)
 		tp_rel_reset(tp, p, -ENOTCONN, 0);
-	if (tp_rel_attach(tp, p)) /* its sends will fail ENOTCONN */
-		log_warnx("%s: no memory for %s's streams", __func__,
-			  p->conf->name);
+	tp_rel_attach(tp, p);
 	tp_recv_src_set(tp, p, addr);
 	pthread_mutex_lock(&tp->ring.lock);
 	pthread_mutex_lock(&p->lock);
