@@ -48,23 +48,34 @@ static void fs_meet_unlink(struct fs *fs, struct fs_meet *m)
 	m->node->nmeets--;
 }
 
+/* Why m may not wait (under fs->lock): ENOTCONN when the daemon stops,
+ * EINTR for a signal, else 0. */
+static int fs_meet_refused(struct fs *fs, struct fs_meet *m)
+{
+	if (fs->stopping)
+		return ENOTCONN;
+	return fuse_req_interrupted(m->req) ? EINTR : 0;
+}
+
 /* Send m now; parked again (same deadline) if its peer went meanwhile. */
 static void fs_meet_send(struct fs *fs, struct fs_meet *m)
 {
+	int err;
+
 	if (fs_chan_send(fs, m->req, m->node, m->chan, m->buf, m->len, 0) !=
 	    -ENOTCONN) {
 		free(m);
 		return;
 	}
 	pthread_mutex_lock(&fs->lock);
-	if (fs->stopping) {
-		pthread_mutex_unlock(&fs->lock);
-		fuse_reply_err(m->req, ENOTCONN);
-		free(m);
-		return;
-	}
-	fs_meet_link(fs, m);
+	err = fs_meet_refused(fs, m);
+	if (!err)
+		fs_meet_link(fs, m);
 	pthread_mutex_unlock(&fs->lock);
+	if (err) {
+		fuse_reply_err(m->req, err);
+		free(m);
+	}
 }
 
 /*
@@ -92,7 +103,7 @@ void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
 		  const char *name, const char *buf, size_t size, int nonblock)
 {
 	struct fs_meet *m;
-	int up;
+	int up, err;
 
 	if (nonblock) {
 		fuse_reply_err(req, EAGAIN); /* the meeting goes on */
@@ -114,9 +125,10 @@ void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
 	 * a request interrupted already it runs at once. */
 	fuse_req_interrupt_func(req, fs_meet_interrupt, fs);
 	pthread_mutex_lock(&fs->lock);
-	if (fs->stopping || fuse_req_interrupted(req)) {
+	err = fs_meet_refused(fs, m);
+	if (err) {
 		pthread_mutex_unlock(&fs->lock);
-		fuse_reply_err(req, fs->stopping ? ENOTCONN : EINTR);
+		fuse_reply_err(req, err);
 		free(m);
 		return;
 	}
