@@ -30,6 +30,13 @@ enum config_delivery {
 	DELIVERY_RELIABLE,
 };
 
+/* [global] multicast: whether MOUNT/all/ joins the group (issue 19). */
+enum config_mcast {
+	MCAST_AUTO, /* join; when that fails, one unicast copy per peer */
+	MCAST_YES,  /* join, or refuse to start */
+	MCAST_NO,   /* never join: unicast copies */
+};
+
 /*
  * One configured node; a 10,000-node config holds 10,000 of these, so it
  * stays small (600 bytes) and loading one does no name lookup: a host
@@ -75,6 +82,12 @@ struct config {
 	mode_t file_mode;	   /* 0600 */
 	mode_t dir_mode;	   /* 0700 */
 	enum config_delivery delivery; /* DELIVERY_DATAGRAM */
+	enum config_mcast multicast;   /* MCAST_AUTO */
+	/* mcast_group as written, or the default derived from the qkey
+	 * (config_load fills both); mcast_sa is its numeric sockaddr */
+	char mcast_group[64];
+	struct sockaddr_storage mcast_sa;
+	socklen_t mcast_len;
 	char secret[256];	       /* "" = no authentication */
 	char secret_file[4096];
 
