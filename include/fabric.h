@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The fabric: the verbs transport, the address resolver and the bootstrap,
- * opened in that order and closed in reverse.  The daemon (main.c) and
- * udchat both start exactly this between their peer table and their own
- * work, so it is written once, here.
+ * The fabric: the verbs transport, the address resolver, the multicast
+ * group and the bootstrap, opened in that order and closed in reverse.  The
+ * daemon (main.c) and udchat both start exactly this between their peer table
+ * and their own work, so it is written once, here.
  */
 #ifndef IBFS_FABRIC_H
 #define IBFS_FABRIC_H
@@ -15,14 +15,15 @@
 struct fabric;
 
 /*
- * tp_open (with ops and arg: see tp_ops), route_open, bootstrap_open.
+ * tp_open (with ops and arg: see tp_ops), route_open, mcast_open,
+ * bootstrap_open.
  * peers (cfg->nnodes of them) must outlive the fabric.  0, or -errno
  * with nothing left open.
  */
 int fabric_open(struct fabric **out, const struct config *cfg,
 		struct peer *peers, const struct tp_ops *ops, void *arg);
 
-/* bootstrap_close, route_close, tp_close; f may be NULL. */
+/* bootstrap_close, mcast_close, route_close, tp_close; f may be NULL. */
 void fabric_close(struct fabric *f);
 
 /* The transport: for sends, its info and its counters. */

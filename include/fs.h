@@ -37,6 +37,10 @@ void fs_announce(void *arg);
 /* tp_ops.peer_up: send the writes that waited for p to be met. */
 void fs_peer_up(void *arg, struct peer *p);
 
+/* tp_ops.peer_failed: writes to all/ that waited for p to be tried go
+ * on (bootstrap thread). */
+void fs_peer_failed(void *arg, struct peer *p);
+
 /* Create the FUSE session on mountpoint with args; -errno on failure. */
 int fs_mount(struct fs *fs, struct fuse_args *args, const char *mountpoint);
 

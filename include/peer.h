@@ -29,7 +29,10 @@
 	X(bytes_tx, "their bytes")                                             \
 	X(msgs_rx, "messages delivered whole")                                 \
 	X(bytes_rx, "their bytes")                                             \
-	X(ah_resolutions, "address handles made for the peer")
+	X(ah_resolutions, "address handles made for the peer")                 \
+	X(mcast_tx, "datagrams sent to the group (root only)")                 \
+	X(mcast_rx, "datagrams from the group accepted")                       \
+	X(mcast_self_dropped, "own copies from the group (root only)")
 
 /* Why a datagram or message was dropped: DROP_ENUM, drop_name=N. */
 #define PEER_DROPS(X)                                                          \
@@ -119,6 +122,9 @@ void peer_table_close(struct peer *peers, int n);
 /* p's state (under p->lock) and its name in .status. */
 enum peer_state peer_state(const struct peer *p);
 const char *peer_state_name(enum peer_state st);
+
+/* Whether p is up now (takes p->lock). */
+int peer_is_up(struct peer *p);
 
 /* Record why meeting p failed (err > 0, msg), or clear it (err 0). */
 void peer_set_error(struct peer *p, int err, const char *msg);

@@ -31,6 +31,20 @@ int route_resolve(struct route *r, const struct config_node *node,
 		  const struct peer_addr *remote, struct ibv_ah **ah);
 
 /*
+ * Join the multicast group (a numeric IPv4 or IPv6 sockaddr) through
+ * rdma_cm, from our own addr.  0 with *id (the membership, until
+ * route_leave) and *attr (the group's AH attributes, from the join
+ * event); or -errno, with the reason in why.  Blocks, with a timeout.
+ */
+struct rdma_cm_id;
+int route_join(struct route *r, const struct sockaddr *group,
+	       struct rdma_cm_id **id, struct ibv_ah_attr *attr, char *why,
+	       size_t whylen);
+
+/* Leave what route_join joined; id may be NULL. */
+void route_leave(struct route *r, struct rdma_cm_id *id);
+
+/*
  * The conversion librdmacm has no public helper for: a path record to
  * ibv_ah_attr.  sgid_index is the index of path->sgid in the port's GID
  * table; is_roce forces a GRH and ignores the path's DLID.  Pure logic.

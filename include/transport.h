@@ -50,6 +50,11 @@ struct tp_ops {
 	 * what waited for it.  Bootstrap thread; may be NULL.
 	 */
 	void (*peer_up)(void *arg, struct peer *p);
+	/*
+	 * Meeting p failed, or its session did (tp_peer_failed): whatever
+	 * waits for p to be tried may go on.  Bootstrap thread; may be NULL.
+	 */
+	void (*peer_failed)(void *arg, struct peer *p);
 };
 
 /* What this node is: shown in MOUNT/.status and sent in the hello. */
@@ -174,5 +179,54 @@ void tp_peer_expect(struct tp *tp, struct peer *p,
  * AH stays for tp_peer_up to use again.
  */
 void tp_peer_down(struct tp *tp, struct peer *p);
+
+/*
+ * p could not be met, or its session failed (bootstrap thread): call
+ * ops->peer_failed, so that what waits for p to be tried learns it.
+ */
+void tp_peer_failed(struct tp *tp, struct peer *p);
+
+/* ---- the multicast group of MOUNT/all/ (tp_mcast.c) ---- */
+
+/* Where MOUNT/all/ goes: MOUNT/.status says mcast=off|joined|fallback. */
+enum tp_mcast_state {
+	TP_MCAST_OFF,	   /* multicast = no: one unicast copy per peer */
+	TP_MCAST_JOINED,   /* one stream of datagrams to the group */
+	TP_MCAST_FALLBACK, /* the join failed: unicast copies */
+};
+
+/* What .status shows of the group. */
+struct tp_mcast_info {
+	enum tp_mcast_state state;
+	char reason[128]; /* why not joined, in config words */
+	union ibv_gid mgid;
+	uint16_t mlid;
+};
+
+/*
+ * The group was joined (mcast.c, through rdma_cm): attach our QP to its
+ * MGID and MLID and make its AH on our PD from attr, the join event's.
+ * Datagrams to it carry our own qkey, which every node's QP has: the
+ * receiving adapter checks it against each attached QP's (the group's
+ * own qkey plays no part).  0, or -errno with nothing attached.
+ */
+int tp_mcast_install(struct tp *tp, const struct ibv_ah_attr *attr);
+
+/* Detach and retire the group's AH; the state becomes st, for reason. */
+void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason);
+
+/* The group's state, for .status and for MOUNT/all/'s choice. */
+void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out);
+
+/*
+ * Queue one message to the group as tp_queue does to a peer (tp_flush
+ * sends it), marked WIRE_FLAG_MCAST, with msg_ids of its own; mcast_tx
+ * counts its datagrams.  Every other node receives one copy; our own copy
+ * (a loopback some devices make) is dropped on arrival, so the caller
+ * sends itself one by unicast.  -ENOTCONN when not joined, else
+ * tp_queue's errors.
+ */
+int tp_mcast_queue(struct tp *tp, const char *chan, const void *buf,
+		   size_t len);
 
 #endif

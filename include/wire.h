@@ -173,7 +173,13 @@ void wire_seq_reset(struct wire_seq *s);
  * as a standalone ACK (type WIRE_ACK, chan_len 0, frag 0 of 1, total_len
  * 0, then the trailer).
  */
-#define WIRE_FLAG_REL	  0x01
+#define WIRE_FLAG_REL 0x01
+/*
+ * Sent to the multicast group (MOUNT/all/).  Its msg_ids are a sequence
+ * of their own, apart from the sender's unicast ones, so a receiver
+ * reassembles the two apart.
+ */
+#define WIRE_FLAG_MCAST	  0x02
 #define WIRE_SACK_WORDS	  8 /* 64-bit words of the sack */
 #define WIRE_REL_LEN	  24
 #define WIRE_REL_SACK_LEN (8 * WIRE_SACK_WORDS)
@@ -188,6 +194,9 @@ struct wire_rel {
 	uint32_t rflags;
 	uint64_t sack[WIRE_SACK_WORDS]; /* [0]: bits 0..63 */
 };
+
+/* Set flag (WIRE_FLAG_*) in a built datagram's header. */
+void wire_set_flag(void *dgram, uint8_t flag);
 
 /* Mark dgram[0..len) reliable and append r (its sack only with
  * WIRE_REL_SACK in rflags); returns the new length. */

@@ -81,6 +81,7 @@ static void bs_note(struct bootstrap *b, int pi, int err, const char *prefix,
 	else
 		log_debug("%s %s: %s", prefix, p->conf->name, msg);
 	peer_set_error(p, err ? err : EIO, msg);
+	tp_peer_failed(b->tp, p);
 }
 
 /* The config word for a delivery (hello_decode checked it is one). */

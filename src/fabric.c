@@ -2,7 +2,9 @@
 /*
  * The fabric's start-up order, and why it is this one: the transport
  * comes first, since the resolver makes its AHs on the transport's PD and
- * the bootstrap announces the transport's QPN; the bootstrap comes last,
+ * the bootstrap announces the transport's QPN; MOUNT/all/'s group is
+ * joined through the resolver, before any peer can send to it; the
+ * bootstrap comes last,
  * since the first hello it answers resolves a route and marks a peer up
  * on the transport.  Teardown runs in reverse, so that no session can
  * reach a closed resolver or transport.
@@ -12,11 +14,13 @@
 
 #include "bootstrap.h"
 #include "fabric.h"
+#include "mcast.h"
 #include "route.h"
 
 struct fabric {
 	struct tp *tp;
 	struct route *rt;
+	struct mcast *mc;
 	struct bootstrap *bs;
 };
 
@@ -36,11 +40,16 @@ int fabric_open(struct fabric **out, const struct config *cfg,
 	rc = route_open(&f->rt, f->tp, cfg);
 	if (rc)
 		goto out_tp;
-	rc = bootstrap_open(&f->bs, cfg, peers, f->tp, f->rt);
+	rc = mcast_open(&f->mc, cfg, f->tp, f->rt);
 	if (rc)
 		goto out_route;
+	rc = bootstrap_open(&f->bs, cfg, peers, f->tp, f->rt);
+	if (rc)
+		goto out_mcast;
 	*out = f;
 	return 0;
+out_mcast:
+	mcast_close(f->mc);
 out_route:
 	route_close(f->rt);
 out_tp:
@@ -56,6 +65,7 @@ void fabric_close(struct fabric *f)
 	if (!f)
 		return;
 	bootstrap_close(f->bs);
+	mcast_close(f->mc);
 	route_close(f->rt);
 	tp_close(f->tp);
 	free(f);

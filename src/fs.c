@@ -7,12 +7,15 @@
  *   MOUNT/NODE/          one per config node fs_node_ino(i, FS_SLOT_DIR)
  *   MOUNT/NODE/.status   that peer           fs_node_ino(i, FS_SLOT_STATUS)
  *   MOUNT/NODE/CHAN      a channel           chan_base and up
+ *   MOUNT/all/           every node at once  fs_node_ino(nnodes, ...)
  *
- * A write to NODE/CHAN is one message to NODE on CHAN.  Messages NODE sent
- * on CHAN queue in that file; a read takes one (or the rest of one).  The
- * first read on an open file waits for a message: it is parked, holding no
- * thread (fs_park.c).  The .status text is fs_status.c's.  Who calls what
- * and which lock guards which field: the top of fs_int.h.
+ * A write to NODE/CHAN is one message to NODE on CHAN; one to all/CHAN is
+ * one message to every node (fs_all.c), read there in MOUNT/ME/CHAN.
+ * Messages NODE sent on CHAN queue in that file; a read takes one (or the
+ * rest of one).  The first read on an open file waits for a message: it
+ * is parked, holding no thread (fs_park.c).  The .status text is
+ * fs_status.c's; the session's life fs_mount.c's.  Who calls what and
+ * which lock guards which field: the top of fs_int.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@
 #include "util.h"
 
 #define FS_STATUS_NAME ".status"
+#define FS_ALL_NAME    "all"	     /* a node name the config refuses */
 #define FS_MAX_WRITE   (1024 * 1024) /* the kernel's ceiling (256 pages) */
 
 /* Classify an inode number; node/chan are filled where they apply. */
@@ -117,7 +121,7 @@ static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 	switch (k) {
 	case FS_ROOT:
 		st->st_mode = S_IFDIR | fs->cfg->dir_mode;
-		st->st_nlink = 2 + fs->nnodes;
+		st->st_nlink = 3 + fs->nnodes; /* and all/ */
 		break;
 	case FS_DIR:
 		st->st_mode = S_IFDIR | fs->cfg->dir_mode;
@@ -130,7 +134,9 @@ static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 		st->st_mtim.tv_sec = time(NULL);
 		break;
 	case FS_CHAN:
-		st->st_mode = S_IFREG | fs->cfg->file_mode;
+		/* all/'s channels are written, never read: nothing queues */
+		st->st_mode = S_IFREG | (fs->cfg->file_mode &
+					 (fs_node_is_all(node) ? 0222 : 0777));
 		st->st_nlink = chan->unlinked ? 0 : 1;
 		st->st_size = chan->queued;
 		st->st_blocks = (chan->queued + 511) / 512;
@@ -205,6 +211,8 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (k == FS_ROOT) {
 		if (strcmp(name, FS_STATUS_NAME) == 0)
 			ino = FS_ROOT_STATUS_INO;
+		else if (strcmp(name, FS_ALL_NAME) == 0)
+			ino = fs->all->ino;
 		for (i = 0; !ino && i < fs->nnodes; i++)
 			if (strcmp(name, fs->nodes[i].peer->conf->name) == 0)
 				ino = fs->nodes[i].ino;
@@ -360,6 +368,9 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 			rc = fs_dirbuf_add(req, fh,
 					   fs->nodes[i].peer->conf->name,
 					   fs->nodes[i].ino, S_IFDIR);
+		if (!rc)
+			rc = fs_dirbuf_add(req, fh, FS_ALL_NAME, fs->all->ino,
+					   S_IFDIR);
 	} else {
 		LIST_FOREACH (chan, &node->chans, dir_link)
 			if (!rc)
@@ -407,6 +418,15 @@ static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
+/* all/'s channels open write-only: no message ever queues there (a
+ * mode the kernel checks, but root passes it). */
+static int fs_open_check(const struct fs_node *node, struct fuse_file_info *fi)
+{
+	if (fs_node_is_all(node) && (fi->flags & O_ACCMODE) != O_WRONLY)
+		return -EACCES;
+	return 0;
+}
+
 /* open(2) of a channel or a .status file. */
 static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
@@ -422,6 +442,9 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 	k = fs_ino_kind(fs, ino, &node, &chan);
 	switch (k) {
 	case FS_CHAN:
+		rc = fs_open_check(node, fi);
+		if (rc)
+			break;
 		fh = fs_chan_open(fs, chan, fi);
 		rc = fh ? 0 : -ENOMEM;
 		break;
@@ -479,6 +502,9 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		rc = name[0] == '.' ? -EPERM : -EINVAL;
 		goto out;
 	}
+	rc = fs_open_check(node, fi);
+	if (rc)
+		goto out;
 	chan = fs_chan_find(node, name);
 	if (!chan) {
 		rc = fs_chan_new(fs, node, name, 0, &chan);
@@ -710,17 +736,18 @@ void fs_announce(void *arg)
 	fs_park_announce(arg);
 }
 
-/* One directory per config node, numbered in config order. */
+/* One directory per config node, numbered in config order, then all/
+ * (no peer). */
 static struct fs_node *fs_nodes_new(const struct config *cfg,
 				    struct peer *peers)
 {
-	struct fs_node *nodes = calloc(cfg->nnodes, sizeof(*nodes));
+	struct fs_node *nodes = calloc(cfg->nnodes + 1, sizeof(*nodes));
 	int i;
 
 	if (!nodes)
 		return NULL;
-	for (i = 0; i < cfg->nnodes; i++) {
-		nodes[i].peer = &peers[i];
+	for (i = 0; i <= cfg->nnodes; i++) {
+		nodes[i].peer = i < cfg->nnodes ? &peers[i] : NULL;
 		nodes[i].ino = fs_node_ino(i, FS_SLOT_DIR);
 		LIST_INIT(&nodes[i].chans);
 	}
@@ -741,9 +768,11 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	fs->cfg = cfg;
 	fs->peers = peers;
 	fs->nnodes = cfg->nnodes;
+	fs->all = &fs->nodes[cfg->nnodes];
 	fs->started = time(NULL);
-	/* channels are numbered after the last node's inodes */
-	fs->chan_base = fs->next_ino = fs_node_ino(cfg->nnodes, FS_SLOT_DIR);
+	/* channels are numbered after all/'s inodes */
+	fs->chan_base = fs->next_ino =
+		fs_node_ino(cfg->nnodes + 1, FS_SLOT_DIR);
 	TAILQ_INIT(&fs->waiters);
 	TAILQ_INIT(&fs->meets);
 	TAILQ_INIT(&fs->answers);
@@ -765,103 +794,16 @@ err_fs:
 	return rc;
 }
 
+/* The one operations table, for fs_mount.c's session. */
+const struct fuse_lowlevel_ops *fs_lowlevel_ops(void)
+{
+	return &fs_ops;
+}
+
 /* The transport exists now: writes may go out. */
 void fs_set_transport(struct fs *fs, struct tp *tp)
 {
 	fs->tp = tp;
-}
-
-/* Explain a mount point that a killed ibfs left behind. */
-static int fs_check_mountpoint(const char *mountpoint)
-{
-	struct stat st;
-
-	if (stat(mountpoint, &st) == 0) {
-		if (!S_ISDIR(st.st_mode)) {
-			log_warnx("mount point %s is not a directory",
-				  mountpoint);
-			return -ENOTDIR;
-		}
-		return 0;
-	}
-	if (errno == ENOTCONN) {
-		log_warnx("mount point %s is still held by an ibfs that died; "
-			  "clear it with: fusermount3 -u %s (or umount -l %s)",
-			  mountpoint, mountpoint, mountpoint);
-		return -ENOTCONN;
-	}
-	log_warn("mount point %s", mountpoint);
-	return -errno;
-}
-
-/* Session, signal handlers, mount: in that order, undone in reverse. */
-int fs_mount(struct fs *fs, struct fuse_args *args, const char *mountpoint)
-{
-	int rc;
-
-	rc = fs_check_mountpoint(mountpoint);
-	if (rc)
-		return rc;
-	fs->se = fuse_session_new(args, &fs_ops, sizeof(fs_ops), fs);
-	if (!fs->se)
-		return -EINVAL;
-	if (fuse_set_signal_handlers(fs->se)) {
-		rc = -EIO;
-		goto err_session;
-	}
-	fs->sighandlers = 1;
-	if (fuse_session_mount(fs->se, mountpoint)) {
-		log_warnx("cannot mount on %s", mountpoint);
-		rc = -EIO;
-		goto err_signals;
-	}
-	fs->mounted = 1;
-	return 0;
-
-err_signals:
-	fuse_remove_signal_handlers(fs->se);
-	fs->sighandlers = 0;
-err_session:
-	fuse_session_destroy(fs->se);
-	fs->se = NULL;
-	return rc;
-}
-
-/* Worker threads serve requests until umount or SIGINT/SIGTERM. */
-int fs_loop(struct fs *fs)
-{
-	struct fuse_loop_config lc = {
-		.clone_fd = 0,
-		.max_idle_threads = 10,
-	};
-
-	int rc = fuse_session_loop_mt(fs->se, &lc);
-
-	/* A positive value is the signal that ended the loop: a clean stop. */
-	if (rc > 0)
-		log_info("signal %d: shutting down", rc);
-	return rc < 0 ? -EIO : 0;
-}
-
-/*
- * Stop serving: answer parked readers, drop poll handles (they point into
- * the session), unmount and destroy the session.  Messages may still be
- * delivered afterwards; they only queue.
- */
-void fs_unmount(struct fs *fs)
-{
-	if (!fs)
-		return;
-	fs_park_stop(fs);
-	if (fs->mounted)
-		fuse_session_unmount(fs->se);
-	fs->mounted = 0;
-	if (fs->sighandlers)
-		fuse_remove_signal_handlers(fs->se);
-	fs->sighandlers = 0;
-	if (fs->se)
-		fuse_session_destroy(fs->se);
-	fs->se = NULL;
 }
 
 /* Free the tree; the transport that delivers into it is closed already. */

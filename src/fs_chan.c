@@ -229,6 +229,8 @@ int fs_chan_send(struct fs *fs, fuse_req_t req, struct fs_node *node,
 {
 	int rc;
 
+	if (fs_node_is_all(node))
+		return fs_all_send(fs, req, name, buf, size, 0);
 	if (tp_peer_reliable(fs->tp, node->peer))
 		return fs_park_write(fs, req, node, name, buf, size, nonblock);
 	/*
@@ -238,12 +240,19 @@ int fs_chan_send(struct fs *fs, fuse_req_t req, struct fs_node *node,
 	rc = tp_queue(fs->tp, node->peer, name, buf, size);
 	if (rc == -ENOTCONN)
 		return rc;
+	fs_chan_answer(fs, req, rc, size);
+	return 0;
+}
+
+/* Answer a datagram write with rc (0: size bytes written), then ring the
+ * doorbell for what it queued. */
+void fs_chan_answer(struct fs *fs, fuse_req_t req, int rc, size_t size)
+{
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_write(req, size);
 	tp_flush(fs->tp);
-	return 0;
 }
 
 /*

@@ -13,8 +13,12 @@
  *                reads (prefix fs_park_)
  *   fs_meet.c    writes to a peer not met yet, parked until it is up or
  *                peer_timeout passes (prefix fs_meet_)
+ *   fs_all.c     MOUNT/all/: one write to every node, through the
+ *                multicast group or one copy each (prefix fs_all_)
  *   fs_status.c  the text of MOUNT/.status and MOUNT/NODE/.status
  *                (prefix fs_status_)
+ *   fs_mount.c   the session: mount, loop, unmount (fs.h's fs_mount,
+ *                fs_loop, fs_unmount)
  *
  * Threads, and what each calls:
  *   FUSE workers  every fs_op_* of fs.c, and through them fs_chan_write,
@@ -24,7 +28,8 @@
  *   progress      the transport's thread: fs_deliver and fs_announce,
  *                 with no transport lock held (transport.h)
  *   bootstrap     fs_peer_up (tp_ops.peer_up, no lock held): sends the
- *                 writes fs_meet parked for that peer
+ *                 writes fs_meet parked for that peer; fs_peer_failed
+ *                 (tp_ops.peer_failed): all/ writes that waited for it
  *   completions   a reliable write's completion (fs_park's write_done)
  *                 runs on the progress thread when the ack comes, inside
  *                 tp_send_async on the writing worker, on the bootstrap
@@ -158,10 +163,10 @@ struct fs_chan {
 	int remote; /* made by a peer's message: counts against max_channels */
 };
 
-/* MOUNT/NODE: one per config node, in config order. */
+/* MOUNT/NODE: one per config node, in config order, then MOUNT/all/. */
 struct fs_node {
-	struct peer *peer;
-	fuse_ino_t ino; /* its directory's; its .status has the next */
+	struct peer *peer; /* NULL: MOUNT/all/ (fs_node_is_all) */
+	fuse_ino_t ino;	   /* its directory's; its .status has the next */
 	LIST_HEAD(, fs_chan) chans;
 	unsigned nchans;
 	unsigned nremote; /* channels this peer's messages created */
@@ -185,8 +190,9 @@ struct fs_fh {
 struct fs {
 	const struct config *cfg;
 	struct peer *peers;
-	struct fs_node *nodes;
+	struct fs_node *nodes; /* nnodes config nodes, then all */
 	int nnodes;
+	struct fs_node *all; /* MOUNT/all/: &nodes[nnodes] */
 	struct tp *tp;
 	time_t started;
 
@@ -219,8 +225,9 @@ struct fs {
 /*
  * Inode numbers.  The root and its .status have fixed ones; then each
  * config node has FS_NODE_SLOTS, its directory and then its .status, node
- * i's from FS_NODE_INO_BASE + i * FS_NODE_SLOTS; channels take the numbers
- * after the last node's (chan_base), one each, never reused.
+ * i's from FS_NODE_INO_BASE + i * FS_NODE_SLOTS, and MOUNT/all/ has the
+ * slots of a node nnodes; channels take the numbers after all's
+ * (chan_base), one each, never reused.
  */
 #define FS_ROOT_INO	   FUSE_ROOT_ID /* 1 */
 #define FS_ROOT_STATUS_INO 2
@@ -249,6 +256,12 @@ static inline fuse_ino_t fs_node_ino(int idx, enum fs_node_slot slot)
 	return FS_NODE_INO_BASE + (fuse_ino_t)idx * FS_NODE_SLOTS + slot;
 }
 
+/* Whether node is MOUNT/all/, which is no peer. */
+static inline int fs_node_is_all(const struct fs_node *node)
+{
+	return !node->peer;
+}
+
 /* The inode of a node's .status, beside its directory's. */
 static inline fuse_ino_t fs_node_status_ino(const struct fs_node *node)
 {
@@ -268,6 +281,9 @@ struct fs_park_wake {
 };
 
 /* ---- fs.c: the tree ---- */
+
+/* The one fuse_lowlevel_ops table (fs_mount.c makes the session). */
+const struct fuse_lowlevel_ops *fs_lowlevel_ops(void);
 
 /* Drop a hold on an open file without fs->lock held. */
 void fs_fh_drop(struct fs *fs, struct fs_fh *fh);
@@ -318,6 +334,9 @@ void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
  */
 int fs_chan_send(struct fs *fs, fuse_req_t req, struct fs_node *node,
 		 const char *name, const char *buf, size_t size, int nonblock);
+
+/* Answer a datagram write (rc 0: size bytes), then tp_flush. */
+void fs_chan_answer(struct fs *fs, fuse_req_t req, int rc, size_t size);
 
 /* Free every channel (fs_close). */
 void fs_chan_free_all(struct fs *fs);
@@ -394,6 +413,20 @@ uint64_t fs_meet_due(struct fs *fs, uint64_t now, struct fs_meetq *out,
 /* Answer every meet of q: EINTR when interrupted, else err when nonzero,
  * else its peer's error; no lock held. */
 void fs_meet_fail_all(struct fs *fs, struct fs_meetq *q, int err);
+
+/* ---- fs_all.c: MOUNT/all/ ---- */
+
+/*
+ * Send a write to every node (see fs_all.c), answering req; -ENOTCONN,
+ * req not answered, while a node is still being met, unless force (the
+ * wait is over: send to those up).  fs->lock not held.
+ */
+int fs_all_send(struct fs *fs, fuse_req_t req, const char *name,
+		const char *buf, size_t size, int force);
+
+/* Whether an all/ write must still wait for a node to be met; takes
+ * peer locks only, so it may run under fs->lock. */
+int fs_all_waiting(struct fs *fs);
 
 /* ---- fs_status.c: the .status files ---- */
 

@@ -6,7 +6,9 @@
  * its message, until the peer is up (fs_peer_up, on the bootstrap thread,
  * sends it) or peer_timeout passes (the reaper answers ENOTCONN, or
  * EHOSTUNREACH when the peer's address or route would not resolve); a
- * signal ends the wait with EINTR, nothing sent.  So
+ * signal ends the wait with EINTR, nothing sent.  A write to all/ waits
+ * here too, for every node that is being met (fs_all.c); at peer_timeout
+ * it goes to the nodes that are up.  So
  * `ibfs ... && echo hi > MNT/beta/chat` works from a cold start, and
  * Ctrl-C on one that waits for a dead peer returns at once.
  *
@@ -21,17 +23,6 @@
 
 #include "fs_int.h"
 #include "util.h"
-
-/* Whether p is up now (its lock, taken under fs->lock). */
-static int fs_meet_peer_up(struct peer *p)
-{
-	int up;
-
-	pthread_mutex_lock(&p->lock);
-	up = p->up;
-	pthread_mutex_unlock(&p->lock);
-	return up;
-}
 
 /* Link m, waking the reaper for its deadline (under fs->lock). */
 static void fs_meet_link(struct fs *fs, struct fs_meet *m)
@@ -133,7 +124,8 @@ void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
 		return;
 	}
 	/* Up since the send failed: fs_peer_up found nothing to send. */
-	up = fs_meet_peer_up(node->peer);
+	up = fs_node_is_all(node) ? !fs_all_waiting(fs)
+				  : peer_is_up(node->peer);
 	if (!up)
 		fs_meet_link(fs, m);
 	pthread_mutex_unlock(&fs->lock);
@@ -141,17 +133,20 @@ void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
 		fs_meet_send(fs, m);
 }
 
-/* tp_ops.peer_up: send what waited for p, in the order it was written. */
-void fs_peer_up(void *arg, struct peer *p)
+/*
+ * Try again what waited for p, in the order it was written: the writes
+ * to p when it came up, and the all/ writes either way (bootstrap
+ * thread).
+ */
+static void fs_meet_wake(struct fs *fs, struct peer *p, int up)
 {
-	struct fs *fs = arg;
 	struct fs_meetq q = TAILQ_HEAD_INITIALIZER(q);
 	struct fs_meet *m, *tmp;
 
 	pthread_mutex_lock(&fs->lock);
 	for (m = TAILQ_FIRST(&fs->meets); m; m = tmp) {
 		tmp = TAILQ_NEXT(m, link);
-		if (m->node->peer != p)
+		if (!fs_node_is_all(m->node) && (!up || m->node->peer != p))
 			continue;
 		fs_meet_unlink(fs, m);
 		TAILQ_INSERT_TAIL(&q, m, link);
@@ -161,6 +156,18 @@ void fs_peer_up(void *arg, struct peer *p)
 		TAILQ_REMOVE(&q, m, link);
 		fs_meet_send(fs, m);
 	}
+}
+
+/* tp_ops.peer_up: send what waited for p. */
+void fs_peer_up(void *arg, struct peer *p)
+{
+	fs_meet_wake(arg, p, 1);
+}
+
+/* tp_ops.peer_failed: an all/ write may stop waiting for p. */
+void fs_peer_failed(void *arg, struct peer *p)
+{
+	fs_meet_wake(arg, p, 0);
 }
 
 /* The meets due by now, onto out; the next deadline (under fs->lock). */
@@ -201,8 +208,16 @@ void fs_meet_fail_all(struct fs *fs, struct fs_meetq *q, int err)
 
 	while ((m = TAILQ_FIRST(q))) {
 		TAILQ_REMOVE(q, m, link);
-		e = err ? err : fs_meet_errno(m->node->peer);
-		fuse_reply_err(m->req, m->interrupted ? EINTR : e);
+		if (m->interrupted)
+			e = EINTR;
+		else if (err)
+			e = err;
+		else if (fs_node_is_all(m->node))
+			e = fs_all_send(fs, m->req, m->chan, m->buf, m->len, 1);
+		else
+			e = fs_meet_errno(m->node->peer);
+		if (e)
+			fuse_reply_err(m->req, e);
 		free(m);
 	}
 }

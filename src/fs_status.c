@@ -54,6 +54,8 @@ static void fs_status_parked(struct fs *fs, struct fs_node *node, FILE *f)
 		writes += fs->nodes[n].nwrites;
 		meets += fs->nodes[n].nmeets;
 	}
+	if (fs->all && (!node || node == fs->all))
+		meets += fs->all->nmeets;
 	for (i = 0; i < fs->nslots; i++)
 		if (fs->chans[i] && fs->chans[i]->ph &&
 		    (!node || fs->chans[i]->node == node))
@@ -83,6 +85,38 @@ static void fs_status_port(const struct tp_info *ti, FILE *f)
 		ti->send_depth);
 }
 
+/* How MOUNT/all/ goes out, with its group: both .status files. */
+static void fs_status_mcast(struct fs *fs, FILE *f)
+{
+	static const char *const names[] = {
+		[TP_MCAST_OFF] = "off",
+		[TP_MCAST_JOINED] = "joined",
+		[TP_MCAST_FALLBACK] = "fallback",
+	};
+	struct tp_mcast_info mi;
+	char gid[UTIL_GID_STRLEN];
+
+	if (!fs->tp)
+		return;
+	tp_mcast_get(fs->tp, &mi);
+	fprintf(f, "mcast=%s\nmcast_group=%s\n",
+		(unsigned)mi.state < ARRAY_SIZE(names) ? names[mi.state] : "?",
+		fs->cfg->mcast_group);
+	if (mi.state == TP_MCAST_JOINED)
+		fprintf(f, "mcast_mgid=%s\nmcast_mlid=%u\n",
+			util_gid_str(&mi.mgid, gid, sizeof(gid)), mi.mlid);
+	fprintf(f, "mcast_reason=%s\n", mi.reason);
+}
+
+/* MOUNT/all/.status: the group, the channels and the writes waiting. */
+static void fs_status_all(struct fs *fs, struct fs_node *node, FILE *f)
+{
+	fprintf(f, "name=all\n");
+	fs_status_mcast(fs, f);
+	fprintf(f, "channels=%u\n", node->nchans);
+	fs_status_parked(fs, node, f);
+}
+
 /* MOUNT/.status: this node's identity and totals. */
 static void fs_status_root(struct fs *fs, FILE *f)
 {
@@ -93,6 +127,7 @@ static void fs_status_root(struct fs *fs, FILE *f)
 		fs_status_port(tp_info(fs->tp), f);
 	fprintf(f, "max_message=%lu\n", (unsigned long)cfg->max_message);
 	fprintf(f, "route=%s\n", fs_status_route(cfg->route));
+	fs_status_mcast(fs, f);
 	fprintf(f, "uptime=%ld\n", (long)(time(NULL) - fs->started));
 	fs_status_parked(fs, NULL, f);
 	if (fs->tp)
@@ -132,7 +167,9 @@ int fs_status_render(struct fs *fs, struct fs_node *node, char **buf,
 
 	if (!f)
 		return -errno;
-	if (node)
+	if (node && fs_node_is_all(node))
+		fs_status_all(fs, node, f);
+	else if (node)
 		fs_status_peer(fs, node, f);
 	else
 		fs_status_root(fs, f);

@@ -400,6 +400,7 @@ static int main_run(struct ibfs *d, int *status)
 		.deliver = fs_deliver,
 		.announce = fs_announce,
 		.peer_up = fs_peer_up,
+		.peer_failed = fs_peer_failed,
 	};
 	int rc;
 

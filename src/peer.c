@@ -95,3 +95,14 @@ void peer_set_error(struct peer *p, int err, const char *msg)
 	snprintf(p->last_error, sizeof(p->last_error), "%s", err ? msg : "");
 	pthread_mutex_unlock(&p->lock);
 }
+
+/* Whether p is up now: its lock, which may be taken under fs->lock. */
+int peer_is_up(struct peer *p)
+{
+	int up;
+
+	pthread_mutex_lock(&p->lock);
+	up = p->up;
+	pthread_mutex_unlock(&p->lock);
+	return up;
+}

@@ -49,6 +49,7 @@ struct route_wait {
 	struct rdma_cm_id *id;
 	int done;
 	int rc;
+	struct ibv_ah_attr *attr; /* a join: the group's, from its event */
 };
 
 /* The SA fields as the verbs AH wants them; pure, hence unit-tested. */
@@ -95,13 +96,34 @@ void route_gid_to_ah_attr(const struct peer_addr *remote, uint8_t port,
 	}
 }
 
+/* The cm event channel, made at its first use, non-blocking. */
+static int route_channel(struct route *r)
+{
+	int fl;
+
+	if (r->ch)
+		return 0;
+	r->ch = rdma_create_event_channel();
+	if (!r->ch) {
+		log_warn("rdma_create_event_channel (is rdma_ucm loaded?)");
+		return -ENODEV;
+	}
+	fl = fcntl(r->ch->fd, F_GETFL);
+	if (fl < 0 || fcntl(r->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		log_warn("%s: fcntl", __func__);
+		rdma_destroy_event_channel(r->ch);
+		r->ch = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
 /* Set up what every resolution shares; the cm channel only for sa. */
 int route_open(struct route **out, struct tp *tp, const struct config *cfg)
 {
 	const struct tp_info *ti = tp_info(tp);
 	struct ibv_port_attr pa;
 	struct route *r;
-	int fl;
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -119,22 +141,10 @@ int route_open(struct route **out, struct tp *tp, const struct config *cfg)
 		return -EIO;
 	}
 	r->gid_tbl_len = pa.gid_tbl_len;
-	if (cfg->route == ROUTE_SA) {
-		r->ch = rdma_create_event_channel();
-		if (!r->ch) {
-			log_warn("%s: rdma_create_event_channel (is rdma_ucm "
-				 "loaded? route = gid needs no rdma_cm)",
-				 __func__);
-			free(r);
-			return -ENODEV;
-		}
-		fl = fcntl(r->ch->fd, F_GETFL);
-		if (fl < 0 || fcntl(r->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-			log_warn("%s: fcntl", __func__);
-			rdma_destroy_event_channel(r->ch);
-			free(r);
-			return -EIO;
-		}
+	if (cfg->route == ROUTE_SA && route_channel(r)) {
+		log_warnx("route = sa needs rdma_cm (route = gid does not)");
+		free(r);
+		return -ENODEV;
 	}
 	*out = r;
 	return 0;
@@ -167,6 +177,15 @@ static void route_on_route(struct route_wait *w, struct rdma_cm_event *ev)
 	w->done = 1;
 }
 
+/* Joined: the event carries the group's AH attributes. */
+static void route_on_join(struct route_wait *w, struct rdma_cm_event *ev)
+{
+	if (w->attr)
+		*w->attr = ev->param.ud.ah_attr;
+	w->rc = w->attr ? 0 : -EPROTO;
+	w->done = 1;
+}
+
 /* Any failure event ends the resolution with its status. */
 static void route_on_error(struct route_wait *w, struct rdma_cm_event *ev)
 {
@@ -186,6 +205,8 @@ static const route_handler route_handlers[] = {
 	[RDMA_CM_EVENT_ROUTE_ERROR] = route_on_error,
 	[RDMA_CM_EVENT_UNREACHABLE] = route_on_error,
 	[RDMA_CM_EVENT_DEVICE_REMOVAL] = route_on_error,
+	[RDMA_CM_EVENT_MULTICAST_JOIN] = route_on_join,
+	[RDMA_CM_EVENT_MULTICAST_ERROR] = route_on_error,
 };
 
 /* Pump the cm channel until the resolution is done or time runs out. */
@@ -266,6 +287,25 @@ static int route_node_addr(const struct config_node *n,
 	return -EHOSTUNREACH;
 }
 
+/* rdma_cm chose the device and port of our own addr: they must be ours. */
+static int route_check_dev(struct route *r, struct rdma_cm_id *id,
+			   const char *what)
+{
+	const struct config_node *me = &r->cfg->nodes[r->cfg->local];
+	const struct tp_info *ti = tp_info(r->tp);
+
+	if (id->verbs &&
+	    !strcmp(ibv_get_device_name(id->verbs->device), ti->device) &&
+	    id->port_num == r->port)
+		return 0;
+	log_warnx("%s is reached through %s port %u, not our %s port %d "
+		  "(check addr of node %s)",
+		  what,
+		  id->verbs ? ibv_get_device_name(id->verbs->device) : "?",
+		  id->port_num, ti->device, ti->port, me->name);
+	return -EHOSTUNREACH;
+}
+
 /* route = sa: rdma_cm resolves address and route; we keep the path. */
 static int route_resolve_sa(struct route *r, const struct config_node *node,
 			    struct ibv_ah_attr *attr)
@@ -305,16 +345,9 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 		rc = -EHOSTUNREACH;
 		goto out;
 	}
-	if (strcmp(ibv_get_device_name(w.id->verbs->device), ti->device) ||
-	    w.id->port_num != r->port) {
-		log_warnx("%s: %s is reached through %s port %u, not our %s "
-			  "port %d (check addr of node %s)",
-			  __func__, node->name,
-			  ibv_get_device_name(w.id->verbs->device),
-			  w.id->port_num, ti->device, ti->port, me->name);
-		rc = -EHOSTUNREACH;
+	rc = route_check_dev(r, w.id, node->name);
+	if (rc)
 		goto out;
-	}
 	path = &w.id->route.path_rec[0];
 	idx = route_find_sgid(r, &path->sgid);
 	if (idx < 0) {
@@ -369,4 +402,71 @@ int route_resolve(struct route *r, const struct config_node *node,
 		return rc;
 	}
 	return 0;
+}
+
+/*
+ * Join group as rdma_cm does for mckey: an RDMA_PS_UDP id bound to our own
+ * addr (so rdma_cm takes our device and port), then rdma_join_multicast;
+ * on InfiniBand the SA makes the group and programs the switches, on
+ * RoCE the host joins the IP group (IGMP).  The id is the membership: it
+ * is kept until route_leave.  why gets the reason of a failure.
+ */
+int route_join(struct route *r, const struct sockaddr *group,
+	       struct rdma_cm_id **idp, struct ibv_ah_attr *attr, char *why,
+	       size_t whylen)
+{
+	const struct config_node *me = &r->cfg->nodes[r->cfg->local];
+	struct route_wait w = {.r = r, .attr = attr};
+	struct sockaddr_storage src;
+	const char *step;
+	int rc;
+
+	rc = route_channel(r);
+	if (rc) {
+		snprintf(why, whylen, "no rdma_cm event channel");
+		return rc;
+	}
+	if (route_node_addr(me, &src)) {
+		snprintf(why, whylen, "addr of node %s does not resolve",
+			 me->name);
+		return -EHOSTUNREACH;
+	}
+	if (rdma_create_id(r->ch, &w.id, NULL, RDMA_PS_UDP)) {
+		step = "rdma_create_id";
+		goto fail_errno;
+	}
+	if (rdma_bind_addr(w.id, (struct sockaddr *)&src)) {
+		step = "rdma_bind_addr (addr of this node)";
+		goto fail_errno;
+	}
+	if (rdma_join_multicast(w.id, (struct sockaddr *)group, NULL)) {
+		step = "rdma_join_multicast";
+		goto fail_errno;
+	}
+	rc = route_wait_events(&w);
+	if (rc) {
+		snprintf(why, whylen, "join: %s", strerror(-rc));
+		goto out;
+	}
+	rc = route_check_dev(r, w.id, "the group");
+	if (rc) {
+		snprintf(why, whylen, "joined on another device");
+		goto out;
+	}
+	*idp = w.id;
+	return 0;
+fail_errno:
+	rc = errno ? -errno : -EIO;
+	snprintf(why, whylen, "%s: %s", step, strerror(-rc));
+out:
+	if (w.id)
+		rdma_destroy_id(w.id);
+	return rc;
+}
+
+/* Leave the group: destroying the id sends the leave (SA or IGMP). */
+void route_leave(struct route *r, struct rdma_cm_id *id)
+{
+	if (id)
+		rdma_destroy_id(id);
 }

@@ -7,6 +7,7 @@
  *   tp_dev.c      device, port and GID choice; PD, MRs, CQs, QP to RTS
  *   tp_ring.c     the send ring (slots, WRs, doorbell, completions, AH
  *                 retirement) and datagram sends on it
+ *   tp_mcast.c    MOUNT/all/'s group: attach, its AH, the sends to it
  *   tp_upcall.c   the upcalls (deliver, announce, done) and the counters
  *                 of what arrived
  *   tp_rel.c      delivery = reliable: reliable.h's streams on the ring
@@ -41,11 +42,12 @@
 #include "transport.h"
 #include "wire.h"
 
-#define TP_POLL_BATCH	32   /* completions per ibv_poll_cq */
-#define TP_INLINE_WANT	256  /* inline data asked of the QP */
-#define TP_SEND_WAIT_MS 5000 /* pool exhausted this long: -EIO */
-#define TP_LOG_EVERY_MS 1000 /* rate limit of completion error lines */
-#define TP_REL_TICK_MS	5    /* reliable timers and delayed acks */
+#define TP_POLL_BATCH	32	 /* completions per ibv_poll_cq */
+#define TP_INLINE_WANT	256	 /* inline data asked of the QP */
+#define TP_SEND_WAIT_MS 5000	 /* pool exhausted this long: -EIO */
+#define TP_LOG_EVERY_MS 1000	 /* rate limit of completion error lines */
+#define TP_REL_TICK_MS	5	 /* reliable timers and delayed acks */
+#define TP_MCAST_QPN	0xFFFFFF /* remote QPN of a send to a group */
 
 /* The verbs objects: made by tp_dev_open, read-only until tp_dev_close. */
 struct tp_dev {
@@ -168,6 +170,20 @@ struct tp_relset {
 	uint64_t drop_rng;
 };
 
+/*
+ * MOUNT/all/'s group, under ring.lock (a send snapshots ah as it does a
+ * peer's).  Installed and removed on main (mcast.c), at start and stop.
+ */
+struct tp_mcast {
+	enum tp_mcast_state state;
+	char reason[128];
+	struct ibv_ah *ah;
+	union ibv_gid mgid;
+	uint16_t mlid;
+	int attached;
+	atomic_uint msg_id; /* next msg_id to the group */
+};
+
 /* The progress thread and what it sleeps on. */
 struct tp_prog {
 	pthread_t thr;
@@ -192,6 +208,7 @@ struct tp {
 	struct tp_ring ring;
 	struct tp_rx rx;
 	struct tp_relset rel;
+	struct tp_mcast mcast;
 	struct tp_prog prog;
 
 	/* Who meets peers a send found not up (tp_set_need); need_lock
@@ -266,10 +283,15 @@ void tp_ring_retire_ah(struct tp *tp, struct ibv_ah *ah);
 void tp_ring_free_retired(struct tp *tp, int all);
 void tp_ring_drain(struct tp *tp);
 int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d);
+int tp_ring_queue(struct tp *tp, struct peer *p, const char *chan,
+		  const void *buf, size_t len);
 int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 		 size_t len);
 void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
 	       unsigned long *suppressed);
+
+/* tp_mcast.c */
+void tp_mcast_close(struct tp *tp);
 
 /* tp_upcall.c: with no lock held, but tp_up_count_*. */
 int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m);

@@ -184,6 +184,15 @@ static struct peer *tp_recv_match(struct tp *tp, const struct ibv_wc *wc,
 	return NULL;
 }
 
+/*
+ * p's messages to the group are reassembled under a key of their own:
+ * their msg_ids are another sequence than its unicast ones.
+ */
+static int tp_recv_mcast_key(const struct tp *tp, const struct peer *p)
+{
+	return tp->npeers + p->idx;
+}
+
 /* One receive completion: check, identify, reassemble (under the locks). */
 static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		       struct tp_done *done)
@@ -193,7 +202,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 	struct wire_hdr h;
 	struct peer *p;
 	size_t dlen;
-	int rc;
+	int rc, key;
 
 	if (wc->wr_id >= tp->cfg->recv_depth)
 		return 0; /* not ours: nothing to repost */
@@ -222,12 +231,23 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
 		return 0;
 	}
-	if (tp_peer_reliable(tp, p)) {
+	key = p->idx;
+	if (h.flags & WIRE_FLAG_MCAST) {
+		if (p->is_local) {
+			/* the group looped our own copy back: the writer
+			 * sent itself one by unicast */
+			tp_add(&tp->totals.mcast_self_dropped, 1);
+			return 0;
+		}
+		tp_add(&p->cnt.mcast_rx, 1);
+		tp_add(&tp->totals.mcast_rx, 1);
+		key = tp_recv_mcast_key(tp, p);
+	} else if (tp_peer_reliable(tp, p)) {
 		if (!tp->rel.drop_permille || !tp_rel_lose(tp))
 			tp_rel_recv(tp, p, &h, slot + grhlen, dlen, now);
 		return 0;
 	}
-	rc = wire_reasm_feed(tp->rx.reasm, p->idx, slot + grhlen, dlen, now,
+	rc = wire_reasm_feed(tp->rx.reasm, key, slot + grhlen, dlen, now,
 			     &done->msg);
 	if (rc == 1) {
 		done->p = p;
@@ -311,6 +331,7 @@ void tp_recv_src_set(struct tp *tp, struct peer *p,
 	if (changed) {
 		pthread_mutex_lock(&tp->rx.rlock);
 		wire_reasm_forget_peer(tp->rx.reasm, p->idx);
+		wire_reasm_forget_peer(tp->rx.reasm, tp_recv_mcast_key(tp, p));
 		tp_rel_forget(tp, p);
 		pthread_mutex_unlock(&tp->rx.rlock);
 	}

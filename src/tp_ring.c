@@ -335,12 +335,30 @@ int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 	return (int)chan_len;
 }
 
-/* Fragment one message into registered slots, to go at tp_flush. */
-int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
-	     size_t len)
+/* Count a message queued to p, or to the group of nfrags datagrams. */
+static void tp_ring_count(struct tp *tp, struct peer *p, size_t len,
+			  uint32_t nfrags)
 {
+	if (p) {
+		tp_add(&p->cnt.msgs_tx, 1);
+		tp_add(&p->cnt.bytes_tx, len);
+	} else {
+		tp_add(&tp->totals.mcast_tx, nfrags);
+	}
+	tp_add(&tp->totals.msgs_tx, 1);
+	tp_add(&tp->totals.bytes_tx, len);
+}
+
+/*
+ * Fragment one message to p, or to the group (p NULL, its own msg_ids
+ * and WIRE_FLAG_MCAST), into registered slots, to go at tp_flush.
+ */
+int tp_ring_queue(struct tp *tp, struct peer *p, const char *chan,
+		  const void *buf, size_t len)
+{
+	atomic_uint *ids = p ? &tp->msg_ids[p->idx] : &tp->mcast.msg_id;
 	struct tp_dest d;
-	uint32_t cnt, idx, msg_id;
+	uint32_t cnt = 0, idx, msg_id;
 	size_t chan_len, dlen, mtu;
 	uint8_t *sb;
 	int rc;
@@ -368,8 +386,7 @@ int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 		rc = -EMSGSIZE;
 		goto out;
 	}
-	msg_id = atomic_fetch_add_explicit(&tp->msg_ids[p->idx], 1,
-					   memory_order_relaxed);
+	msg_id = atomic_fetch_add_explicit(ids, 1, memory_order_relaxed);
 	for (idx = 0; idx < cnt; idx++) {
 		rc = tp_ring_next(tp, p, &d);
 		if (rc)
@@ -381,19 +398,24 @@ int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 			rc = -EINVAL;
 			goto out;
 		}
+		if (!p)
+			wire_set_flag(sb, WIRE_FLAG_MCAST);
 		tp_ring_fill(tp, &d, sb, dlen);
 	}
 out:
 	pthread_mutex_unlock(&tp->ring.lock);
-	if (rc == -ENOTCONN)
+	if (rc == -ENOTCONN && p)
 		tp_peer_need(tp, p);
-	if (!rc) {
-		tp_add(&p->cnt.msgs_tx, 1);
-		tp_add(&p->cnt.bytes_tx, len);
-		tp_add(&tp->totals.msgs_tx, 1);
-		tp_add(&tp->totals.bytes_tx, len);
-	}
+	if (!rc)
+		tp_ring_count(tp, p, len, cnt);
 	return rc;
+}
+
+/* One message to p, to go at tp_flush. */
+int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
+	     size_t len)
+{
+	return tp_ring_queue(tp, p, chan, buf, len);
 }
 
 /* tp_queue, then the doorbell. */

@@ -92,6 +92,9 @@ void tp_up_count_expired(void *arg, int peer)
 {
 	struct tp *tp = arg;
 
+	/* keys npeers and up are the same peers' messages to the group */
+	if (peer >= tp->npeers)
+		peer -= tp->npeers;
 	peer_count_drop(peer >= 0 && peer < tp->npeers ? &tp->peers[peer]
 						       : NULL,
 			&tp->totals, DROP_REASM_TIMEOUT);

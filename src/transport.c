@@ -303,6 +303,7 @@ static void tp_peers_close(struct tp *tp)
 
 	for (i = 0; i < tp->npeers; i++)
 		tp_rel_reset(tp, &tp->peers[i], -ENOTCONN, 1);
+	tp_mcast_close(tp);
 	tp_dev_stop(tp);
 	tp_destroy_ahs(tp);
 	tp_ring_free_retired(tp, 1);
@@ -490,4 +491,11 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 	tp_rel_reset(tp, p, -ENOTCONN, 0);
 
 	tp_recv_src_linger(tp, p);
+}
+
+/* Tell whoever waits for p to be tried that it failed. */
+void tp_peer_failed(struct tp *tp, struct peer *p)
+{
+	if (tp->ops.peer_failed)
+		tp->ops.peer_failed(tp->arg, p);
 }

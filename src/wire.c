@@ -818,13 +818,19 @@ int wire_reasm_next_timeout(const struct wire_reasm *r, uint64_t now_ms)
 	return due - now_ms > INT_MAX ? INT_MAX : (int)(due - now_ms);
 }
 
+/* Flags are the one header field set after the fragment is built. */
+void wire_set_flag(void *dgram, uint8_t flag)
+{
+	((uint8_t *)dgram)[OFF_FLAGS] |= flag;
+}
+
 /* Append the reliable trailer and set the flag (see wire.h). */
 size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 {
 	uint8_t *b = dgram;
 	int k;
 
-	b[OFF_FLAGS] |= WIRE_FLAG_REL;
+	wire_set_flag(b, WIRE_FLAG_REL);
 	b += len;
 	if (r->rflags & WIRE_REL_SACK) {
 		for (k = 0; k < WIRE_SACK_WORDS; k++) {

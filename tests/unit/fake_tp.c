@@ -30,6 +30,9 @@ struct tp {
 	int reliable; /* what tp_peer_reliable says */
 	int async_rc; /* tp_send_async fails with this when set */
 	int nqueue, nflush, nasync;
+	struct tp_mcast_info mcast; /* what tp_mcast_get says */
+	int nmcast;		    /* messages to the group */
+	int nneed;		    /* tp_peer_need calls */
 	struct fake_sent sent[FAKE_TP_MAX_SENT];
 	int nsent;
 };
@@ -59,12 +62,7 @@ static void fake_tp_free(struct tp *tp)
 /* transport.h's checks: the peer must be up, the message not too big. */
 static int fake_tp_check(struct tp *tp, struct peer *p, size_t len)
 {
-	int up;
-
-	pthread_mutex_lock(&p->lock);
-	up = p->up;
-	pthread_mutex_unlock(&p->lock);
-	if (!up)
+	if (!peer_is_up(p))
 		return -ENOTCONN;
 	return len > tp->max_message ? -EMSGSIZE : 0;
 }
@@ -152,4 +150,28 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 	s->done = done;
 	s->arg = arg;
 	return 0;
+}
+
+/* The group's state as the test set it. */
+void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
+{
+	*out = tp->mcast;
+}
+
+/* To the group: kept with no peer, while the test says it is joined. */
+int tp_mcast_queue(struct tp *tp, const char *chan, const void *buf, size_t len)
+{
+	if (tp->mcast.state != TP_MCAST_JOINED)
+		return -ENOTCONN;
+	if (len > tp->max_message)
+		return -EMSGSIZE;
+	tp->nmcast++;
+	fake_tp_keep(tp, NULL, chan, buf, len);
+	return 0;
+}
+
+/* Asking for a peer to be met: only counted. */
+void tp_peer_need(struct tp *tp, struct peer *p)
+{
+	tp->nneed++;
 }

@@ -329,6 +329,9 @@ static void test_root(void **state)
 	want(&w, "send_depth=128");
 	want(&w, "max_message=%lu", (unsigned long)t.cfg.max_message);
 	want(&w, "route=gid");
+	want(&w, "mcast=off");
+	want_key(&w, "mcast_group");
+	want(&w, "mcast_reason=");
 	want_key(&w, "uptime");
 	want_parked(&w, 5, 2, 1);
 	/* the totals, without the per-stream gauges */
