@@ -88,7 +88,7 @@ struct config {
 	char mcast_group[64];
 	struct sockaddr_storage mcast_sa;
 	socklen_t mcast_len;
-	char secret[256];	       /* "" = no authentication */
+	char secret[256]; /* "" = no authentication */
 	char secret_file[4096];
 
 	struct config_node *nodes;
