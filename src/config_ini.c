@@ -495,6 +495,17 @@ static int ini_endpoints(struct config_parse *p)
 	return rc;
 }
 
+/* The group follows the qkey wherever its line is, so it is defaulted
+ * here. */
+static int ini_finish_mcast(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+
+	if (!p->gseen[GK_MCAST_GROUP])
+		config_addr_mcast_default(cfg);
+	return 0;
+}
+
 /* What no single line shows: defaults from other keys, and conflicts. */
 static int ini_finish(struct config_parse *p)
 {
@@ -520,7 +531,7 @@ static int ini_finish(struct config_parse *p)
 			"queue_limit %s is below max_message %s",
 			config_num_fmt_size(cfg->queue_limit, q, sizeof(q)),
 			config_num_fmt_size(cfg->max_message, m, sizeof(m)));
-	return 0;
+	return ini_finish_mcast(p);
 }
 
 /* The core both loaders share; cfg is defaulted and named already. */
