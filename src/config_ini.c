@@ -275,6 +275,11 @@ static int ini_node_header(struct config_parse *p, const char *name)
 	why = util_name_problem(name);
 	if (why)
 		return ini_fail(p, p->line, "node name '%s' %s", name, why);
+	if (!strcmp(name, CONFIG_NAME_ALL))
+		return ini_fail(p, p->line,
+				"node name '%s' is reserved (MOUNT/%s/ sends "
+				"to every node)",
+				name, name);
 	i = config_node_index(p->cfg, name);
 	if (i >= 0)
 		return ini_fail(p, p->line,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The config of MOUNT/all/ (issue 19): [global] multicast and
- * mcast_group, and the group's default from the qkey.
+ * mcast_group, the group's default from the qkey, and the node name
+ * 'all' that the directory keeps for itself.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -159,6 +160,24 @@ static void t_default_qkey_after(void **state)
 	want_group4(GROUP_4096);
 }
 
+/* ---- the node name 'all' --------------------------------------------- */
+
+BAD(t_node_all, NODE_A "[node all]\naddr = 10.0.0.1\n", 3,
+    "node name 'all' is reserved (MOUNT/all/ sends to every node)")
+BAD(t_node_all_hostlist, NODE_A "[node a[1-2],all]\naddr = 10.0.0.1\n", 3,
+    "node name 'all' is reserved")
+
+/* Only the exact name is the directory's. */
+static void t_node_all_lookalikes(void **state)
+{
+	good("[node ALL,all1,al[1-2]]\naddr = 10.0.0.1\n"
+	     "bootstrap = 10.0.0.1:[18601-18604]\n");
+	assert_int_equal(cfg.nnodes, 4);
+	assert_string_equal(cfg.nodes[0].name, "ALL");
+	assert_string_equal(cfg.nodes[1].name, "all1");
+	assert_int_equal(config_node_index(&cfg, "all"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +191,9 @@ int main(void)
 		T(t_group_refused),
 		T(t_default_qkey_before),
 		T(t_default_qkey_after),
+		T(t_node_all),
+		T(t_node_all_hostlist),
+		T(t_node_all_lookalikes),
 	};
 
 	return cmocka_run_group_tests_name("mcast", tests, NULL, NULL);
