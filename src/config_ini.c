@@ -500,14 +500,25 @@ static int ini_endpoints(struct config_parse *p)
 	return rc;
 }
 
-/* The group follows the qkey wherever its line is, so it is defaulted
- * here. */
+/*
+ * The group follows the qkey wherever its line is, so it is defaulted
+ * here.  A controlled Q_Key (bit 31) may be replaced by the QP's own on
+ * sending, and a group needs every member's datagrams under one qkey.
+ */
 static int ini_finish_mcast(struct config_parse *p)
 {
 	struct config *cfg = p->cfg;
 
 	if (!p->gseen[GK_MCAST_GROUP])
 		config_addr_mcast_default(cfg);
+	if (cfg->multicast != MCAST_NO && (cfg->qkey & 0x80000000u))
+		return ini_fail(p,
+				p->gseen[GK_QKEY] ? p->gseen[GK_QKEY] : p->line,
+				"qkey: 0x%08x has bit 31 set, a controlled "
+				"Q_Key, which an HCA may replace with the "
+				"QP's own: multicast needs one qkey on every "
+				"node (clear the bit, or set multicast = no)",
+				cfg->qkey);
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The config of MOUNT/all/ (issue 19): [global] multicast and
- * mcast_group, the group's default from the qkey, and the node name
- * 'all' that the directory keeps for itself.
+ * mcast_group, the group's default from the qkey, the node name 'all'
+ * that the directory keeps for itself, and the controlled Q_Keys
+ * (bit 31) that multicast cannot use.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -178,6 +179,27 @@ static void t_node_all_lookalikes(void **state)
 	assert_int_equal(config_node_index(&cfg, "all"), -1);
 }
 
+/* ---- controlled Q_Keys ----------------------------------------------- */
+
+#define QKEY_31_WHY "qkey: 0x80000000 has bit 31 set, a controlled Q_Key"
+
+BAD(t_qkey31_auto, "[global]\nqkey = 0x80000000\n" NODE_A, 2, QKEY_31_WHY)
+/* the qkey's line, though multicast comes after it */
+BAD(t_qkey31_yes, "[global]\nqkey = 2147483648\nmulticast = yes\n" NODE_A, 2,
+    QKEY_31_WHY)
+BAD(t_qkey31_says_how, NODE_A "[global]\nmulticast = auto\nqkey = 0xffffffff\n",
+    5, "(clear the bit, or set multicast = no)")
+
+static void t_qkey31_multicast_no(void **state)
+{
+	good("[global]\nqkey = 0x80000000\nmulticast = no\n" NODE_A);
+	assert_int_equal(cfg.qkey, 0x80000000u);
+	assert_int_equal(cfg.multicast, MCAST_NO);
+	config_free(&cfg);
+	good("[global]\nmulticast = auto\nqkey = 0x7fffffff\n" NODE_A);
+	assert_int_equal(cfg.qkey, 0x7fffffff);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +216,10 @@ int main(void)
 		T(t_node_all),
 		T(t_node_all_hostlist),
 		T(t_node_all_lookalikes),
+		T(t_qkey31_auto),
+		T(t_qkey31_yes),
+		T(t_qkey31_says_how),
+		T(t_qkey31_multicast_no),
 	};
 
 	return cmocka_run_group_tests_name("mcast", tests, NULL, NULL);
