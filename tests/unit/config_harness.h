@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What the config parser's tests share, so that a test file of new keys
- * need not copy test_config.c's: one cfg and one message buffer, freed
+ * What the config parser's tests share (test_config.c,
+ * test_config_mcast.c), so that a test file of new keys need not copy
+ * test_config.c's: one cfg and one message buffer, freed
  * between tests, and good() and bad(), which load a text and check the
  * outcome:
  * each good case then checks the fields it sets, each bad case that the

@@ -3,7 +3,7 @@
  * Config parser tests: each good case checks the fields it sets, each bad
  * case checks the return code, that the message names the line and the
  * key at fault, and that nothing half-parsed is left in cfg
- * (config_harness.h).
+ * (config_harness.h).  The multicast keys: test_config_mcast.c.
  */
 #include <errno.h>
 #include <limits.h>
