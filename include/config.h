@@ -20,6 +20,9 @@
 #define CONFIG_MAX_NODES	      65536 /* nodes one config may name */
 #define CONFIG_ERR_MAX		      512
 
+/* MOUNT/all/ sends to every node (issue 19): no node may take its name. */
+#define CONFIG_NAME_ALL "all"
+
 enum config_route {
 	ROUTE_SA,  /* rdma_cm route resolution -> path record -> AH */
 	ROUTE_GID, /* AH straight from the exchanged LID/GID */

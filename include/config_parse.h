@@ -46,6 +46,8 @@ enum config_gkey {
 	GK_FILE_MODE,
 	GK_DIR_MODE,
 	GK_DELIVERY,
+	GK_MULTICAST,
+	GK_MCAST_GROUP,
 	GK_SECRET,
 	GK_SECRET_FILE,
 	GK_MAX
@@ -99,6 +101,14 @@ int config_addr_parse(struct config_parse *p, const struct config_key *k,
 /* bootstrap = HOST, HOST:PORT or [IPV6]:PORT, into the whole node dst. */
 int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
 			  const char *val, void *dst);
+
+/* mcast_group = ADDR: a numeric IPv4 or IPv6 multicast group, into the
+ * whole config dst. */
+int config_addr_mcast(struct config_parse *p, const struct config_key *k,
+		      const char *val, void *dst);
+
+/* No mcast_group: cfg->qkey's group, 239.192.X.Y (see config.md). */
+void config_addr_mcast_default(struct config *cfg);
 
 /* A hash of n's bootstrap endpoint: equal for endpoints that
  * config_addr_same_bootstrap takes as one. */

@@ -41,6 +41,8 @@ static void config_defaults(struct config *cfg)
 	cfg->file_mode = 0600;
 	cfg->dir_mode = 0700;
 	cfg->delivery = DELIVERY_DATAGRAM;
+	/* mcast_group: derived from the qkey once the file is read */
+	cfg->multicast = MCAST_AUTO;
 	cfg->local = -1;
 }
 

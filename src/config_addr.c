@@ -7,7 +7,8 @@
  * 10,000 lookups at start, and a name may move.  config_node_addr and
  * config_node_bootstrap look it up (getaddrinfo) whenever one is needed:
  * when a peer is first met and again when it cannot be reached; ibfs -t
- * looks up every node's.
+ * looks up every node's.  The [global] multicast group is an address
+ * too, but numeric only: every node must join the same one.
  */
 #include <ctype.h>
 #include <endian.h>
@@ -152,6 +153,65 @@ int config_addr_parse(struct config_parse *p, const struct config_key *k,
 	}
 	memcpy(n->addr, val, len + 1);
 	return 0;
+}
+
+/*
+ * A multicast group as text into cfg: a numeric IPv4 address in
+ * 224.0.0.0/4 or IPv6 in ff00::/8, and its sockaddr with port 0.  -EINVAL
+ * for anything else, cfg untouched; so for an IPv6 %scope too, as an
+ * interface name would mean another group on each host.  The key and its
+ * default both come through here, so they cannot differ in what they
+ * store.
+ */
+static int addr_mcast_set(struct config *cfg, const char *text)
+{
+	struct sockaddr_storage ss;
+	const struct sockaddr_in *sin = (const void *)&ss;
+	const struct sockaddr_in6 *sin6 = (const void *)&ss;
+	size_t len = strlen(text);
+	socklen_t salen;
+
+	if (len >= sizeof(cfg->mcast_group) || strchr(text, '%') ||
+	    addr_ip_sa(text, 0, &ss, &salen))
+		return -EINVAL;
+	if (ss.ss_family == AF_INET ? !IN_MULTICAST(ntohl(sin->sin_addr.s_addr))
+				    : !IN6_IS_ADDR_MULTICAST(&sin6->sin6_addr))
+		return -EINVAL;
+	memcpy(cfg->mcast_group, text, len + 1);
+	cfg->mcast_sa = ss;
+	cfg->mcast_len = salen;
+	return 0;
+}
+
+/* mcast_group: no host names, as every node must join the same group. */
+int config_addr_mcast(struct config_parse *p, const struct config_key *k,
+		      const char *val, void *dst)
+{
+	if (addr_mcast_set(dst, val))
+		return config_ini_bad(p, k,
+				      "'%s' is not an IPv4 or IPv6 multicast "
+				      "group (224.0.0.0/4, ff00::/8)",
+				      val);
+	return 0;
+}
+
+/*
+ * The group of nodes that share a qkey: 239.192.X.Y, in the RFC 2365
+ * organisation-local scope, X.Y the 16-bit fold of FNV-1a over the qkey's
+ * four bytes, big-endian.  Always a group, so it cannot fail.
+ */
+void config_addr_mcast_default(struct config *cfg)
+{
+	char text[32];
+	uint8_t q[4];
+	uint32_t h;
+
+	util_put32(q, cfg->qkey);
+	h = util_fnv1a(q, sizeof(q), UTIL_FNV1A_INIT);
+	h = (h >> 16) ^ (h & 0xffff);
+	snprintf(text, sizeof(text), "239.192.%u.%u", (unsigned)(h >> 8),
+		 (unsigned)(h & 0xff));
+	addr_mcast_set(cfg, text);
 }
 
 /* bootstrap: HOST, HOST:PORT or [IPV6]:PORT; bare IPv6 would be ambiguous. */

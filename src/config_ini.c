@@ -275,6 +275,11 @@ static int ini_node_header(struct config_parse *p, const char *name)
 	why = util_name_problem(name);
 	if (why)
 		return ini_fail(p, p->line, "node name '%s' %s", name, why);
+	if (!strcmp(name, CONFIG_NAME_ALL))
+		return ini_fail(p, p->line,
+				"node name '%s' is reserved (MOUNT/%s/ sends "
+				"to every node)",
+				name, name);
 	i = config_node_index(p->cfg, name);
 	if (i >= 0)
 		return ini_fail(p, p->line,
@@ -495,6 +500,28 @@ static int ini_endpoints(struct config_parse *p)
 	return rc;
 }
 
+/*
+ * The group follows the qkey wherever its line is, so it is defaulted
+ * here.  A controlled Q_Key (bit 31) may be replaced by the QP's own on
+ * sending, and a group needs every member's datagrams under one qkey.
+ */
+static int ini_finish_mcast(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+
+	if (!p->gseen[GK_MCAST_GROUP])
+		config_addr_mcast_default(cfg);
+	if (cfg->multicast != MCAST_NO && (cfg->qkey & 0x80000000u))
+		return ini_fail(p,
+				p->gseen[GK_QKEY] ? p->gseen[GK_QKEY] : p->line,
+				"qkey: 0x%08x has bit 31 set, a controlled "
+				"Q_Key, which an HCA may replace with the "
+				"QP's own: multicast needs one qkey on every "
+				"node (clear the bit, or set multicast = no)",
+				cfg->qkey);
+	return 0;
+}
+
 /* What no single line shows: defaults from other keys, and conflicts. */
 static int ini_finish(struct config_parse *p)
 {
@@ -520,7 +547,7 @@ static int ini_finish(struct config_parse *p)
 			"queue_limit %s is below max_message %s",
 			config_num_fmt_size(cfg->queue_limit, q, sizeof(q)),
 			config_num_fmt_size(cfg->max_message, m, sizeof(m)));
-	return 0;
+	return ini_finish_mcast(p);
 }
 
 /* The core both loaders share; cfg is defaulted and named already. */

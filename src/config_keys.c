@@ -21,6 +21,7 @@
 _Static_assert(sizeof(mode_t) == sizeof(uint32_t) &&
 		       sizeof(enum config_route) == sizeof(uint32_t) &&
 		       sizeof(enum config_delivery) == sizeof(uint32_t) &&
+		       sizeof(enum config_mcast) == sizeof(uint32_t) &&
 		       sizeof(int) == sizeof(uint32_t),
 	       "key_store writes 4-byte fields as uint32_t");
 
@@ -43,6 +44,13 @@ static const char *const route_names[] = {
 static const char *const delivery_names[] = {
 	[DELIVERY_DATAGRAM] = "datagram",
 	[DELIVERY_RELIABLE] = "reliable",
+	NULL,
+};
+
+static const char *const mcast_names[] = {
+	[MCAST_AUTO] = "auto",
+	[MCAST_YES] = "yes",
+	[MCAST_NO] = "no",
 	NULL,
 };
 
@@ -252,6 +260,11 @@ const struct config_key config_gkeys[GK_MAX] = {
 	[GK_FILE_MODE] =	MODE("file_mode", file_mode),
 	[GK_DIR_MODE] =		MODE("dir_mode", dir_mode),
 	[GK_DELIVERY] =		CHOICE("delivery", delivery, delivery_names),
+	[GK_MULTICAST] =	CHOICE("multicast", multicast, mcast_names),
+	/* the group fills three fields, so it gets the whole config */
+	[GK_MCAST_GROUP] =	{ "mcast_group", config_addr_mcast, 0,
+				  sizeof(struct config), 0, 0, NULL,
+				  UNIT_NONE },
 	[GK_SECRET] =		STR("secret", secret, 1, 255),
 	[GK_SECRET_FILE] =	STR("secret_file", secret_file, 1, 4095),
 };
