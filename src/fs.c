@@ -32,8 +32,8 @@
 #include "util.h"
 
 #define FS_STATUS_NAME ".status"
-#define FS_ALL_NAME    "all"	     /* a node name the config refuses */
-#define FS_MAX_WRITE   (1024 * 1024) /* the kernel's ceiling (256 pages) */
+#define FS_ALL_NAME    CONFIG_NAME_ALL /* a node name the config refuses */
+#define FS_MAX_WRITE   (1024 * 1024)   /* the kernel's ceiling (256 pages) */
 
 /* Classify an inode number; node/chan are filled where they apply. */
 static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
