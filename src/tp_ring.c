@@ -236,8 +236,9 @@ int tp_ring_wait(struct tp *tp)
 
 /*
  * A free slot for the next WR (under ring.lock), waiting for one if the
- * ring is full: the wait drops the lock, so the peer may have gone
- * meanwhile and d is read again.  0, or -EIO / -ENOTCONN.
+ * ring is full: the wait drops the lock, so the peer (or the group, p
+ * NULL) may have gone meanwhile and d is read again.  0, or -EIO /
+ * -ENOTCONN.
  */
 int tp_ring_next(struct tp *tp, struct peer *p, struct tp_dest *d)
 {
@@ -251,11 +252,28 @@ int tp_ring_next(struct tp *tp, struct peer *p, struct tp_dest *d)
 	return rc;
 }
 
-/* Snapshot p's AH and address; -ENOTCONN when it is down. */
+/* The group's AH (under ring.lock); -ENOTCONN when not joined. */
+static int tp_dest_group(struct tp *tp, struct tp_dest *d)
+{
+	if (tp->mcast.state != TP_MCAST_JOINED || !tp->mcast.ah)
+		return -ENOTCONN;
+	d->ah = tp->mcast.ah;
+	d->qpn = TP_MCAST_QPN;
+	/* every node's QP has the config's qkey: the group's is unused */
+	d->qkey = tp->cfg->qkey;
+	d->mtu = tp->info.mtu_bytes;
+	d->max_message = 0;
+	return 0;
+}
+
+/* Snapshot p's AH and address (the group's for p NULL); -ENOTCONN when
+ * it is down. */
 int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 {
 	int rc = 0;
 
+	if (!p)
+		return tp_dest_group(tp, d);
 	pthread_mutex_lock(&p->lock);
 	if (!p->up || !p->ah) {
 		rc = -ENOTCONN;
