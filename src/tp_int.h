@@ -171,8 +171,9 @@ struct tp_relset {
 };
 
 /*
- * MOUNT/all/'s group, under ring.lock (a send snapshots ah as it does a
- * peer's).  Installed and removed on main (mcast.c), at start and stop.
+ * MOUNT/all/'s group: written under ring.lock (a send snapshots ah as it
+ * does a peer's), on main only (mcast.c), before the mount and after the
+ * unmount, so tp_mcast_get reads it without a lock.
  */
 struct tp_mcast {
 	enum tp_mcast_state state;

@@ -7,9 +7,9 @@
  * join event gave.  Receiving is tp_recv.c's: a group datagram is matched
  * to its sender by the source filter, as any other.
  *
- * Threads: main installs and removes (start and stop); senders read the
- * AH under ring.lock (tp_ring.c's tp_dest_get); .status reads the rest
- * under the same lock.
+ * Threads: main installs and removes (start and stop, outside the mount's
+ * life); senders read the AH under ring.lock (tp_ring.c's tp_dest_get);
+ * tp_mcast_get reads without a lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -78,15 +78,18 @@ void tp_mcast_close(struct tp *tp)
 		tp_mcast_remove(tp, TP_MCAST_OFF, "stopped");
 }
 
-/* A copy of the group's state. */
+/*
+ * A copy of the group's state, with no lock: it changes only on main,
+ * before the file system is mounted and after it is unmounted, so a
+ * .status rendering (under fs->lock, where no transport lock may be
+ * taken) and all/'s writers read a settled value.
+ */
 void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
 {
-	pthread_mutex_lock(&tp->ring.lock);
 	out->state = tp->mcast.state;
 	snprintf(out->reason, sizeof(out->reason), "%s", tp->mcast.reason);
 	out->mgid = tp->mcast.mgid;
 	out->mlid = tp->mcast.mlid;
-	pthread_mutex_unlock(&tp->ring.lock);
 }
 
 /* One message to the group: tp_ring_queue with no peer. */
