@@ -71,6 +71,22 @@ void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason)
 		log_warnx("multicast: ibv_detach_mcast failed");
 }
 
+/*
+ * A member came up (under ring.lock): the group's datagrams must fit its
+ * port, and its messages its max_message.  The bounds only go down: a
+ * member that left may come back.
+ */
+void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr)
+{
+	size_t mtu = tp_addr_mtu(addr);
+
+	if (mtu && (!tp->mcast.mtu_cap || mtu < tp->mcast.mtu_cap))
+		tp->mcast.mtu_cap = mtu;
+	if (addr->max_message &&
+	    (!tp->mcast.max_cap || addr->max_message < tp->mcast.max_cap))
+		tp->mcast.max_cap = addr->max_message;
+}
+
 /* tp_close, before the QP goes: a group still attached is left. */
 void tp_mcast_close(struct tp *tp)
 {

@@ -262,7 +262,10 @@ static int tp_dest_group(struct tp *tp, struct tp_dest *d)
 	/* every node's QP has the config's qkey: the group's is unused */
 	d->qkey = tp->cfg->qkey;
 	d->mtu = tp->info.mtu_bytes;
-	d->max_message = 0;
+	/* one stream serves every member: what the smallest one takes */
+	if (tp->mcast.mtu_cap && tp->mcast.mtu_cap < d->mtu)
+		d->mtu = tp->mcast.mtu_cap;
+	d->max_message = tp->mcast.max_cap;
 	return 0;
 }
 
@@ -284,9 +287,8 @@ int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 		d->mtu = tp->info.mtu_bytes;
 		d->max_message = p->addr.max_message;
 		/* Never send more than the peer's port can take. */
-		if (p->addr.mtu >= IBV_MTU_256 && p->addr.mtu <= IBV_MTU_4096 &&
-		    ((size_t)128 << p->addr.mtu) < d->mtu)
-			d->mtu = (size_t)128 << p->addr.mtu;
+		if (tp_addr_mtu(&p->addr) && tp_addr_mtu(&p->addr) < d->mtu)
+			d->mtu = tp_addr_mtu(&p->addr);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return rc;
