@@ -290,8 +290,9 @@ int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
 	       unsigned long *suppressed);
 
-/* tp_mcast.c */
+/* tp_mcast.c; tp_mcast_dest under ring.lock */
 void tp_mcast_close(struct tp *tp);
+int tp_mcast_dest(struct tp *tp, struct tp_dest *d);
 
 /* tp_upcall.c: with no lock held, but tp_up_count_*. */
 int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m);

@@ -89,6 +89,23 @@ void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
 	pthread_mutex_unlock(&tp->ring.lock);
 }
 
+/*
+ * Where a send to the group goes (under ring.lock): its AH, the multicast
+ * QPN and our own qkey, which every member's QP has; our own port's MTU
+ * and max_message, since every node of one config shares them.
+ */
+int tp_mcast_dest(struct tp *tp, struct tp_dest *d)
+{
+	if (!tp->mcast.ah)
+		return -ENOTCONN;
+	d->ah = tp->mcast.ah;
+	d->qpn = TP_MCAST_QPN;
+	d->qkey = tp->cfg->qkey;
+	d->mtu = tp->info.mtu_bytes;
+	d->max_message = tp->cfg->max_message;
+	return 0;
+}
+
 /* One message to the group: tp_ring_queue with no peer. */
 int tp_mcast_queue(struct tp *tp, const char *chan, const void *buf, size_t len)
 {

@@ -251,11 +251,14 @@ int tp_ring_next(struct tp *tp, struct peer *p, struct tp_dest *d)
 	return rc;
 }
 
-/* Snapshot p's AH and address; -ENOTCONN when it is down. */
+/* Snapshot p's AH and address (p NULL: the group's); -ENOTCONN when it
+ * is down (not joined). */
 int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 {
 	int rc = 0;
 
+	if (!p)
+		return tp_mcast_dest(tp, d);
 	pthread_mutex_lock(&p->lock);
 	if (!p->up || !p->ah) {
 		rc = -ENOTCONN;
