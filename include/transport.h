@@ -229,4 +229,25 @@ void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out);
 int tp_mcast_queue(struct tp *tp, const char *chan, const void *buf,
 		   size_t len);
 
+/* ---- bootstrap = multicast: announces (tp_ann.c) ---- */
+
+struct ann_msg;
+
+/*
+ * Who takes announces (announce.c): fn(arg, m) runs on the progress
+ * thread, with no engine lock held but this hook's own, for every WIRE_ANN
+ * datagram whose hello names the QP and GID it came from (ann_msg_from),
+ * known sender or not; it must not block.  NULL fn: nobody, and they are
+ * dropped (drop_ann_refused).
+ */
+void tp_set_announce(struct tp *tp,
+		     void (*fn)(void *arg, const struct ann_msg *m), void *arg);
+
+/*
+ * Send announce m as one datagram, to the group (p NULL) or to p, which
+ * is up.  0, -ENOTCONN (the group not joined, p not up) or -EIO.  The
+ * announce thread's; it counts ann_tx.
+ */
+int tp_ann_send(struct tp *tp, struct peer *p, const struct ann_msg *m);
+
 #endif

@@ -39,8 +39,12 @@ static void test_roundtrip(void **state)
 	h.addr.lid = 0x1234;
 	h.delivery = DELIVERY_RELIABLE;
 	h.addr.max_message = 0x000ff000;
+	h.boot = 0xb0075eed;
 	assert_int_equal(hello_encode(&h, buf), HELLO_WIRE_LEN);
 	assert_int_equal(hello_decode(&d, buf, sizeof(buf)), 0);
+	assert_int_equal(d.boot, 0xb0075eed); /* big-endian at 108 */
+	assert_int_equal(buf[108], 0xb0);
+	assert_int_equal(buf[111], 0xed);
 	assert_int_equal(d.version, HELLO_VERSION);
 	assert_string_equal(d.name, "alpha");
 	assert_int_equal(d.delivery, DELIVERY_RELIABLE);
@@ -74,7 +78,7 @@ static void test_layout(void **state)
 	assert_int_equal(buf[82], IBV_MTU_1024);
 	assert_memory_equal(buf + 84, h.addr.gid.raw, 16);
 	for (i = 100; i < HELLO_WIRE_LEN; i++)
-		assert_int_equal(buf[i], 0); /* flags, max_message, reserved */
+		assert_int_equal(buf[i], 0); /* flags, max_message, boot */
 	/* max_message: big-endian at 104 */
 	h.addr.max_message = 0x01020304;
 	hello_encode(&h, buf);
