@@ -25,6 +25,11 @@
  * The progress thread only queues them (tp_set_announce); the announce
  * thread does the rest, since route resolution blocks.
  *
+ * With a secret no announce is trusted until a challenge and response
+ * has gone both ways over UD unicast, with the TCP handshake's proof
+ * (below, and announce_trust.c for the order of things); until then the
+ * node is not installed, so the source filter keeps its data out.
+ *
  * Threads: ann_open and ann_close on main; the hooks only queue, under
  * the announce's lock (the progress thread's, for announces, and the
  * senders', for peers a write waits for); everything else on the
@@ -44,9 +49,25 @@
 #include "transport.h"
 #include "wire.h"
 
-/* What a WIRE_ANN datagram says. */
+/*
+ * What a WIRE_ANN datagram says.  With a secret, the four after the
+ * announce are the TCP handshake's steps (bootstrap_session.c) as UD
+ * unicast datagrams, D the node that heard an announce it cannot trust
+ * yet, L the announcer; each carries its sender's hello, so that the
+ * receive path checks its source as an announce's:
+ *   CHALLENGE  D -> L  hello(D, nD)
+ *   ANSWER     L -> D  hello(L, nL), echo nD
+ *   PROOF      D -> L  hello(D, nD), echo nL, HMAC(K, "D->L" || nL || hD || hL)
+ *   CONFIRM    L -> D  hello(L, nL), echo nD, HMAC(K, "L->D" || nD || hD || hL)
+ * (bootstrap_proof's construction and labels).  L trusts D once PROOF
+ * checks out, D trusts L once CONFIRM does.
+ */
 enum ann_kind {
 	ANN_ANNOUNCE = 1, /* to the group, or to a node just up: "I am" */
+	ANN_CHALLENGE,
+	ANN_ANSWER,
+	ANN_PROOF,
+	ANN_CONFIRM,
 	ANN_KIND_MAX,
 };
 
@@ -56,8 +77,10 @@ enum ann_kind {
  *   1  3 bytes, zero
  *   4  the sender's hello, HELLO_WIRE_LEN bytes as bootstrap_hello.c
  *      encodes it (its boot id in the hello's boot word)
- * 132  16 bytes, zero (reserved: the authentication's echo)
- * 148  32 bytes, zero (reserved: its proof)
+ * 132  echo: the other side's nonce this answers (ANSWER, PROOF,
+ *      CONFIRM; zero otherwise)
+ * 148  proof, BS_PROOF_LEN bytes (PROOF, CONFIRM; zero otherwise)
+ * Every kind but ANNOUNCE carries a hello with HELLO_F_AUTH and a nonce.
  */
 #define ANN_WIRE_LEN 180
 _Static_assert(ANN_WIRE_LEN <= WIRE_ANN_MAX, "an announce fits WIRE_ANN_MAX");
@@ -125,6 +148,68 @@ int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms);
 /* When the announce after now is due: interval_ms with +-50 % jitter
  * drawn from r. */
 int64_t ann_next(int64_t now, int interval_ms, uint32_t r);
+
+/* ---- with a secret: the challenge and response (announce_auth.c) ---- */
+
+/* Where one node's exchange stands, as D and as L. */
+enum ann_auth_state {
+	ANN_AUTH_IDLE,	     /* none */
+	ANN_AUTH_CHALLENGED, /* D: CHALLENGE sent, ANSWER awaited */
+	ANN_AUTH_PROVED,     /* D: PROOF sent, CONFIRM awaited */
+	ANN_AUTH_ANSWERED,   /* L: ANSWER sent, PROOF awaited */
+	ANN_AUTH_CONFIRMED,  /* L: PROOF checked, CONFIRM sent */
+};
+
+/*
+ * One node's exchanges with us: the one we started (D) and the one it
+ * started (L), each with the hellos exactly as sent, which the proofs
+ * cover.  Zero it to start.
+ */
+struct ann_auth {
+	enum ann_auth_state d, l;
+	uint8_t d_mine[HELLO_WIRE_LEN];	  /* hello(D = us, nD) */
+	uint8_t d_theirs[HELLO_WIRE_LEN]; /* hello(L, nL), from its ANSWER */
+	struct ann_msg d_last;		  /* what D sends again on loss */
+	uint8_t l_theirs[HELLO_WIRE_LEN]; /* hello(D, nD), from its CHALLENGE */
+	uint8_t l_mine[HELLO_WIRE_LEN];	  /* hello(L = us, nL) */
+	struct ann_msg l_last;		  /* L's last answer, for duplicates */
+};
+
+/* What ann_auth_recv did: bits, or a negative refusal. */
+#define ANN_AUTH_REPLY 0x1 /* send *out to the node */
+#define ANN_AUTH_OK    0x2 /* the node proved the secret: *who is its hello */
+
+/* The shared secret an exchange proves. */
+struct ann_key {
+	const void *secret;
+	size_t len;
+};
+
+/*
+ * Start an exchange as D with our hello me and a fresh nonce: *out is
+ * the CHALLENGE (kept for ann_auth_resend).
+ */
+void ann_auth_start(struct ann_auth *a, const struct hello *me,
+		    const uint8_t nonce[HELLO_NONCE_LEN], struct ann_msg *out);
+
+/*
+ * Take one message of the exchange (its source checked already): L
+ * answers a CHALLENGE with our hello me and the fresh nonce (a CHALLENGE
+ * seen before gets the same ANSWER again), D proves on an ANSWER, L
+ * checks a PROOF and confirms, D checks a CONFIRM.  Returns
+ * ANN_AUTH_REPLY and/or ANN_AUTH_OK (then *who is the proven hello), 0
+ * when there is nothing to do, or -EPROTO (it belongs to no exchange of
+ * ours: a replay, a reflection, a stale or lost one), -EACCES (a wrong
+ * proof: the exchange stays as it was, since a forged one must not end
+ * it; D gives up on its own time) or -EIO (libcrypto).
+ */
+int ann_auth_recv(struct ann_auth *a, const struct ann_key *k,
+		  const struct hello *me, const uint8_t fresh[HELLO_NONCE_LEN],
+		  const struct ann_msg *in, struct ann_msg *out,
+		  struct hello *who);
+
+/* D's message waiting for an answer, to send again; 0 when none. */
+int ann_auth_resend(const struct ann_auth *a, struct ann_msg *out);
 
 struct announce;
 

@@ -250,4 +250,15 @@ void tp_set_announce(struct tp *tp,
  */
 int tp_ann_send(struct tp *tp, struct peer *p, const struct ann_msg *m);
 
+/*
+ * The same to a node not up (with a secret: one being challenged), at
+ * addr through ah, which the caller made on tp_pd and keeps: it hands it
+ * to tp_peer_up or to tp_ah_retire.
+ */
+int tp_ann_send_to(struct tp *tp, struct ibv_ah *ah,
+		   const struct peer_addr *addr, const struct ann_msg *m);
+
+/* Destroy ah once the sends posted so far have completed (any thread). */
+void tp_ah_retire(struct tp *tp, struct ibv_ah *ah);
+
 #endif

@@ -31,45 +31,9 @@
 #include <sys/eventfd.h>
 #include <sys/queue.h>
 
-#include "announce.h"
+#include "announce_int.h"
 #include "log.h"
 #include "util.h"
-
-#define ANN_INBOX	    256 /* announces queued for the thread; more drop */
-#define ANN_NEED_GAP_MIN    100 /* ms: announces a waiting write asks for */
-#define ANN_STRANGER_LOG_MS 1000 /* lines about strangers: one a second */
-
-/* One configured node, as this thread knows it. */
-struct ann_peer {
-	TAILQ_ENTRY(ann_peer) link; /* in a->live while up */
-	struct ann_known k;
-};
-
-struct announce {
-	const struct config *cfg;
-	struct peer *peers;
-	struct tp *tp;
-	struct route *rt;
-	struct ann_msg mine; /* our announce */
-	struct ann_peer *ap;
-	TAILQ_HEAD(, ann_peer) live; /* up, least recently heard first */
-	int64_t next_ann, last_ann;
-	int need_gap_ms;
-	unsigned seed;
-	uint64_t stranger_ms;
-	unsigned long stranger_quiet;
-
-	/* under lock: the hooks queue, the thread takes */
-	pthread_mutex_t lock;
-	struct ann_msg *inbox, *work;
-	int nin;
-	int need; /* a write waits for a node not heard */
-	int efd;  /* wakes the thread */
-	atomic_int stop;
-
-	pthread_t thr;
-	int thr_started;
-};
 
 /* Wake the thread (any thread; the eventfd never blocks). */
 static void ann_wake(struct announce *a)
@@ -117,8 +81,7 @@ static void ann_on_need(void *arg, struct peer *p)
 }
 
 /* A line about a stranger's announce, at most one a second. */
-static void __attribute__((format(printf, 2, 3)))
-ann_stranger(struct announce *a, const char *fmt, ...)
+void ann_stranger(struct announce *a, const char *fmt, ...)
 {
 	uint64_t now = util_now_ms();
 	char msg[256];
@@ -164,17 +127,24 @@ static void ann_down(struct announce *a, int i, int err, const char *why)
 	tp_peer_failed(a->tp, p);
 }
 
-/* Bring node i up at h's address: the cached AH, or a fresh resolution;
- * then tell it we are here. */
-static void ann_install(struct announce *a, int i, const struct hello *h,
-			enum ann_verdict v, int64_t now)
+/*
+ * Bring node i up at h's address: the AH a challenge made for it, the
+ * cached one, or a fresh resolution; then tell it we are here.
+ */
+void ann_install(struct announce *a, int i, const struct hello *h,
+		 enum ann_verdict v, int64_t now)
 {
+	struct ibv_ah *ah = ann_take_ah(a, i, &h->addr);
 	struct ann_peer *ap = &a->ap[i];
 	struct peer *p = &a->peers[i];
 	char why[96];
-	int rc;
+	int rc = 1;
 
-	rc = bootstrap_peer_up(a->tp, a->rt, p, &h->addr, a->cfg->route);
+	if (ah)
+		tp_peer_up(a->tp, p, &h->addr, ah, a->cfg->route);
+	else
+		rc = bootstrap_peer_up(a->tp, a->rt, p, &h->addr,
+				       a->cfg->route);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "route resolution failed: %s",
 			 strerror(-rc));
@@ -239,27 +209,16 @@ static const char *ann_refusal(struct announce *a, int i, const struct hello *h,
 	return NULL;
 }
 
-/* One announce heard: alive, new, restarted, or refused. */
-static void ann_heard(struct announce *a, const struct ann_msg *m, int64_t now)
+/* An announce of node i: alive, new or restarted; with a secret, one
+ * of an incarnation not proven yet is challenged first. */
+static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
+		      int64_t now)
 {
-	struct ann_peer *ap;
-	struct peer *p;
-	const char *why;
-	char buf[96];
+	struct ann_peer *ap = &a->ap[i];
 	enum ann_verdict v;
-	int i = ann_who(a, m);
 
-	if (i < 0)
-		return;
-	ap = &a->ap[i];
-	p = &a->peers[i];
-	atomic_fetch_add_explicit(&p->cnt.ann_rx, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&tp_totals(a->tp)->ann_rx, 1,
-				  memory_order_relaxed);
-	why = ann_refusal(a, i, &m->h, buf, sizeof(buf));
-	if (why) {
-		peer_count_drop(p, tp_totals(a->tp), DROP_ANN_REFUSED);
-		bootstrap_note(a->tp, p, EPROTO, "announce:", why);
+	if (a->key.len && !ann_trusted(ap, &m->h)) {
+		ann_challenge(a, i, &m->h, now);
 		return;
 	}
 	v = ann_judge(&ap->k, &m->h);
@@ -270,6 +229,32 @@ static void ann_heard(struct announce *a, const struct ann_msg *m, int64_t now)
 	ap->k.heard_ms = now;
 	TAILQ_REMOVE(&a->live, ap, link);
 	TAILQ_INSERT_TAIL(&a->live, ap, link);
+}
+
+/* One message taken: whose, counted, refused or handled by its kind. */
+static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
+{
+	struct peer *p;
+	const char *why;
+	char buf[96];
+	int i = ann_who(a, m);
+
+	if (i < 0)
+		return;
+	p = &a->peers[i];
+	atomic_fetch_add_explicit(&p->cnt.ann_rx, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&tp_totals(a->tp)->ann_rx, 1,
+				  memory_order_relaxed);
+	why = ann_refusal(a, i, &m->h, buf, sizeof(buf));
+	if (why) {
+		peer_count_drop(p, tp_totals(a->tp), DROP_ANN_REFUSED);
+		bootstrap_note(a->tp, p, EPROTO, "peer", why);
+		return;
+	}
+	if (m->kind == ANN_ANNOUNCE)
+		ann_heard(a, i, m, now);
+	else
+		ann_exchange(a, i, m, now);
 }
 
 /* Take down the nodes silent for peer_timeout (the oldest heard come
@@ -307,7 +292,7 @@ static void ann_take(struct announce *a, int64_t now)
 	a->need = 0;
 	pthread_mutex_unlock(&a->lock);
 	for (i = 0; i < n; i++)
-		ann_heard(a, &batch[i], now);
+		ann_in(a, &batch[i], now);
 	if (need && now - a->last_ann >= a->need_gap_ms)
 		ann_send(a, NULL, now);
 }
@@ -330,6 +315,7 @@ static void *ann_thread(void *arg)
 					 (uint32_t)rand_r(&a->seed));
 		}
 		wake = ann_silence(a, now, a->next_ann);
+		wake = ann_pending(a, now, wake);
 		if (poll(&pfd, 1, wake > now ? (int)(wake - now) : 0) > 0 &&
 		    read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			log_warn("announce: eventfd");
@@ -355,9 +341,11 @@ static void ann_free(struct announce *a)
 {
 	int i;
 
-	for (i = 0; a->ap && i < a->cfg->nnodes; i++)
+	for (i = 0; a->ap && i < a->cfg->nnodes; i++) {
 		if (a->ap[i].k.up || i == a->cfg->local)
 			tp_peer_down(a->tp, &a->peers[i]);
+		ann_trust_free(a, i);
+	}
 	if (a->efd >= 0)
 		close(a->efd);
 	pthread_mutex_destroy(&a->lock);
@@ -381,6 +369,9 @@ static int ann_new(struct announce **out, const struct config *cfg,
 	a->rt = rt;
 	a->efd = -1;
 	TAILQ_INIT(&a->live);
+	TAILQ_INIT(&a->pend);
+	a->key.secret = cfg->secret;
+	a->key.len = strlen(cfg->secret);
 	pthread_mutex_init(&a->lock, NULL);
 	a->seed = util_random32((uint32_t)getpid());
 	a->need_gap_ms = cfg->announce_interval_ms / 4;

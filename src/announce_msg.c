@@ -27,7 +27,9 @@ _Static_assert(AO_END == ANN_WIRE_LEN, "announce layout and length differ");
 static const struct {
 	uint8_t auth, echo, proof;
 } ann_kinds[ANN_KIND_MAX] = {
-	[ANN_ANNOUNCE] = {0, 0, 0},
+	[ANN_ANNOUNCE] = {0, 0, 0}, [ANN_CHALLENGE] = {1, 0, 0},
+	[ANN_ANSWER] = {1, 1, 0},   [ANN_PROOF] = {1, 1, 1},
+	[ANN_CONFIRM] = {1, 1, 1},
 };
 
 /* Whether n bytes at p are all zero. */

@@ -42,24 +42,26 @@ void tp_ann_deliver(struct tp *tp, struct tp_anns *anns)
 	anns->n = 0;
 }
 
-/* One datagram to the group or to p, posted at once (announces are
- * rare: no reason to wait for a doorbell). */
-int tp_ann_send(struct tp *tp, struct peer *p, const struct ann_msg *m)
+/*
+ * One datagram to d (p's, the group's, or fixed: p NULL and fixed set),
+ * posted at once: announces are rare, no reason to wait for a doorbell.
+ */
+static int tp_ann_post(struct tp *tp, struct peer *p, struct tp_dest *d,
+		       int fixed, const struct ann_msg *m)
 {
-	struct tp_dest d;
 	uint8_t *sb;
 	int rc;
 
 	pthread_mutex_lock(&tp->ring.lock);
-	rc = tp_dest_get(tp, p, &d);
+	rc = fixed ? 0 : tp_dest_get(tp, p, d);
 	if (!rc) {
 		tp_ring_reap(tp);
-		rc = tp_ring_next(tp, p, &d);
+		rc = fixed ? (tp_ring_free(tp) ? 0 : tp_ring_wait(tp))
+			   : tp_ring_next(tp, p, d);
 	}
 	if (!rc) {
 		sb = tp_ring_slot(tp);
-		tp_ring_fill(tp, &d, sb,
-			     ann_datagram_build(sb, tp->self_id, m));
+		tp_ring_fill(tp, d, sb, ann_datagram_build(sb, tp->self_id, m));
 		tp_ring_push(tp);
 	}
 	pthread_mutex_unlock(&tp->ring.lock);
@@ -69,4 +71,36 @@ int tp_ann_send(struct tp *tp, struct peer *p, const struct ann_msg *m)
 	if (p)
 		tp_add(&p->cnt.ann_tx, 1);
 	return 0;
+}
+
+/* To the group, or to p as installed. */
+int tp_ann_send(struct tp *tp, struct peer *p, const struct ann_msg *m)
+{
+	struct tp_dest d;
+
+	return tp_ann_post(tp, p, &d, 0, m);
+}
+
+/* To a node that is not up, through the caller's AH. */
+int tp_ann_send_to(struct tp *tp, struct ibv_ah *ah,
+		   const struct peer_addr *addr, const struct ann_msg *m)
+{
+	struct tp_dest d = {
+		.ah = ah,
+		.qpn = addr->qpn,
+		.qkey = addr->qkey,
+		.mtu = tp->info.mtu_bytes,
+	};
+
+	return tp_ann_post(tp, NULL, &d, 1, m);
+}
+
+/* tp_ring_retire_ah for callers outside the ring. */
+void tp_ah_retire(struct tp *tp, struct ibv_ah *ah)
+{
+	if (!ah)
+		return;
+	pthread_mutex_lock(&tp->ring.lock);
+	tp_ring_retire_ah(tp, ah);
+	pthread_mutex_unlock(&tp->ring.lock);
 }

@@ -9,7 +9,12 @@
 #   (3) beta killed: alpha and gamma see it down once peer_timeout (3 s)
 #       passes without an announce, with the reason; beta started again
 #       comes up at both with its new QPN, and traffic resumes both ways;
-#   (4) a config with bootstrap = multicast and multicast = no is refused
+#   (4) with a secret: all three come up only after challenges both ways
+#       over UD unicast (no TCP still); gamma restarted with a wrong
+#       secret stays out: alpha and beta never mark it up, say why
+#       (authentication failed), and drop what it sends (drop_ann_refused);
+#       gamma marks nobody up either;
+#   (5) a config with bootstrap = multicast and multicast = no is refused
 #       (exit 2), and one whose group cannot be joined stops at start
 #       (exit 1), naming the group.
 # timeout: 240
@@ -99,7 +104,56 @@ assert_eq reply "$(timeout 10 cat "$C/beta/chat2")" "restarted beta -> gamma"
 log "beta restarted: up at qpn $old -> $new, traffic resumed"
 ibfs_stop_nodes
 
-# (4) No group, no multicast bootstrap.
+# (4) A secret: up through challenges; a wrong secret stays out.
+SECRET=mboot-$RANDOM-$RANDOM
+IBFS_CONF_EXTRA="bootstrap = multicast
+peer_timeout = 3s
+announce_interval = 500ms
+secret = $SECRET"
+fs_three_nodes
+wait_all_up
+assert_eq "" "$(ss -Hltn "$PORTS")" "bootstrap ports listening, with a secret"
+echo sealed >"$A/gamma/chat" || fail "alpha -> gamma with a secret"
+wait_file "$C/alpha/chat"
+assert_eq sealed "$(timeout 10 cat "$C/alpha/chat")" "alpha -> gamma"
+echo back >"$C/beta/chat" || fail "gamma -> beta with a secret"
+wait_file "$B/gamma/chat"
+assert_eq back "$(timeout 10 cat "$B/gamma/chat")" "gamma -> beta"
+if grep -q 'authentication failed' "$WORK"/{alpha,beta,gamma}.log; then
+	fail "an authentication failed among nodes that share the secret"
+fi
+log "with a secret: three up over challenges, traffic both ways"
+ibfs_stop gamma
+wait_state "$A" gamma down 15
+refused0=$(status_of "$A" drop_ann_refused)
+sed "s/^secret = .*/secret = not-$SECRET/" "$WORK/ibfs.conf" >"$WORK/wrong.conf"
+mkdir -p "$C"
+log "starting gamma with a wrong secret"
+"$IBFS_BIN" -c "$WORK/wrong.conf" -n gamma -f "$C" </dev/null \
+	>>"$WORK/gamma.log" 2>&1 &
+IBFS_PID[gamma]=$!
+ibfs_wait_up gamma
+for m in "$A" "$B"; do
+	wait_for "peer_status '$m' gamma last_error | grep -q 'authentication failed'" 20 || {
+		ibfs_dump_logs
+		fail "$m: gamma's last_error: $(peer_status "$m" gamma last_error)"
+	}
+done
+wait_for "grep -q 'authentication failed' '$WORK/gamma.log'" 20 ||
+	fail "gamma did not log a failed authentication"
+sleep 2 # a few more announces and challenges: nobody comes up
+for m in "$A" "$B"; do
+	assert_eq down "$(peer_status "$m" gamma state)" "$m sees the wrong gamma"
+done
+assert_eq down "$(peer_status "$C" alpha state)" "the wrong gamma sees alpha"
+assert_eq down "$(peer_status "$C" beta state)" "the wrong gamma sees beta"
+refused=$(($(status_of "$A" drop_ann_refused) - refused0))
+((refused > 0)) || fail "alpha dropped nothing of the wrong gamma"
+assert_eq up "$(peer_status "$A" beta state)" "alpha and beta stay up"
+log "a wrong secret stays out: $refused of its datagrams refused at alpha"
+ibfs_stop_nodes
+
+# (5) No group, no multicast bootstrap.
 IBFS_CONF_EXTRA="bootstrap = multicast
 multicast = no"
 ibfs_write_conf alpha beta gamma
