@@ -41,8 +41,9 @@ int route_join(struct route *r, const struct sockaddr *group,
 	       struct rdma_cm_id **id, struct ibv_ah_attr *attr, char *why,
 	       size_t whylen);
 
-/* Leave what route_join joined; id may be NULL. */
-void route_leave(struct route *r, struct rdma_cm_id *id);
+/* Leave group, which route_join joined as id; id may be NULL. */
+void route_leave(struct route *r, struct rdma_cm_id *id,
+		 const struct sockaddr *group);
 
 /*
  * The conversion librdmacm has no public helper for: a path record to

@@ -215,7 +215,8 @@ int tp_mcast_install(struct tp *tp, const struct ibv_ah_attr *attr);
 /* Detach and retire the group's AH; the state becomes st, for reason. */
 void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason);
 
-/* The group's state, for .status and for MOUNT/all/'s choice. */
+/* The group's state, for .status and for MOUNT/all/'s choice; takes no
+ * lock (it changes only before the mount and after the unmount). */
 void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out);
 
 /*

@@ -79,7 +79,8 @@ static void fs_all_fan_done(void *arg, int status, size_t len)
 	int last;
 
 	pthread_mutex_lock(&fs->lock);
-	if (status && !fan->err)
+	/* a node that went down meanwhile is skipped, as one never up */
+	if (status && status != -ENOTCONN && !fan->err)
 		fan->err = status;
 	last = --fan->left == 0;
 	if (last && !fs->stopping) {
@@ -93,6 +94,23 @@ static void fs_all_fan_done(void *arg, int status, size_t len)
 		free(fan);
 }
 
+/* Whether some up node said it takes less than size bytes: then no
+ * copy may go, or the writer, told EMSGSIZE, would resend the rest. */
+static int fs_all_too_big(struct fs *fs, size_t size)
+{
+	int i, big = 0;
+
+	for (i = 0; i < fs->nnodes && !big; i++) {
+		struct peer *p = fs->nodes[i].peer;
+
+		pthread_mutex_lock(&p->lock);
+		big = p->up && p->addr.max_message &&
+		      size > p->addr.max_message;
+		pthread_mutex_unlock(&p->lock);
+	}
+	return big;
+}
+
 /*
  * One copy per node that is up, each by its delivery; a reliable copy
  * holds the answer until its ack.  A node that went down meanwhile is
@@ -101,9 +119,14 @@ static void fs_all_fan_done(void *arg, int status, size_t len)
 static void fs_all_copies(struct fs *fs, fuse_req_t req, const char *name,
 			  const char *buf, size_t size)
 {
-	struct fs_all_fan *fan = calloc(1, sizeof(*fan));
+	struct fs_all_fan *fan;
 	int i, rc;
 
+	if (size > fs->cfg->max_message || fs_all_too_big(fs, size)) {
+		fuse_reply_err(req, EMSGSIZE);
+		return;
+	}
+	fan = calloc(1, sizeof(*fan));
 	if (!fan) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -128,8 +151,7 @@ static void fs_all_copies(struct fs *fs, fuse_req_t req, const char *name,
 		} else {
 			rc = tp_queue(fs->tp, p, name, buf, size);
 		}
-		/* a node that went down meanwhile is skipped */
-		fs_all_fan_done(fan, rc == -ENOTCONN ? 0 : rc, size);
+		fs_all_fan_done(fan, rc, size);
 	}
 	fs_all_fan_done(fan, 0, size);
 	tp_flush(fs->tp);

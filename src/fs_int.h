@@ -69,9 +69,9 @@
  *     exception is a reliable write's completion, which answers under
  *     fs->lock so that a stop (which sets stopping under it) cannot pass
  *     it and destroy the session while it answers.
- *   - Under fs->lock the only transport calls are tp_info and tp_totals,
- *     which take no lock: a reliable write's completion, which takes
- *     fs->lock, may run inside tp_send_async, so sends go out with
+ *   - Under fs->lock the only transport calls are tp_info, tp_totals
+ *     and tp_mcast_get, which take no lock: a reliable write's completion,
+ * which takes fs->lock, may run inside tp_send_async, so sends go out with
  *     fs->lock dropped.
  *   - fuse_req_interrupt_func is never called under fs->lock: for a
  *     request already interrupted it calls the callback at once, and the

@@ -48,21 +48,36 @@ static int fs_meet_refused(struct fs *fs, struct fs_meet *m)
 	return fuse_req_interrupted(m->req) ? EINTR : 0;
 }
 
-/* Send m now; parked again (same deadline) if its peer went meanwhile. */
+/* Whether m may go now (under fs->lock: peer locks only): its peer is
+ * up, or, for all/, no node is still being met. */
+static int fs_meet_ready(struct fs *fs, struct fs_meet *m)
+{
+	return fs_node_is_all(m->node) ? !fs_all_waiting(fs)
+				       : peer_is_up(m->node->peer);
+}
+
+/*
+ * Send m now; parked again (same deadline) if its peer went meanwhile.
+ * Whether it may go is looked at again under fs->lock before it is
+ * linked, since a wake-up (fs_meet_wake) may have passed meanwhile.
+ */
 static void fs_meet_send(struct fs *fs, struct fs_meet *m)
 {
-	int err;
+	int err, ready;
 
-	if (fs_chan_send(fs, m->req, m->node, m->chan, m->buf, m->len, 0) !=
-	    -ENOTCONN) {
-		free(m);
-		return;
-	}
-	pthread_mutex_lock(&fs->lock);
-	err = fs_meet_refused(fs, m);
-	if (!err)
-		fs_meet_link(fs, m);
-	pthread_mutex_unlock(&fs->lock);
+	do {
+		if (fs_chan_send(fs, m->req, m->node, m->chan, m->buf, m->len,
+				 0) != -ENOTCONN) {
+			free(m);
+			return;
+		}
+		pthread_mutex_lock(&fs->lock);
+		err = fs_meet_refused(fs, m);
+		ready = !err && fs_meet_ready(fs, m);
+		if (!err && !ready)
+			fs_meet_link(fs, m);
+		pthread_mutex_unlock(&fs->lock);
+	} while (ready);
 	if (err) {
 		fuse_reply_err(m->req, err);
 		free(m);
@@ -124,8 +139,7 @@ void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
 		return;
 	}
 	/* Up since the send failed: fs_peer_up found nothing to send. */
-	up = fs_node_is_all(node) ? !fs_all_waiting(fs)
-				  : peer_is_up(node->peer);
+	up = fs_meet_ready(fs, m);
 	if (!up)
 		fs_meet_link(fs, m);
 	pthread_mutex_unlock(&fs->lock);
@@ -142,11 +156,15 @@ static void fs_meet_wake(struct fs *fs, struct peer *p, int up)
 {
 	struct fs_meetq q = TAILQ_HEAD_INITIALIZER(q);
 	struct fs_meet *m, *tmp;
+	int all;
 
 	pthread_mutex_lock(&fs->lock);
+	/* all/ writes only once no node is being met: a cold start of N
+	 * nodes would else retry every one of them N times */
+	all = fs->all && fs->all->nmeets && !fs_all_waiting(fs);
 	for (m = TAILQ_FIRST(&fs->meets); m; m = tmp) {
 		tmp = TAILQ_NEXT(m, link);
-		if (!fs_node_is_all(m->node) && (!up || m->node->peer != p))
+		if (fs_node_is_all(m->node) ? !all : !up || m->node->peer != p)
 			continue;
 		fs_meet_unlink(fs, m);
 		TAILQ_INSERT_TAIL(&q, m, link);

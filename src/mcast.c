@@ -18,7 +18,8 @@
 struct mcast {
 	struct tp *tp;
 	struct route *rt;
-	struct rdma_cm_id *id; /* the membership; NULL when not joined */
+	struct rdma_cm_id *id;	      /* the membership; NULL when not joined */
+	const struct sockaddr *group; /* the config's mcast_sa */
 };
 
 /* Join and attach; the reason of a failure in why. */
@@ -28,14 +29,14 @@ static int mcast_join(struct mcast *m, const struct config *cfg, char *why,
 	struct ibv_ah_attr attr;
 	int rc;
 
-	rc = route_join(m->rt, (const struct sockaddr *)&cfg->mcast_sa, &m->id,
-			&attr, why, whylen);
+	m->group = (const struct sockaddr *)&cfg->mcast_sa;
+	rc = route_join(m->rt, m->group, &m->id, &attr, why, whylen);
 	if (rc)
 		return rc;
 	rc = tp_mcast_install(m->tp, &attr);
 	if (rc) {
 		snprintf(why, whylen, "attaching the QP: %s", strerror(-rc));
-		route_leave(m->rt, m->id);
+		route_leave(m->rt, m->id, m->group);
 		m->id = NULL;
 	}
 	return rc;
@@ -86,7 +87,7 @@ void mcast_close(struct mcast *m)
 		return;
 	if (m->id) {
 		tp_mcast_remove(m->tp, TP_MCAST_OFF, "stopped");
-		route_leave(m->rt, m->id);
+		route_leave(m->rt, m->id, m->group);
 	}
 	free(m);
 }

@@ -444,29 +444,31 @@ int route_join(struct route *r, const struct sockaddr *group,
 		goto fail_errno;
 	}
 	rc = route_wait_events(&w);
+	if (!rc)
+		rc = route_check_dev(r, w.id, "the group");
 	if (rc) {
 		snprintf(why, whylen, "join: %s", strerror(-rc));
-		goto out;
-	}
-	rc = route_check_dev(r, w.id, "the group");
-	if (rc) {
-		snprintf(why, whylen, "joined on another device");
-		goto out;
+		route_leave(r, w.id, group);
+		return rc;
 	}
 	*idp = w.id;
 	return 0;
 fail_errno:
 	rc = errno ? -errno : -EIO;
 	snprintf(why, whylen, "%s: %s", step, strerror(-rc));
-out:
 	if (w.id)
 		rdma_destroy_id(w.id);
 	return rc;
 }
 
-/* Leave the group: destroying the id sends the leave (SA or IGMP). */
-void route_leave(struct route *r, struct rdma_cm_id *id)
+/* Leave the group (SA or IGMP), then drop the id: librdmacm frees its
+ * record of the join only in rdma_leave_multicast. */
+void route_leave(struct route *r, struct rdma_cm_id *id,
+		 const struct sockaddr *group)
 {
-	if (id)
-		rdma_destroy_id(id);
+	if (!id)
+		return;
+	if (rdma_leave_multicast(id, (struct sockaddr *)group))
+		log_debug("rdma_leave_multicast: %s", strerror(errno));
+	rdma_destroy_id(id);
 }

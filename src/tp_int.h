@@ -174,12 +174,17 @@ struct tp_relset {
 };
 
 /*
- * MOUNT/all/'s group, under ring.lock (a send snapshots ah as it does a
- * peer's).  Installed and removed on main (mcast.c), at start and stop.
+ * MOUNT/all/'s group: written under ring.lock (a send snapshots ah as it
+ * does a peer's), on main only (mcast.c), before the mount and after the
+ * unmount, so tp_mcast_get reads it without a lock.
  */
 struct tp_mcast {
 	enum tp_mcast_state state;
 	char reason[128];
+	/* what every member met so far takes (0: no bound yet): lowered by
+	 * tp_mcast_fit as peers come up, under ring.lock */
+	size_t mtu_cap;
+	uint32_t max_cap;
 	struct ibv_ah *ah;
 	union ibv_gid mgid;
 	uint16_t mlid;
@@ -241,6 +246,14 @@ struct tp_dest {
 	size_t mtu;
 	size_t max_message; /* what the peer takes (0: not said) */
 };
+
+/* The datagram size p's port takes, from its announced MTU; 0: unknown. */
+static inline size_t tp_addr_mtu(const struct peer_addr *a)
+{
+	if (a->mtu < IBV_MTU_256 || a->mtu > IBV_MTU_4096)
+		return 0;
+	return (size_t)128 << a->mtu;
+}
 
 /* Add to a counter that many threads bump; exactness is all we need. */
 static inline void tp_add(atomic_uint_fast64_t *c, uint64_t v)
@@ -306,9 +319,9 @@ int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
 	       unsigned long *suppressed);
 
-/* tp_mcast.c; tp_mcast_dest under ring.lock */
+/* tp_mcast.c; tp_mcast_fit under ring.lock */
 void tp_mcast_close(struct tp *tp);
-int tp_mcast_dest(struct tp *tp, struct tp_dest *d);
+void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr);
 
 /* tp_upcall.c: with no lock held, but tp_up_count_*. */
 int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m);

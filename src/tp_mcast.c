@@ -7,9 +7,9 @@
  * join event gave.  Receiving is tp_recv.c's: a group datagram is matched
  * to its sender by the source filter, as any other.
  *
- * Threads: main installs and removes (start and stop); senders read the
- * AH under ring.lock (tp_ring.c's tp_dest_get); .status reads the rest
- * under the same lock.
+ * Threads: main installs and removes (start and stop, outside the mount's
+ * life); senders read the AH under ring.lock (tp_ring.c's tp_dest_get);
+ * tp_mcast_get reads without a lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,6 +71,22 @@ void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason)
 		log_warnx("multicast: ibv_detach_mcast failed");
 }
 
+/*
+ * A member came up (under ring.lock): the group's datagrams must fit its
+ * port, and its messages its max_message.  The bounds only go down: a
+ * member that left may come back.
+ */
+void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr)
+{
+	size_t mtu = tp_addr_mtu(addr);
+
+	if (mtu && (!tp->mcast.mtu_cap || mtu < tp->mcast.mtu_cap))
+		tp->mcast.mtu_cap = mtu;
+	if (addr->max_message &&
+	    (!tp->mcast.max_cap || addr->max_message < tp->mcast.max_cap))
+		tp->mcast.max_cap = addr->max_message;
+}
+
 /* tp_close, before the QP goes: a group still attached is left. */
 void tp_mcast_close(struct tp *tp)
 {
@@ -78,32 +94,18 @@ void tp_mcast_close(struct tp *tp)
 		tp_mcast_remove(tp, TP_MCAST_OFF, "stopped");
 }
 
-/* A copy of the group's state. */
+/*
+ * A copy of the group's state, with no lock: it changes only on main,
+ * before the file system is mounted and after it is unmounted, so a
+ * .status rendering (under fs->lock, where no transport lock may be
+ * taken) and all/'s writers read a settled value.
+ */
 void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
 {
-	pthread_mutex_lock(&tp->ring.lock);
 	out->state = tp->mcast.state;
 	snprintf(out->reason, sizeof(out->reason), "%s", tp->mcast.reason);
 	out->mgid = tp->mcast.mgid;
 	out->mlid = tp->mcast.mlid;
-	pthread_mutex_unlock(&tp->ring.lock);
-}
-
-/*
- * Where a send to the group goes (under ring.lock): its AH, the multicast
- * QPN and our own qkey, which every member's QP has; our own port's MTU
- * and max_message, since every node of one config shares them.
- */
-int tp_mcast_dest(struct tp *tp, struct tp_dest *d)
-{
-	if (!tp->mcast.ah)
-		return -ENOTCONN;
-	d->ah = tp->mcast.ah;
-	d->qpn = TP_MCAST_QPN;
-	d->qkey = tp->cfg->qkey;
-	d->mtu = tp->info.mtu_bytes;
-	d->max_message = tp->cfg->max_message;
-	return 0;
 }
 
 /* One message to the group: tp_ring_queue with no peer. */

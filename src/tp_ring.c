@@ -236,8 +236,9 @@ int tp_ring_wait(struct tp *tp)
 
 /*
  * A free slot for the next WR (under ring.lock), waiting for one if the
- * ring is full: the wait drops the lock, so the peer may have gone
- * meanwhile and d is read again.  0, or -EIO / -ENOTCONN.
+ * ring is full: the wait drops the lock, so the peer (or the group, p
+ * NULL) may have gone meanwhile and d is read again.  0, or -EIO /
+ * -ENOTCONN.
  */
 int tp_ring_next(struct tp *tp, struct peer *p, struct tp_dest *d)
 {
@@ -251,14 +252,31 @@ int tp_ring_next(struct tp *tp, struct peer *p, struct tp_dest *d)
 	return rc;
 }
 
-/* Snapshot p's AH and address (p NULL: the group's); -ENOTCONN when it
- * is down (not joined). */
+/* The group's AH (under ring.lock); -ENOTCONN when not joined. */
+static int tp_dest_group(struct tp *tp, struct tp_dest *d)
+{
+	if (tp->mcast.state != TP_MCAST_JOINED || !tp->mcast.ah)
+		return -ENOTCONN;
+	d->ah = tp->mcast.ah;
+	d->qpn = TP_MCAST_QPN;
+	/* every node's QP has the config's qkey: the group's is unused */
+	d->qkey = tp->cfg->qkey;
+	d->mtu = tp->info.mtu_bytes;
+	/* one stream serves every member: what the smallest one takes */
+	if (tp->mcast.mtu_cap && tp->mcast.mtu_cap < d->mtu)
+		d->mtu = tp->mcast.mtu_cap;
+	d->max_message = tp->mcast.max_cap;
+	return 0;
+}
+
+/* Snapshot p's AH and address (the group's for p NULL); -ENOTCONN when
+ * it is down. */
 int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 {
 	int rc = 0;
 
 	if (!p)
-		return tp_mcast_dest(tp, d);
+		return tp_dest_group(tp, d);
 	pthread_mutex_lock(&p->lock);
 	if (!p->up || !p->ah) {
 		rc = -ENOTCONN;
@@ -269,9 +287,8 @@ int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 		d->mtu = tp->info.mtu_bytes;
 		d->max_message = p->addr.max_message;
 		/* Never send more than the peer's port can take. */
-		if (p->addr.mtu >= IBV_MTU_256 && p->addr.mtu <= IBV_MTU_4096 &&
-		    ((size_t)128 << p->addr.mtu) < d->mtu)
-			d->mtu = (size_t)128 << p->addr.mtu;
+		if (tp_addr_mtu(&p->addr) && tp_addr_mtu(&p->addr) < d->mtu)
+			d->mtu = tp_addr_mtu(&p->addr);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return rc;

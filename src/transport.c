@@ -268,6 +268,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	for (i = 0; i < tp->npeers; i++) {
 		atomic_init(&tp->msg_ids[i], util_random32((uint32_t)i));
 	}
+	atomic_init(&tp->mcast.msg_id, util_random32((uint32_t)tp->npeers));
 	return tp;
 }
 
@@ -440,6 +441,7 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	pthread_mutex_lock(&p->lock);
 	old = tp_peer_install(p, addr, ah ? ah : p->ah, route);
 	pthread_mutex_unlock(&p->lock);
+	tp_mcast_fit(tp, addr);
 	if (old)
 		tp_ring_retire_ah(tp, old);
 	pthread_mutex_unlock(&tp->ring.lock);

@@ -10,7 +10,9 @@
  * it goes when every node is up or failed, or at peer_timeout to those
  * up; a node that failed already is not waited for.  With a reliable
  * node in the config every up node gets its own copy, and the write is
- * answered once every reliable copy completed, with the first error.
+ * answered once every reliable copy completed, with the first error (a
+ * node gone meanwhile is skipped); a message some up node would refuse
+ * as too big sends no copy at all (EMSGSIZE).
  * After every test each request has had exactly one reply.
  */
 #include "fs_harness.h"
@@ -206,6 +208,28 @@ static void test_all_too_big(void **state)
 	t.tp.mcast.state = TP_MCAST_FALLBACK;
 	r = write_fi(&fi, big);
 	assert_err(r, EMSGSIZE);
+	/* one node takes less: no copy goes, the writer is told */
+	t.peers[GAMMA].addr.max_message = 4;
+	r = write_fi(&fi, "hello");
+	assert_err(r, EMSGSIZE);
+	assert_int_equal(t.tp.nsent, 0);
+	release(&fi);
+}
+
+/* Reliable: a node that went down before its ack is skipped, as one
+ * that was never up, and the write succeeds. */
+static void test_all_reliable_down(void **state)
+{
+	struct fuse_file_info fi;
+	fuse_req_t r;
+
+	t.tp.reliable = 1;
+	open_all("news", &fi);
+	r = write_fi(&fi, "hi");
+	fake_tp_complete(&t.tp, 0, 0);
+	fake_tp_complete(&t.tp, 1, -ENOTCONN);
+	fake_tp_complete(&t.tp, 2, 0);
+	assert_int_equal(r->kind, REPLY_WRITE);
 	release(&fi);
 }
 
@@ -216,6 +240,7 @@ int main(void)
 		T(test_all_fallback),	   T(test_all_waits_for_idle),
 		T(test_all_timeout_sends), T(test_all_nonblock),
 		T(test_all_reliable),	   T(test_all_too_big),
+		T(test_all_reliable_down),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

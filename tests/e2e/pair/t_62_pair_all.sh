@@ -17,7 +17,7 @@ M=$(ibfs_mnt "$SELF")
 
 assert_eq joined "$(status_of "$M" mcast)" "mcast at $SELF"
 group=$(status_of "$M" mcast_group)
-assert_match "inet $group" "$(ip maddr show dev eth0)" "IP group on eth0"
+assert_match "inet +$group" "$(ip maddr show dev eth0)" "IP group on eth0"
 assert_match '01:00:5e:' "$(ip maddr show dev eth0)" "its MAC group on eth0"
 
 # The first c$try of PEER's that arrived, if one did.
