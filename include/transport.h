@@ -47,12 +47,14 @@ struct tp_ops {
 	void (*announce)(void *arg);
 	/*
 	 * p came up (tp_peer_up installed its address): the callee may send
-	 * what waited for it.  Bootstrap thread; may be NULL.
+	 * what waited for it.  Bootstrap thread (the announce thread with
+	 * bootstrap = multicast); may be NULL.
 	 */
 	void (*peer_up)(void *arg, struct peer *p);
 	/*
 	 * Meeting p failed, or its session did (tp_peer_failed): whatever
-	 * waits for p to be tried may go on.  Bootstrap thread; may be NULL.
+	 * waits for p to be tried may go on.  Bootstrap thread (or the
+	 * announce thread); may be NULL.
 	 */
 	void (*peer_failed)(void *arg, struct peer *p);
 };

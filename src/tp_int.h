@@ -22,7 +22,9 @@
  *   senders       any thread in tp_send/tp_queue/tp_flush/tp_send_async
  *                 (FUSE workers, udchat's main); they post and reap the
  *                 send CQ themselves.
- *   bootstrap     tp_peer_expect, tp_peer_up, tp_peer_down, tp_set_need;
+ *   bootstrap     tp_peer_expect, tp_peer_up, tp_peer_down, tp_set_need
+ *                 (or, with bootstrap = multicast, the announce thread:
+ *                 those, tp_set_announce, tp_ann_send*, tp_ah_retire);
  *                 it alone calls peer_up, with no lock held.
  *   main          tp_open, tp_close.
  *   done runs on a sender (tp_send_async), on the progress thread (acks,
