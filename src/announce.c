@@ -12,7 +12,8 @@
  * A node's announce says nothing that a forged one could not (without a
  * secret there is no proof), but the transport kept only announces whose
  * hello names the QP and GID they came from: to announce a QP one must
- * send from it, as one must to send it data.
+ * send from it, as one must to send it data.  With a secret, an
+ * incarnation is trusted only once proven (announce_trust.c).
  *
  * Locks: a->lock guards the inbox, need and wake fields, taken by the
  * hooks (progress thread, senders) and by this thread to take them; it
@@ -63,8 +64,12 @@ static void ann_on_msg(void *arg, const struct ann_msg *m)
 		ann_wake(a);
 }
 
-/* tp's need hook, on a sender's thread: a write waits for p, which we
- * have not heard; announce now, so that it knows us (rate-limited). */
+/*
+ * tp's need hook, on a sender's thread: a write waits for p, which we
+ * have not heard.  Announce now (rate-limited): a p that has not heard
+ * us either installs us and answers with its announce by unicast, which
+ * brings p up here and sends the write.
+ */
 static void ann_on_need(void *arg, struct peer *p)
 {
 	struct announce *a = arg;
