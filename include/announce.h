@@ -142,8 +142,18 @@ enum ann_verdict {
 /* Judge hello h against what is known of its node. */
 enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h);
 
-/* Whether an up node has been silent for timeout_ms by now. */
-int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms);
+/*
+ * Whether an up node has been silent for timeout_ms by now.  lost_ms is
+ * when we last lost announces ourselves (our inbox overflowed, say while
+ * a route resolution held the thread): silence before it is not the
+ * node's, so it counts from then.
+ */
+int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms,
+	       int64_t lost_ms);
+
+/* When silence would take the node down, as ann_silent counts it. */
+int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
+		      int64_t lost_ms);
 
 /* When the announce after now is due: interval_ms with +-50 % jitter
  * drawn from r. */

@@ -56,6 +56,8 @@ static void ann_on_msg(void *arg, const struct ann_msg *m)
 	if (!full) {
 		wake = !a->nin;
 		a->inbox[a->nin++] = *m;
+	} else {
+		a->overflow_ms = (int64_t)util_now_ms();
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (full)
@@ -271,13 +273,13 @@ static int64_t ann_silence(struct announce *a, int64_t now, int64_t wake)
 	char why[96];
 
 	while ((ap = TAILQ_FIRST(&a->live)) &&
-	       ann_silent(&ap->k, now, timeout)) {
+	       ann_silent(&ap->k, now, timeout, a->lost_ms)) {
 		snprintf(why, sizeof(why), "no announce for %lld ms",
 			 (long long)(now - ap->k.heard_ms));
 		ann_down(a, (int)(ap - a->ap), ETIMEDOUT, why);
 	}
-	if (ap && ap->k.heard_ms + timeout < wake)
-		wake = ap->k.heard_ms + timeout;
+	if (ap && ann_silent_at(&ap->k, timeout, a->lost_ms) < wake)
+		wake = ann_silent_at(&ap->k, timeout, a->lost_ms);
 	return wake;
 }
 
@@ -295,6 +297,7 @@ static void ann_take(struct announce *a, int64_t now)
 	a->nin = 0;
 	need = a->need;
 	a->need = 0;
+	a->lost_ms = a->overflow_ms;
 	pthread_mutex_unlock(&a->lock);
 	for (i = 0; i < n; i++)
 		ann_in(a, &batch[i], now);

@@ -11,8 +11,8 @@
  *   announce_auth.c   the challenge and response itself (pure)
  *   announce_msg.c    the codec and the judgements (pure)
  *
- * Locks: a->lock guards the inbox, need and nin, taken by the hooks
- * (progress thread, senders) and by the thread to take them; a leaf, no
+ * Locks: a->lock guards the inbox, nin, need and overflow_ms, taken by the
+ * hooks (progress thread, senders) and by the thread to take them; a leaf, no
  * upcall under it.  Everything else is the announce thread's alone.
  */
 #ifndef IBFS_ANNOUNCE_INT_H
@@ -60,6 +60,7 @@ struct announce {
 	TAILQ_HEAD(, ann_peer) pend; /* our challenges waiting */
 	TAILQ_HEAD(, ann_peer) live; /* up, least recently heard first */
 	int64_t next_ann, last_ann;
+	int64_t lost_ms; /* overflow_ms as last taken: silence counts after */
 	int need_gap_ms;
 	unsigned seed;
 	uint64_t stranger_ms;
@@ -69,8 +70,9 @@ struct announce {
 	pthread_mutex_t lock;
 	struct ann_msg *inbox, *work;
 	int nin;
-	int need; /* a write waits for a node not heard */
-	int efd;  /* wakes the thread */
+	int need;	     /* a write waits for a node not heard */
+	int64_t overflow_ms; /* when the inbox last dropped an announce */
+	int efd;	     /* wakes the thread */
 	atomic_int stop;
 
 	pthread_t thr;

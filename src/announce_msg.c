@@ -139,10 +139,18 @@ enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h)
 	return ANN_SAME;
 }
 
-/* Silent: up, and not heard for timeout_ms. */
-int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms)
+/* From the later of its last announce and our last loss. */
+int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
+		      int64_t lost_ms)
 {
-	return k->up && now - k->heard_ms >= timeout_ms;
+	return (k->heard_ms > lost_ms ? k->heard_ms : lost_ms) + timeout_ms;
+}
+
+/* Silent: up, and not heard for timeout_ms (see announce.h). */
+int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms,
+	       int64_t lost_ms)
+{
+	return k->up && now >= ann_silent_at(k, timeout_ms, lost_ms);
 }
 
 /* interval/2 .. 3*interval/2, so that announces drift apart. */

@@ -212,7 +212,8 @@ static void test_judge(void **state)
 	assert_int_equal(ann_judge(&k, &m.h), ANN_UP);
 }
 
-/* Down after peer_timeout of silence, not a millisecond before. */
+/* Down after peer_timeout of silence, not a millisecond before; our
+ * own losses are not the node's silence. */
 static void test_silent(void **state)
 {
 	struct ann_known k;
@@ -220,12 +221,20 @@ static void test_silent(void **state)
 
 	msg_beta(&m);
 	known_from(&k, &m);
-	assert_false(ann_silent(&k, 1000, 3000));
-	assert_false(ann_silent(&k, 3999, 3000));
-	assert_true(ann_silent(&k, 4000, 3000));
-	assert_true(ann_silent(&k, 100000, 3000));
+	assert_false(ann_silent(&k, 1000, 3000, 0));
+	assert_false(ann_silent(&k, 3999, 3000, 0));
+	assert_true(ann_silent(&k, 4000, 3000, 0));
+	assert_true(ann_silent(&k, 100000, 3000, 0));
+	assert_int_equal(ann_silent_at(&k, 3000, 0), 4000);
+	/* we lost announces at 2500 (our inbox was full): from then on */
+	assert_false(ann_silent(&k, 4000, 3000, 2500));
+	assert_false(ann_silent(&k, 5499, 3000, 2500));
+	assert_true(ann_silent(&k, 5500, 3000, 2500));
+	assert_int_equal(ann_silent_at(&k, 3000, 2500), 5500);
+	/* a loss before it was last heard changes nothing */
+	assert_true(ann_silent(&k, 4000, 3000, 900));
 	k.up = 0; /* down already: nothing more to say */
-	assert_false(ann_silent(&k, 100000, 3000));
+	assert_false(ann_silent(&k, 100000, 3000, 0));
 }
 
 /* The timer: interval +-50 %, the whole range reachable. */
