@@ -12,11 +12,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "log.h"
-
 #include "announce.h"
 #include "bootstrap.h"
 #include "fabric.h"
+#include "log.h"
 #include "mcast.h"
 #include "route.h"
 
