@@ -176,8 +176,9 @@ bench-scale: all
 # libFuzzer targets (clang), FUZZ_TIME seconds each: the datagram decoder
 # with reassembly (wire), the config loader (config), the bootstrap hello
 # (hello), the reliable trailer and the sender's handling of acks (rel),
-# in-order reassembly of reliable streams (relseq), and the hostlist
-# expander (hostlist).  Each runs in build/fuzz/NAME on top of its seeds
+# in-order reassembly of reliable streams (relseq), the hostlist
+# expander (hostlist), and bootstrap = multicast's announces and their
+# challenge and response (ann).  Each runs in build/fuzz/NAME on top of its seeds
 # in tests/fuzz/corpus/NAME; crashes land in build/fuzz/.  Each one found
 # becomes a unit test.
 # make fuzz-regress builds them all and runs each over its seeds once
@@ -198,6 +199,8 @@ FUZZ_LIB_hello  := -lcrypto
 FUZZ_OBJ_rel    := wire reliable util log
 FUZZ_OBJ_relseq := wire reliable util log
 FUZZ_OBJ_hostlist := hostlist
+FUZZ_OBJ_ann    := announce_msg announce_auth bootstrap_hello peer wire util log
+FUZZ_LIB_ann    := -lcrypto
 
 $(B)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h)
 	@mkdir -p $(@D)
@@ -228,7 +231,8 @@ fuzz-regress:
 fuzz-seeds:
 	@mkdir -p $(B)/fuzz
 	$(CC) $(CFLAGS) -o $(B)/fuzz/mkseeds tests/fuzz/mkseeds.c \
-		src/wire.c src/bootstrap_hello.c src/util.c src/log.c -lcrypto
+		src/wire.c src/bootstrap_hello.c src/announce_msg.c src/peer.c \
+		src/util.c src/log.c -lcrypto
 	$(B)/fuzz/mkseeds tests/fuzz/corpus
 
 # Ten minutes of steady traffic among three nodes in the bed, RSS sampled

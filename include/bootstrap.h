@@ -49,11 +49,19 @@ struct hello {
 	uint8_t delivery; /* enum config_delivery */
 	struct peer_addr addr;
 	uint32_t flags; /* HELLO_F_* */
+	/* random per start (announce.c: a restart shows even at one QPN);
+	 * 0 over TCP, where sessions tell a restart */
+	uint32_t boot;
 	/* With HELLO_F_AUTH: fresh per session, the other side's challenge */
 	uint8_t nonce[HELLO_NONCE_LEN];
 };
 
 #define HELLO_WIRE_LEN 128 /* encoded size; see bootstrap.c */
+
+/* Our own hello, boot 0 and no nonce: what tp says we are, and the
+ * local node's name, delivery and max_message. */
+void hello_make(struct hello *h, const struct config *cfg,
+		const struct tp_info *ti);
 
 /* Encode h into buf (HELLO_WIRE_LEN bytes); returns bytes written. */
 size_t hello_encode(const struct hello *h, void *buf);
@@ -75,6 +83,25 @@ int bootstrap_proof_check(const void *secret, size_t secret_len,
 			  enum bs_role who, const uint8_t *nonce,
 			  const uint8_t *hello_d, const uint8_t *hello_l,
 			  const uint8_t proof[BS_PROOF_LEN]);
+
+/*
+ * Install p at addr (bootstrap thread, or announce.c's): the AH cached
+ * in p when it came back at the same QPN and GID, else a fresh route
+ * resolution.  0 (cached), 1 (resolved), or route_resolve's -errno.
+ */
+int bootstrap_peer_up(struct tp *tp, struct route *rt, struct peer *p,
+		      const struct peer_addr *addr, enum config_route route);
+
+/*
+ * Meeting p failed: keep msg as its last_error (errno err), log it as
+ * "PREFIX NAME: msg" only when the reason changes (a stranger or a dead
+ * peer may repeat it at will), then tp_peer_failed.
+ */
+void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
+		    const char *msg);
+
+/* The config word for a delivery: "datagram" or "reliable". */
+const char *bootstrap_delivery_name(unsigned d);
 
 struct bootstrap;
 

@@ -40,6 +40,12 @@ enum config_mcast {
 	MCAST_NO,   /* never join: unicast copies */
 };
 
+/* [global] bootstrap: how nodes learn each other's address (issue 19). */
+enum config_bootstrap {
+	BOOTSTRAP_TCP,	     /* sessions to each node's bootstrap endpoint */
+	BOOTSTRAP_MULTICAST, /* announces on the group: announce.h */
+};
+
 /*
  * One configured node; a 10,000-node config holds 10,000 of these, so it
  * stays small (600 bytes) and loading one does no name lookup: a host
@@ -91,7 +97,9 @@ struct config {
 	char mcast_group[64];
 	struct sockaddr_storage mcast_sa;
 	socklen_t mcast_len;
-	char secret[256]; /* "" = no authentication */
+	enum config_bootstrap bootstrap; /* BOOTSTRAP_TCP */
+	int announce_interval_ms;	 /* 3000; bootstrap = multicast only */
+	char secret[256];		 /* "" = no authentication */
 	char secret_file[4096];
 
 	struct config_node *nodes;

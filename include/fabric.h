@@ -16,14 +16,16 @@ struct fabric;
 
 /*
  * tp_open (with ops and arg: see tp_ops), route_open, mcast_open,
- * bootstrap_open.
+ * bootstrap_open (or ann_open, with bootstrap = multicast; then a group
+ * not joined is -ENETUNREACH).
  * peers (cfg->nnodes of them) must outlive the fabric.  0, or -errno
  * with nothing left open.
  */
 int fabric_open(struct fabric **out, const struct config *cfg,
 		struct peer *peers, const struct tp_ops *ops, void *arg);
 
-/* bootstrap_close, mcast_close, route_close, tp_close; f may be NULL. */
+/* bootstrap_close (ann_close), mcast_close, route_close, tp_close; f may be
+ * NULL. */
 void fabric_close(struct fabric *f);
 
 /* The transport: for sends, its info and its counters. */

@@ -32,7 +32,9 @@
 	X(ah_resolutions, "address handles made for the peer")                 \
 	X(mcast_tx, "datagrams sent to the group (root only)")                 \
 	X(mcast_rx, "datagrams from the group accepted")                       \
-	X(mcast_self_dropped, "own copies from the group (root only)")
+	X(mcast_self_dropped, "own copies from the group (root only)")         \
+	X(ann_tx, "announces and challenges sent (bootstrap = multicast)")     \
+	X(ann_rx, "announces and challenges taken from the node")
 
 /* Why a datagram or message was dropped: DROP_ENUM, drop_name=N. */
 #define PEER_DROPS(X)                                                          \
@@ -41,7 +43,9 @@
 	X(REASM_TIMEOUT, reasm_timeout, "a message never completed")           \
 	X(QUEUE_FULL, queue_full, "the channel queue or channel count limit")  \
 	X(DUPLICATE, duplicate, "fragment seen twice")                         \
-	X(TOO_BIG, too_big, "beyond max_message")
+	X(TOO_BIG, too_big, "beyond max_message")                              \
+	X(ANN_REFUSED, ann_refused,                                            \
+	  "announce refused: forged source, malformed, not authenticated")
 
 /* delivery = reliable (zero otherwise), summed into the totals. */
 #define PEER_COUNTERS_REL(X)                                                   \
@@ -114,6 +118,10 @@ enum peer_state {
 	PEER_UP,
 	PEER_DOWN,
 };
+
+/* Whether two announced addresses name the same QP (QPN, qkey, LID,
+ * MTU, GID). */
+int peer_addr_same(const struct peer_addr *a, const struct peer_addr *b);
 
 /* Build one peer per config node; *out is calloc'ed. */
 int peer_table_open(struct peer **out, const struct config *cfg);

@@ -47,12 +47,14 @@ struct tp_ops {
 	void (*announce)(void *arg);
 	/*
 	 * p came up (tp_peer_up installed its address): the callee may send
-	 * what waited for it.  Bootstrap thread; may be NULL.
+	 * what waited for it.  Bootstrap thread (the announce thread with
+	 * bootstrap = multicast); may be NULL.
 	 */
 	void (*peer_up)(void *arg, struct peer *p);
 	/*
 	 * Meeting p failed, or its session did (tp_peer_failed): whatever
-	 * waits for p to be tried may go on.  Bootstrap thread; may be NULL.
+	 * waits for p to be tried may go on.  Bootstrap thread (or the
+	 * announce thread); may be NULL.
 	 */
 	void (*peer_failed)(void *arg, struct peer *p);
 };
@@ -229,5 +231,37 @@ void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out);
  */
 int tp_mcast_queue(struct tp *tp, const char *chan, const void *buf,
 		   size_t len);
+
+/* ---- bootstrap = multicast: announces (tp_ann.c) ---- */
+
+struct ann_msg;
+
+/*
+ * Who takes announces (announce.c): fn(arg, m) runs on the progress
+ * thread, with no engine lock held but this hook's own, for every WIRE_ANN
+ * datagram whose hello names the QP and GID it came from (ann_msg_from),
+ * known sender or not; it must not block.  NULL fn: nobody, and they are
+ * dropped (drop_ann_refused).
+ */
+void tp_set_announce(struct tp *tp,
+		     void (*fn)(void *arg, const struct ann_msg *m), void *arg);
+
+/*
+ * Send announce m as one datagram, to the group (p NULL) or to p, which
+ * is up.  0, -ENOTCONN (the group not joined, p not up) or -EIO.  The
+ * announce thread's; it counts ann_tx.
+ */
+int tp_ann_send(struct tp *tp, struct peer *p, const struct ann_msg *m);
+
+/*
+ * The same to a node not up (with a secret: one being challenged), at
+ * addr through ah, which the caller made on tp_pd and keeps: it hands it
+ * to tp_peer_up or to tp_ah_retire.
+ */
+int tp_ann_send_to(struct tp *tp, struct ibv_ah *ah,
+		   const struct peer_addr *addr, const struct ann_msg *m);
+
+/* Destroy ah once the sends posted so far have completed (any thread). */
+void tp_ah_retire(struct tp *tp, struct ibv_ah *ah);
 
 #endif

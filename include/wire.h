@@ -36,6 +36,7 @@
 enum wire_type {
 	WIRE_DATA = 1, /* a fragment of a message */
 	WIRE_ACK = 2,  /* reserved for reliable delivery */
+	WIRE_ANN = 3,  /* bootstrap = multicast: see below */
 };
 
 struct wire_hdr {
@@ -52,6 +53,13 @@ struct wire_hdr {
 
 /* The wire id of a node: FNV-1a of its name, stable across restarts. */
 uint32_t wire_node_id(const char *name);
+
+/* A datagram's type byte, 0 when it is too short for a header: how the
+ * receive path tells an announce from data before it decodes more. */
+static inline uint8_t wire_peek_type(const void *dg, size_t len)
+{
+	return len >= WIRE_HDR_LEN ? ((const uint8_t *)dg)[5] : 0;
+}
 
 /* Write h (magic and version included) into buf[WIRE_HDR_LEN]. */
 void wire_hdr_encode(const struct wire_hdr *h, void *buf);
@@ -194,6 +202,18 @@ struct wire_rel {
 	uint32_t rflags;
 	uint64_t sack[WIRE_SACK_WORDS]; /* [0]: bits 0..63 */
 };
+
+/*
+ * bootstrap = multicast (announce.h) sends its announces, to the group,
+ * and its challenges, by unicast, as datagrams of type WIRE_ANN: one
+ * fragment (frag 0 of 1), no channel (chan_len 0), msg_id 0, total_len
+ * the body's length, then the body, announce.h's fixed layout.  They
+ * come from nodes not met yet, so the receive path takes them before the
+ * source filter (tp_recv.c), checks that the body names the QP and GID
+ * the datagram came from, and hands them to announce.c, never to
+ * reassembly: no WIRE_ANN datagram is ever data.
+ */
+#define WIRE_ANN_MAX 224 /* the longest body: it fits the smallest MTU */
 
 /* Set flag (WIRE_FLAG_*) in a built datagram's header. */
 void wire_set_flag(void *dgram, uint8_t flag);

@@ -400,25 +400,6 @@ static void bs_need(void *arg, struct peer *p)
 		log_warn("bootstrap: eventfd");
 }
 
-/* Our own hello, from what the transport says we are. */
-static void bs_make_hello(struct bootstrap *b)
-{
-	const struct tp_info *ti = tp_info(b->tp);
-	const struct config_node *me = &b->cfg->nodes[b->cfg->local];
-
-	memset(&b->me, 0, sizeof(b->me));
-	b->me.version = HELLO_VERSION;
-	snprintf(b->me.name, sizeof(b->me.name), "%s", me->name);
-	b->me.delivery = me->delivery;
-	b->me.addr.qpn = ti->qpn;
-	b->me.addr.qkey = ti->qkey;
-	b->me.addr.lid = ti->lid;
-	b->me.addr.mtu = ti->mtu;
-	b->me.addr.link_layer = ti->link_layer;
-	b->me.addr.gid = ti->gid;
-	b->me.addr.max_message = (uint32_t)b->cfg->max_message;
-}
-
 /* Listen on the local node's bootstrap address. */
 static int bs_listen(struct bootstrap *b)
 {
@@ -446,16 +427,14 @@ static int bs_local_up(struct bootstrap *b)
 {
 	int li = b->cfg->local;
 	struct peer *p = &b->peers[li];
-	struct ibv_ah *ah;
 	int rc;
 
-	rc = route_resolve(b->rt, p->conf, &b->me.addr, &ah);
-	if (rc) {
+	rc = bootstrap_peer_up(b->tp, b->rt, p, &b->me.addr, b->cfg->route);
+	if (rc < 0) {
 		log_warnx("bootstrap: cannot resolve the local node %s: %s",
 			  p->conf->name, strerror(-rc));
 		return rc;
 	}
-	tp_peer_up(b->tp, p, &b->me.addr, ah, b->cfg->route);
 	b->bp[li].up = 1;
 	b->bp[li].addr = b->me.addr;
 	log_info("peer %s up (qpn 0x%06x, local)", p->conf->name,
@@ -567,7 +546,7 @@ int bootstrap_open(struct bootstrap **out, const struct config *cfg,
 		rc = -errno;
 		goto fail;
 	}
-	bs_make_hello(b);
+	hello_make(&b->me, cfg, tp_info(tp));
 	rc = bs_listen(b);
 	if (!rc)
 		rc = bs_epoll(b);

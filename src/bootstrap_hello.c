@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -32,8 +33,8 @@ enum {
 	HO_GID = HO_PAD + 1,		    /* 84: 16 bytes */
 	HO_FLAGS = HO_GID + 16,	   /* 100: u32 HELLO_F_*, others zero */
 	HO_MAX_MSG = HO_FLAGS + 4, /* 104: u32 its max_message, 0 = not said */
-	HO_RESERVED = HO_MAX_MSG + 4, /* 108: 4 bytes, zero (ignored) */
-	HO_NONCE = HO_RESERVED + 4,   /* 112: 16 bytes, zero without AUTH */
+	HO_BOOT = HO_MAX_MSG + 4,  /* 108: u32 boot id, 0 = not said */
+	HO_NONCE = HO_BOOT + 4,	   /* 112: 16 bytes, zero without AUTH */
 	HO_END = HO_NONCE + HELLO_NONCE_LEN, /* 128 */
 };
 
@@ -44,6 +45,25 @@ static const char bs_label_l[] = "ibfs bootstrap v2 L->D";
 _Static_assert(sizeof(bs_label_d) == sizeof(bs_label_l), "label lengths");
 
 _Static_assert(HO_END == HELLO_WIRE_LEN, "hello layout and length differ");
+
+/* Our hello, from the port the transport opened. */
+void hello_make(struct hello *h, const struct config *cfg,
+		const struct tp_info *ti)
+{
+	const struct config_node *me = &cfg->nodes[cfg->local];
+
+	memset(h, 0, sizeof(*h));
+	h->version = HELLO_VERSION;
+	snprintf(h->name, sizeof(h->name), "%s", me->name);
+	h->delivery = me->delivery;
+	h->addr.qpn = ti->qpn;
+	h->addr.qkey = ti->qkey;
+	h->addr.lid = ti->lid;
+	h->addr.mtu = ti->mtu;
+	h->addr.link_layer = ti->link_layer;
+	h->addr.gid = ti->gid;
+	h->addr.max_message = (uint32_t)cfg->max_message;
+}
 
 /* One fixed layout on every host, whatever struct hello looks like. */
 size_t hello_encode(const struct hello *h, void *buf)
@@ -63,6 +83,7 @@ size_t hello_encode(const struct hello *h, void *buf)
 	memcpy(b + HO_GID, h->addr.gid.raw, 16);
 	util_put32(b + HO_FLAGS, h->flags);
 	util_put32(b + HO_MAX_MSG, h->addr.max_message);
+	util_put32(b + HO_BOOT, h->boot);
 	if (h->flags & HELLO_F_AUTH)
 		memcpy(b + HO_NONCE, h->nonce, HELLO_NONCE_LEN);
 	return HELLO_WIRE_LEN;
@@ -102,6 +123,7 @@ int hello_decode(struct hello *h, const void *buf, size_t len)
 	t.flags = util_get32(b + HO_FLAGS);
 	/* Older daemons sent zero here: then nothing is known. */
 	t.addr.max_message = util_get32(b + HO_MAX_MSG);
+	t.boot = util_get32(b + HO_BOOT);
 	if (t.flags & ~HELLO_F_AUTH)
 		return -EBADMSG;
 	if (t.flags & HELLO_F_AUTH)

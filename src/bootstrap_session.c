@@ -67,10 +67,9 @@
  * Record why meeting a peer failed, as its last_error; log only when the
  * reason changes, since a stranger or a dead peer can repeat it at will.
  */
-static void bs_note(struct bootstrap *b, int pi, int err, const char *prefix,
+void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {
-	struct peer *p = &b->peers[pi];
 	int same;
 
 	pthread_mutex_lock(&p->lock);
@@ -81,11 +80,18 @@ static void bs_note(struct bootstrap *b, int pi, int err, const char *prefix,
 	else
 		log_debug("%s %s: %s", prefix, p->conf->name, msg);
 	peer_set_error(p, err ? err : EIO, msg);
-	tp_peer_failed(b->tp, p);
+	tp_peer_failed(tp, p);
+}
+
+/* bootstrap_note for peer pi. */
+static void bs_note(struct bootstrap *b, int pi, int err, const char *prefix,
+		    const char *msg)
+{
+	bootstrap_note(b->tp, &b->peers[pi], err, prefix, msg);
 }
 
 /* The config word for a delivery (hello_decode checked it is one). */
-static const char *bs_delivery_name(unsigned d)
+const char *bootstrap_delivery_name(unsigned d)
 {
 	return d == DELIVERY_RELIABLE ? "reliable" : "datagram";
 }
@@ -168,38 +174,42 @@ static int bs_fill(struct bs_conn *c)
 	return 1;
 }
 
-/* Whether two announced addresses name the same QP. */
-static int bs_same_addr(const struct peer_addr *a, const struct peer_addr *b)
+/* The cached AH when p came back at the same QPN and GID, else a fresh
+ * route resolution. */
+int bootstrap_peer_up(struct tp *tp, struct route *rt, struct peer *p,
+		      const struct peer_addr *addr, enum config_route route)
 {
-	return a->qpn == b->qpn && a->qkey == b->qkey && a->lid == b->lid &&
-	       a->mtu == b->mtu && !memcmp(&a->gid, &b->gid, sizeof(a->gid));
+	struct ibv_ah *ah;
+	int rc;
+
+	if (!tp_peer_up(tp, p, addr, NULL, route))
+		return 0;
+	rc = route_resolve(rt, p->conf, addr, &ah);
+	if (rc)
+		return rc;
+	tp_peer_up(tp, p, addr, ah, route);
+	return 1;
 }
 
-/*
- * Install the peer at the address c->h announced: the cached AH when it
- * came back at the same QPN and GID, else a fresh route resolution.
- */
+/* Install the peer at the address c->h announced. */
 static int bs_install(struct bootstrap *b, struct bs_conn *c)
 {
 	struct bs_peer *bp = &b->bp[c->peer];
 	struct peer *p = &b->peers[c->peer];
-	struct ibv_ah *ah;
 	int rc;
 
-	rc = tp_peer_up(b->tp, p, &c->h.addr, NULL, b->cfg->route);
+	rc = bootstrap_peer_up(b->tp, b->rt, p, &c->h.addr, b->cfg->route);
+	if (rc < 0) {
+		bs_session_fail(b, c->peer, EHOSTUNREACH,
+				"route resolution failed: %s", strerror(-rc));
+		return rc;
+	}
 	if (!rc) {
 		log_info("peer %s up (qpn 0x%06x)", p->conf->name,
 			 c->h.addr.qpn);
 		log_debug("peer %s: its address handle, cached", p->conf->name);
 		return 0;
 	}
-	rc = route_resolve(b->rt, p->conf, &c->h.addr, &ah);
-	if (rc) {
-		bs_session_fail(b, c->peer, EHOSTUNREACH,
-				"route resolution failed: %s", strerror(-rc));
-		return rc;
-	}
-	tp_peer_up(b->tp, p, &c->h.addr, ah, b->cfg->route);
 	log_info("peer %s %s (qpn 0x%06x)", p->conf->name,
 		 bp->up ? "moved" : "up", c->h.addr.qpn);
 	return 0;
@@ -216,7 +226,7 @@ static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
 	struct peer_counters *k = &b->peers[c->peer].cnt;
 	int rc;
 
-	if (!bp->up || !bs_same_addr(&bp->addr, &c->h.addr)) {
+	if (!bp->up || !peer_addr_same(&bp->addr, &c->h.addr)) {
 		rc = bs_install(b, c);
 		if (rc)
 			return rc;
@@ -381,8 +391,8 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 	if (c->h.delivery != n->delivery) {
 		bs_session_fail(b, pi, EPROTO,
 				"announces delivery %s, the config says %s",
-				bs_delivery_name(c->h.delivery),
-				bs_delivery_name(n->delivery));
+				bootstrap_delivery_name(c->h.delivery),
+				bootstrap_delivery_name(n->delivery));
 		return -EPROTO;
 	}
 	if (c->h.addr.qkey != b->cfg->qkey)

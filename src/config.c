@@ -43,6 +43,8 @@ static void config_defaults(struct config *cfg)
 	cfg->delivery = DELIVERY_DATAGRAM;
 	/* mcast_group: derived from the qkey once the file is read */
 	cfg->multicast = MCAST_AUTO;
+	cfg->bootstrap = BOOTSTRAP_TCP;
+	cfg->announce_interval_ms = 3000;
 	cfg->local = -1;
 }
 

@@ -522,6 +522,40 @@ static int ini_finish_mcast(struct config_parse *p)
 	return 0;
 }
 
+/*
+ * bootstrap = multicast announces on the group, so it needs one; and a
+ * node goes down when not heard for peer_timeout, which must outlast an
+ * announce that comes late (the interval has +-50 % jitter) and one lost
+ * besides: 2 * 1.5 * announce_interval.  Unset, the interval is 3 s, or
+ * a third of a shorter peer_timeout.
+ */
+static int ini_finish_bootstrap(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	const int *g = p->gseen;
+
+	if (!g[GK_ANNOUNCE_INTERVAL] &&
+	    cfg->announce_interval_ms > cfg->peer_timeout_ms / 3)
+		cfg->announce_interval_ms = cfg->peer_timeout_ms / 3 > 10
+						    ? cfg->peer_timeout_ms / 3
+						    : 10;
+	if (cfg->bootstrap != BOOTSTRAP_MULTICAST)
+		return 0;
+	if (cfg->multicast == MCAST_NO)
+		return ini_fail(p, ini_later(g[GK_BOOTSTRAP], g[GK_MULTICAST]),
+				"bootstrap = multicast announces on the "
+				"group, and multicast = no turns it off");
+	if (cfg->announce_interval_ms > cfg->peer_timeout_ms / 3)
+		return ini_fail(
+			p,
+			ini_later(g[GK_ANNOUNCE_INTERVAL], g[GK_PEER_TIMEOUT]),
+			"announce_interval %d ms is over a third of "
+			"peer_timeout %d ms: a node would go down when one "
+			"announce is lost and the next is late",
+			cfg->announce_interval_ms, cfg->peer_timeout_ms);
+	return 0;
+}
+
 /* What no single line shows: defaults from other keys, and conflicts. */
 static int ini_finish(struct config_parse *p)
 {
@@ -547,7 +581,9 @@ static int ini_finish(struct config_parse *p)
 			"queue_limit %s is below max_message %s",
 			config_num_fmt_size(cfg->queue_limit, q, sizeof(q)),
 			config_num_fmt_size(cfg->max_message, m, sizeof(m)));
-	return ini_finish_mcast(p);
+	if (ini_finish_mcast(p))
+		return p->rc;
+	return ini_finish_bootstrap(p);
 }
 
 /* The core both loaders share; cfg is defaulted and named already. */

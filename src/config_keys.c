@@ -22,6 +22,7 @@ _Static_assert(sizeof(mode_t) == sizeof(uint32_t) &&
 		       sizeof(enum config_route) == sizeof(uint32_t) &&
 		       sizeof(enum config_delivery) == sizeof(uint32_t) &&
 		       sizeof(enum config_mcast) == sizeof(uint32_t) &&
+		       sizeof(enum config_bootstrap) == sizeof(uint32_t) &&
 		       sizeof(int) == sizeof(uint32_t),
 	       "key_store writes 4-byte fields as uint32_t");
 
@@ -51,6 +52,12 @@ static const char *const mcast_names[] = {
 	[MCAST_AUTO] = "auto",
 	[MCAST_YES] = "yes",
 	[MCAST_NO] = "no",
+	NULL,
+};
+
+static const char *const bootstrap_names[] = {
+	[BOOTSTRAP_TCP] = "tcp",
+	[BOOTSTRAP_MULTICAST] = "multicast",
 	NULL,
 };
 
@@ -265,6 +272,9 @@ const struct config_key config_gkeys[GK_MAX] = {
 	[GK_MCAST_GROUP] =	{ "mcast_group", config_addr_mcast, 0,
 				  sizeof(struct config), 0, 0, NULL,
 				  UNIT_NONE },
+	[GK_BOOTSTRAP] =	CHOICE("bootstrap", bootstrap, bootstrap_names),
+	[GK_ANNOUNCE_INTERVAL] = MS("announce_interval", announce_interval_ms,
+				    10, DAY_MS),
 	[GK_SECRET] =		STR("secret", secret, 1, 255),
 	[GK_SECRET_FILE] =	STR("secret_file", secret_file, 1, 4095),
 };

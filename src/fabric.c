@@ -4,16 +4,18 @@
  * comes first, since the resolver makes its AHs on the transport's PD and
  * the bootstrap announces the transport's QPN; MOUNT/all/'s group is
  * joined through the resolver, before any peer can send to it; the
- * bootstrap comes last,
- * since the first hello it answers resolves a route and marks a peer up
- * on the transport.  Teardown runs in reverse, so that no session can
- * reach a closed resolver or transport.
+ * bootstrap (TCP sessions, or with bootstrap = multicast the announces
+ * on that group) comes last, since the first hello it answers resolves a
+ * route and marks a peer up on the transport.  Teardown runs in reverse, so
+ * that no session can reach a closed resolver or transport.
  */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "announce.h"
 #include "bootstrap.h"
 #include "fabric.h"
+#include "log.h"
 #include "mcast.h"
 #include "route.h"
 
@@ -22,7 +24,29 @@ struct fabric {
 	struct route *rt;
 	struct mcast *mc;
 	struct bootstrap *bs;
+	struct announce *ann; /* bootstrap = multicast: in bs's place */
 };
+
+/*
+ * bootstrap = multicast announces on the group, so a group that could
+ * not be joined (multicast = auto fell back) is fatal here.
+ */
+static int fabric_bootstrap_open(struct fabric *f, const struct config *cfg,
+				 struct peer *peers)
+{
+	struct tp_mcast_info mi;
+
+	if (cfg->bootstrap == BOOTSTRAP_TCP)
+		return bootstrap_open(&f->bs, cfg, peers, f->tp, f->rt);
+	tp_mcast_get(f->tp, &mi);
+	if (mi.state != TP_MCAST_JOINED) {
+		log_warnx("bootstrap = multicast, but mcast_group %s is not "
+			  "joined: %s",
+			  cfg->mcast_group, mi.reason);
+		return -ENETUNREACH;
+	}
+	return ann_open(&f->ann, cfg, peers, f->tp, f->rt);
+}
 
 /* Open in order; on failure close what was opened, in reverse. */
 int fabric_open(struct fabric **out, const struct config *cfg,
@@ -43,7 +67,7 @@ int fabric_open(struct fabric **out, const struct config *cfg,
 	rc = mcast_open(&f->mc, cfg, f->tp, f->rt);
 	if (rc)
 		goto out_route;
-	rc = bootstrap_open(&f->bs, cfg, peers, f->tp, f->rt);
+	rc = fabric_bootstrap_open(f, cfg, peers);
 	if (rc)
 		goto out_mcast;
 	*out = f;
@@ -65,6 +89,7 @@ void fabric_close(struct fabric *f)
 	if (!f)
 		return;
 	bootstrap_close(f->bs);
+	ann_close(f->ann);
 	mcast_close(f->mc);
 	route_close(f->rt);
 	tp_close(f->tp);

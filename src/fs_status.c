@@ -127,6 +127,8 @@ static void fs_status_root(struct fs *fs, FILE *f)
 		fs_status_port(tp_info(fs->tp), f);
 	fprintf(f, "max_message=%lu\n", (unsigned long)cfg->max_message);
 	fprintf(f, "route=%s\n", fs_status_route(cfg->route));
+	fprintf(f, "bootstrap=%s\n",
+		cfg->bootstrap == BOOTSTRAP_MULTICAST ? "multicast" : "tcp");
 	fs_status_mcast(fs, f);
 	fprintf(f, "uptime=%ld\n", (long)(time(NULL) - fs->started));
 	fs_status_parked(fs, NULL, f);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "peer.h"
 #include "util.h"
@@ -15,6 +16,13 @@
 #define PEER_DROP_NAME(e, name, comment) [DROP_##e] = #name,
 const char *const peer_drop_names[DROP_MAX] = {PEER_DROPS(PEER_DROP_NAME)};
 #undef PEER_DROP_NAME
+
+/* The fields a restart or a move changes. */
+int peer_addr_same(const struct peer_addr *a, const struct peer_addr *b)
+{
+	return a->qpn == b->qpn && a->qkey == b->qkey && a->lid == b->lid &&
+	       a->mtu == b->mtu && !memcmp(&a->gid, &b->gid, sizeof(a->gid));
+}
 
 /* One peer per node, wire ids derived from names so they survive restarts. */
 int peer_table_open(struct peer **out, const struct config *cfg)

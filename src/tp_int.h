@@ -8,6 +8,8 @@
  *   tp_ring.c     the send ring (slots, WRs, doorbell, completions, AH
  *                 retirement) and datagram sends on it
  *   tp_mcast.c    MOUNT/all/'s group: attach, its AH, the sends to it
+ *   tp_ann.c      bootstrap = multicast: announces sent, and handed to
+ *                 announce.c
  *   tp_upcall.c   the upcalls (deliver, announce, done) and the counters
  *                 of what arrived
  *   tp_rel.c      delivery = reliable: reliable.h's streams on the ring
@@ -20,7 +22,9 @@
  *   senders       any thread in tp_send/tp_queue/tp_flush/tp_send_async
  *                 (FUSE workers, udchat's main); they post and reap the
  *                 send CQ themselves.
- *   bootstrap     tp_peer_expect, tp_peer_up, tp_peer_down, tp_set_need;
+ *   bootstrap     tp_peer_expect, tp_peer_up, tp_peer_down, tp_set_need
+ *                 (or, with bootstrap = multicast, the announce thread:
+ *                 those, tp_set_announce, tp_ann_send*, tp_ah_retire);
  *                 it alone calls peer_up, with no lock held.
  *   main          tp_open, tp_close.
  *   done runs on a sender (tp_send_async), on the progress thread (acks,
@@ -38,6 +42,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "announce.h"
 #include "reliable.h"
 #include "transport.h"
 #include "wire.h"
@@ -221,6 +226,19 @@ struct tp {
 	pthread_mutex_t need_lock;
 	void (*need)(void *arg, struct peer *p);
 	void *need_arg;
+
+	/* Who takes announces (tp_set_announce); ann_lock is a leaf like
+	 * need_lock, held across the hook */
+	pthread_mutex_t ann_lock;
+	void (*ann)(void *arg, const struct ann_msg *m);
+	void *ann_arg;
+};
+
+/* The announces of one poll batch, handed over once its locks are
+ * dropped (progress thread). */
+struct tp_anns {
+	int n;
+	struct ann_msg m[TP_POLL_BATCH];
 };
 
 /* Everything a send needs of a peer, read once under its lock. */
@@ -314,6 +332,9 @@ void tp_up_announce(struct tp *tp);
 void tp_up_done(struct tp *tp, struct peer *p, struct rel_msg *m);
 void tp_up_count_wire(struct tp *tp, struct peer *p, int rc);
 void tp_up_count_expired(void *arg, int peer);
+
+/* tp_ann.c: with no lock held */
+void tp_ann_deliver(struct tp *tp, struct tp_anns *anns);
 
 /* tp_rel.c */
 int tp_rel_open(struct tp *tp);

@@ -6,7 +6,9 @@
  * source GID (the source filter that peer up and down keep), reassembles
  * datagram-mode messages or hands reliable datagrams to tp_rel.c, and
  * reposts each batch as one chain.  Whole messages go to deliver once the
- * batch's locks are dropped.
+ * batch's locks are dropped.  Announces (bootstrap = multicast) alone go
+ * around the source filter, checked against their own source, to
+ * announce.c's hook (tp_ann.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -193,9 +195,39 @@ static int tp_recv_mcast_key(const struct tp *tp, const struct peer *p)
 	return tp->npeers + p->idx;
 }
 
+/*
+ * The one path around the source filter, for announces only (WIRE_ANN:
+ * never data, never reassembled): their senders are not met yet.  One is
+ * kept in anns only when its hello names the QP and GID (or LID) it came
+ * from; 1 when wc was an announce, kept or dropped.
+ */
+static int tp_recv_ann(struct tp *tp, const struct ibv_wc *wc,
+		       const uint8_t *slot, struct tp_anns *anns)
+{
+	const size_t grhlen = sizeof(struct ibv_grh);
+	int have_grh = !!(wc->wc_flags & IBV_WC_GRH);
+	struct ann_msg *m = &anns->m[anns->n];
+	union ibv_gid sgid;
+	size_t dlen;
+
+	if (wc->byte_len < grhlen + WIRE_HDR_LEN || wc->byte_len > tp->rx.slot)
+		return 0;
+	dlen = wc->byte_len - grhlen;
+	if (wire_peek_type(slot + grhlen, dlen) != WIRE_ANN)
+		return 0;
+	if (have_grh)
+		tp_recv_sgid(slot, &sgid);
+	if (ann_datagram_decode(m, slot + grhlen, dlen) ||
+	    ann_msg_from(m, wc->src_qp, have_grh ? &sgid : NULL, wc->slid))
+		peer_count_drop(NULL, &tp->totals, DROP_ANN_REFUSED);
+	else
+		anns->n++;
+	return 1;
+}
+
 /* One receive completion: check, identify, reassemble (under the locks). */
 static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
-		       struct tp_done *done)
+		       struct tp_done *done, struct tp_anns *anns)
 {
 	const size_t grhlen = sizeof(struct ibv_grh);
 	uint8_t *slot;
@@ -216,6 +248,8 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		return 0;
 	}
 	slot = tp->rx.buf + (size_t)wc->wr_id * tp->rx.slot;
+	if (tp_recv_ann(tp, wc, slot, anns))
+		return 0;
 	p = tp_recv_match(tp, wc, slot, now);
 	if (!p) {
 		peer_count_drop(NULL, &tp->totals, DROP_UNKNOWN_SRC);
@@ -262,6 +296,7 @@ int tp_recv_drain(struct tp *tp)
 {
 	struct ibv_wc wc[TP_POLL_BATCH];
 	struct tp_done done[TP_POLL_BATCH];
+	struct tp_anns anns;
 	int n, i, nd, total = 0;
 	uint64_t now;
 
@@ -274,13 +309,15 @@ int tp_recv_drain(struct tp *tp)
 		}
 		now = util_now_ms();
 		nd = 0;
+		anns.n = 0;
 		pthread_rwlock_rdlock(&tp->rx.srclock);
 		pthread_mutex_lock(&tp->rx.rlock);
 		for (i = 0; i < n; i++)
-			nd += tp_recv_one(tp, &wc[i], now, &done[nd]);
+			nd += tp_recv_one(tp, &wc[i], now, &done[nd], &anns);
 		pthread_mutex_unlock(&tp->rx.rlock);
 		pthread_rwlock_unlock(&tp->rx.srclock);
 		tp_recv_post(tp);
+		tp_ann_deliver(tp, &anns);
 		for (i = 0; i < nd; i++)
 			tp_up_deliver(tp, done[i].p, &done[i].msg);
 		/* acks of this batch in one go, windows reopened; then

@@ -259,6 +259,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	tp->self_id = wire_node_id(cfg->nodes[cfg->local].name);
 	tp->prog.epfd = tp->prog.tfd = tp->prog.efd = -1;
 	pthread_mutex_init(&tp->need_lock, NULL);
+	pthread_mutex_init(&tp->ann_lock, NULL);
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	if (!tp->msg_ids) {
 		free(tp);
@@ -276,6 +277,7 @@ static void tp_free(struct tp *tp)
 {
 	free((void *)tp->msg_ids);
 	pthread_mutex_destroy(&tp->need_lock);
+	pthread_mutex_destroy(&tp->ann_lock);
 	free(tp);
 }
 

@@ -40,7 +40,7 @@
 enum {
 	OFF_MAGIC = 0,
 	OFF_VERSION = 4,
-	OFF_TYPE = 5,
+	OFF_TYPE = 5, /* wire.h's wire_peek_type reads it */
 	OFF_CHAN_LEN = 6,
 	OFF_FLAGS = 7,
 	OFF_SRC = 8,
@@ -155,7 +155,10 @@ int wire_hdr_decode(struct wire_hdr *h, const void *buf, size_t len)
 
 	if (t.version != WIRE_VERSION)
 		return -EBADMSG;
-	if (t.type != WIRE_DATA && t.type != WIRE_ACK)
+	if (t.type != WIRE_DATA && t.type != WIRE_ACK && t.type != WIRE_ANN)
+		return -EBADMSG;
+	if (t.type == WIRE_ANN &&
+	    (t.chan_len || t.frag_cnt != 1 || t.total_len > WIRE_ANN_MAX))
 		return -EBADMSG;
 	if (t.chan_len > WIRE_CHAN_MAX)
 		return -EBADMSG;

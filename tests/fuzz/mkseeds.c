@@ -7,13 +7,14 @@
  * across order.  `make fuzz-seeds` rebuilds tests/fuzz/corpus/ with it;
  * the files are committed, so fuzz-regress needs no generator.
  *
- *   mkseeds DIR   writes DIR/{hello,rel,relseq,wire}/seed-*
+ *   mkseeds DIR   writes DIR/{ann,hello,rel,relseq,wire}/seed-*
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "announce.h"
 #include "bootstrap.h"
 #include "wire.h"
 
@@ -101,6 +102,35 @@ static void seeds_hello(void)
 	memset(s.b + s.n, 0x5a, BS_PROOF_LEN);
 	s.n += BS_PROOF_LEN;
 	save("hello", "auth", &s);
+}
+
+/* fuzz_ann: an announce as a daemon sends it, and a challenge. */
+static void seeds_ann(void)
+{
+	struct ann_msg m;
+	struct seed s;
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = ANN_ANNOUNCE;
+	m.h.version = HELLO_VERSION;
+	strcpy(m.h.name, "beta");
+	m.h.addr.qpn = 0x12;
+	m.h.addr.qkey = 0x1b1f5000;
+	m.h.addr.mtu = IBV_MTU_1024;
+	m.h.addr.gid.raw[10] = m.h.addr.gid.raw[11] = 0xff;
+	m.h.addr.max_message = 1 << 20;
+	m.h.boot = 0xb0075eed;
+	hello_encode(&m.h, m.hello);
+	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
+	save("ann", "announce", &s);
+	m.kind = ANN_CHALLENGE;
+	m.h.flags = HELLO_F_AUTH;
+	for (i = 0; i < HELLO_NONCE_LEN; i++)
+		m.h.nonce[i] = (uint8_t)(i * 37 + 1);
+	hello_encode(&m.h, m.hello);
+	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
+	save("ann", "challenge", &s);
 }
 
 /* A raw-datagram record of fuzz_rel.c (kind 0, up to 255 bytes). */
@@ -268,6 +298,7 @@ int main(int argc, char **argv)
 	}
 	outdir = argv[1];
 	seeds_hello();
+	seeds_ann();
 	seeds_rel();
 	seeds_relseq();
 	seeds_wire();

@@ -39,8 +39,12 @@ static void test_roundtrip(void **state)
 	h.addr.lid = 0x1234;
 	h.delivery = DELIVERY_RELIABLE;
 	h.addr.max_message = 0x000ff000;
+	h.boot = 0xb0075eed;
 	assert_int_equal(hello_encode(&h, buf), HELLO_WIRE_LEN);
 	assert_int_equal(hello_decode(&d, buf, sizeof(buf)), 0);
+	assert_int_equal(d.boot, 0xb0075eed); /* big-endian at 108 */
+	assert_int_equal(buf[108], 0xb0);
+	assert_int_equal(buf[111], 0xed);
 	assert_int_equal(d.version, HELLO_VERSION);
 	assert_string_equal(d.name, "alpha");
 	assert_int_equal(d.delivery, DELIVERY_RELIABLE);
@@ -74,7 +78,7 @@ static void test_layout(void **state)
 	assert_int_equal(buf[82], IBV_MTU_1024);
 	assert_memory_equal(buf + 84, h.addr.gid.raw, 16);
 	for (i = 100; i < HELLO_WIRE_LEN; i++)
-		assert_int_equal(buf[i], 0); /* flags, max_message, reserved */
+		assert_int_equal(buf[i], 0); /* flags, max_message, boot */
 	/* max_message: big-endian at 104 */
 	h.addr.max_message = 0x01020304;
 	hello_encode(&h, buf);
@@ -355,10 +359,52 @@ static void test_longer_buffer(void **state)
 	assert_string_equal(d.name, "alpha");
 }
 
+/* hello_make: what the transport says, and the local node's name,
+ * delivery and max_message; boot 0 and no nonce (TCP's). */
+static void test_make(void **state)
+{
+	struct config_node nodes[2];
+	struct config cfg;
+	struct tp_info ti;
+	struct hello h;
+
+	memset(nodes, 0, sizeof(nodes));
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&ti, 0, sizeof(ti));
+	strcpy(nodes[0].name, "alpha");
+	strcpy(nodes[1].name, "beta");
+	nodes[1].delivery = DELIVERY_RELIABLE;
+	cfg.nodes = nodes;
+	cfg.nnodes = 2;
+	cfg.local = 1;
+	cfg.max_message = 1 << 20;
+	ti.qpn = 0x12;
+	ti.qkey = 0x1b1f5000;
+	ti.lid = 7;
+	ti.mtu = IBV_MTU_2048;
+	ti.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	ti.gid.raw[15] = 9;
+	memset(&h, 0xee, sizeof(h));
+	hello_make(&h, &cfg, &ti);
+	assert_int_equal(h.version, HELLO_VERSION);
+	assert_string_equal(h.name, "beta");
+	assert_int_equal(h.delivery, DELIVERY_RELIABLE);
+	assert_int_equal(h.addr.qpn, 0x12);
+	assert_int_equal(h.addr.qkey, 0x1b1f5000);
+	assert_int_equal(h.addr.lid, 7);
+	assert_int_equal(h.addr.mtu, IBV_MTU_2048);
+	assert_int_equal(h.addr.link_layer, IBV_LINK_LAYER_INFINIBAND);
+	assert_int_equal(h.addr.gid.raw[15], 9);
+	assert_int_equal(h.addr.max_message, 1 << 20);
+	assert_int_equal(h.flags, 0);
+	assert_int_equal(h.boot, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_make),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_long_name),
 		cmocka_unit_test(test_bad_magic),

@@ -329,6 +329,7 @@ static void test_root(void **state)
 	want(&w, "send_depth=128");
 	want(&w, "max_message=%lu", (unsigned long)t.cfg.max_message);
 	want(&w, "route=gid");
+	want(&w, "bootstrap=tcp");
 	want(&w, "mcast=off");
 	want_key(&w, "mcast_group");
 	want(&w, "mcast_reason=");
@@ -354,6 +355,7 @@ static void test_root_no_transport(void **state)
 	want(&w, "node=beta");
 	want(&w, "max_message=%lu", (unsigned long)t.cfg.max_message);
 	want(&w, "route=sa");
+	want(&w, "bootstrap=tcp");
 	want_key(&w, "uptime");
 	want_parked(&w, 0, 0, 0);
 	assert_lines(render(NULL), &w);

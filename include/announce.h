@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Bootstrap over the fabric, [global] bootstrap = multicast: no TCP at
+ * all.  Every node announces itself on the multicast group, at start and
+ * then every announce_interval: its hello (bootstrap_hello.c's codec, the
+ * one the TCP bootstrap sends: name, QPN, qkey, LID, GID, MTU,
+ * max_message, delivery) with a boot id, random per start.  A node heard
+ * is resolved (route_resolve) and marked up; one not heard for
+ * peer_timeout is down; one heard with another boot id, QPN or GID has
+ * restarted, and is brought up again at its new address.  A node newly
+ * up is sent our announce by unicast at once, so that a newcomer knows
+ * every running node within a round trip, not an interval.
+ *
+ * Timing.  announce_interval is 3 s, or a third of a shorter
+ * peer_timeout (config_ini.c refuses a longer one): silence for
+ * peer_timeout must outlast a late announce (the interval has +-50 %
+ * jitter, so that nodes started together do not announce in step) and
+ * one lost besides, 2 * 1.5 intervals.  At the 10 s peer_timeout that
+ * leaves a second of slack per lost announce.
+ *
+ * Announces come from nodes not met yet, so the transport takes WIRE_ANN
+ * datagrams before its source filter (tp_recv.c), and keeps only those
+ * whose hello names the very QP (src_qp) and GID (or LID, without a GRH)
+ * they came from (ann_msg_from): nobody announces another node's QP.
+ * The progress thread only queues them (tp_set_announce); the announce
+ * thread does the rest, since route resolution blocks.
+ *
+ * With a secret no announce is trusted until a challenge and response
+ * has gone both ways over UD unicast, with the TCP handshake's proof
+ * (below, and announce_trust.c for the order of things); until then the
+ * node is not installed, so the source filter keeps its data out.
+ *
+ * Threads: ann_open and ann_close on main; the hooks only queue, under
+ * the announce's lock (the progress thread's, for announces, and the
+ * senders', for peers a write waits for); everything else on the
+ * announce thread, which alone reads and writes its per-node records.
+ * The codec and the judgements below are pure, for the unit tests.
+ */
+#ifndef IBFS_ANNOUNCE_H
+#define IBFS_ANNOUNCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "config.h"
+#include "peer.h"
+#include "route.h"
+#include "transport.h"
+#include "wire.h"
+
+/*
+ * What a WIRE_ANN datagram says.  With a secret, the four after the
+ * announce are the TCP handshake's steps (bootstrap_session.c) as UD
+ * unicast datagrams, D the node that heard an announce it cannot trust
+ * yet, L the announcer; each carries its sender's hello, so that the
+ * receive path checks its source as an announce's:
+ *   CHALLENGE  D -> L  hello(D, nD)
+ *   ANSWER     L -> D  hello(L, nL), echo nD
+ *   PROOF      D -> L  hello(D, nD), echo nL, HMAC(K, "D->L" || nL || hD || hL)
+ *   CONFIRM    L -> D  hello(L, nL), echo nD, HMAC(K, "L->D" || nD || hD || hL)
+ * (bootstrap_proof's construction and labels).  L trusts D once PROOF
+ * checks out, D trusts L once CONFIRM does.
+ */
+enum ann_kind {
+	ANN_ANNOUNCE = 1, /* to the group, or to a node just up: "I am" */
+	ANN_CHALLENGE,
+	ANN_ANSWER,
+	ANN_PROOF,
+	ANN_CONFIRM,
+	ANN_KIND_MAX,
+};
+
+/*
+ * The body of a WIRE_ANN datagram (after the wire header), fixed layout:
+ *   0  u8  kind (enum ann_kind)
+ *   1  3 bytes, zero
+ *   4  the sender's hello, HELLO_WIRE_LEN bytes as bootstrap_hello.c
+ *      encodes it (its boot id in the hello's boot word)
+ * 132  echo: the other side's nonce this answers (ANSWER, PROOF,
+ *      CONFIRM; zero otherwise)
+ * 148  proof, BS_PROOF_LEN bytes (PROOF, CONFIRM; zero otherwise)
+ * Every kind but ANNOUNCE carries a hello with HELLO_F_AUTH and a nonce.
+ */
+#define ANN_WIRE_LEN 180
+_Static_assert(ANN_WIRE_LEN <= WIRE_ANN_MAX, "an announce fits WIRE_ANN_MAX");
+
+/* One announce body, decoded. */
+struct ann_msg {
+	uint8_t kind;
+	struct hello h;		       /* the sender's hello, decoded */
+	uint8_t hello[HELLO_WIRE_LEN]; /* ... and as it was sent */
+	uint8_t echo[HELLO_NONCE_LEN];
+	uint8_t proof[BS_PROOF_LEN];
+};
+
+/* Encode m (m->hello as sent: hello_encode's bytes) into buf,
+ * ANN_WIRE_LEN bytes; returns that. */
+size_t ann_msg_encode(const struct ann_msg *m, void *buf);
+
+/*
+ * Decode a body of len bytes: -EBADMSG when anything is off (length,
+ * kind, padding, a field its kind leaves zero), hello_decode's error for
+ * the hello.
+ */
+int ann_msg_decode(struct ann_msg *m, const void *buf, size_t len);
+
+/*
+ * A whole WIRE_ANN datagram (header onward, len bytes): its header (one
+ * fragment, no channel, src the wire id of the hello's name), then its
+ * body.  -EBADMSG when it is not such a datagram.
+ */
+int ann_datagram_decode(struct ann_msg *m, const void *dg, size_t len);
+
+/* The datagram for m from src into buf (WIRE_HDR_LEN + ANN_WIRE_LEN
+ * bytes); returns its length. */
+size_t ann_datagram_build(void *buf, uint32_t src, const struct ann_msg *m);
+
+/*
+ * Whether m came from the QP its hello names: src_qp is its QPN and,
+ * with a GRH (sgid not NULL), the source GID is its GID; without one (IB
+ * in one subnet) the source LID is its LID.  0, or -EPERM.
+ */
+int ann_msg_from(const struct ann_msg *m, uint32_t src_qp,
+		 const union ibv_gid *sgid, uint16_t slid);
+
+/* What the announce thread knows of one node. */
+struct ann_known {
+	int up;		       /* we installed it (tp_peer_up) */
+	uint32_t boot;	       /* the boot id it was installed with */
+	struct peer_addr addr; /* ... and its address */
+	int64_t heard_ms;      /* when it was last heard */
+};
+
+/* What an announce means for the node it names. */
+enum ann_verdict {
+	ANN_SAME,    /* up at this address and boot: alive, nothing more */
+	ANN_UP,	     /* not up: bring it up */
+	ANN_RESTART, /* up, but another boot id or address: up again there */
+};
+
+/* Judge hello h against what is known of its node. */
+enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h);
+
+/*
+ * Whether an up node has been silent for timeout_ms by now.  lost_ms is
+ * when we last lost announces ourselves (our inbox overflowed, say while
+ * a route resolution held the thread): silence before it is not the
+ * node's, so it counts from then.
+ */
+int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms,
+	       int64_t lost_ms);
+
+/* When silence would take the node down, as ann_silent counts it. */
+int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
+		      int64_t lost_ms);
+
+/* When the announce after now is due: interval_ms with +-50 % jitter
+ * drawn from r. */
+int64_t ann_next(int64_t now, int interval_ms, uint32_t r);
+
+/* ---- with a secret: the challenge and response (announce_auth.c) ---- */
+
+/* Where one node's exchange stands, as D and as L. */
+enum ann_auth_state {
+	ANN_AUTH_IDLE,	     /* none */
+	ANN_AUTH_CHALLENGED, /* D: CHALLENGE sent, ANSWER awaited */
+	ANN_AUTH_PROVED,     /* D: PROOF sent, CONFIRM awaited */
+	ANN_AUTH_ANSWERED,   /* L: ANSWER sent, PROOF awaited */
+	ANN_AUTH_CONFIRMED,  /* L: PROOF checked, CONFIRM sent */
+};
+
+/*
+ * One node's exchanges with us: the one we started (D) and the one it
+ * started (L), each with the hellos exactly as sent, which the proofs
+ * cover.  Zero it to start.
+ */
+struct ann_auth {
+	enum ann_auth_state d, l;
+	uint8_t d_mine[HELLO_WIRE_LEN];	  /* hello(D = us, nD) */
+	uint8_t d_theirs[HELLO_WIRE_LEN]; /* hello(L, nL), from its ANSWER */
+	struct ann_msg d_last;		  /* what D sends again on loss */
+	uint8_t l_theirs[HELLO_WIRE_LEN]; /* hello(D, nD), from its CHALLENGE */
+	uint8_t l_mine[HELLO_WIRE_LEN];	  /* hello(L = us, nL) */
+	struct ann_msg l_last;		  /* L's last answer, for duplicates */
+};
+
+/* What ann_auth_recv did: bits, or a negative refusal. */
+#define ANN_AUTH_REPLY 0x1 /* send *out to the node */
+#define ANN_AUTH_OK    0x2 /* the node proved the secret: *who is its hello */
+
+/* The shared secret an exchange proves. */
+struct ann_key {
+	const void *secret;
+	size_t len;
+};
+
+/*
+ * Start an exchange as D with our hello me and a fresh nonce: *out is
+ * the CHALLENGE (kept for ann_auth_resend).
+ */
+void ann_auth_start(struct ann_auth *a, const struct hello *me,
+		    const uint8_t nonce[HELLO_NONCE_LEN], struct ann_msg *out);
+
+/*
+ * Take one message of the exchange (its source checked already): L
+ * answers a CHALLENGE with our hello me and the fresh nonce (a CHALLENGE
+ * seen before gets the same ANSWER again), D proves on an ANSWER, L
+ * checks a PROOF and confirms, D checks a CONFIRM.  Returns
+ * ANN_AUTH_REPLY and/or ANN_AUTH_OK (then *who is the proven hello), 0
+ * when there is nothing to do, or -EPROTO (it belongs to no exchange of
+ * ours: a replay, a reflection, a stale or lost one), -EACCES (a wrong
+ * proof: the exchange stays as it was, since a forged one must not end
+ * it; D gives up on its own time) or -EIO (libcrypto).
+ */
+int ann_auth_recv(struct ann_auth *a, const struct ann_key *k,
+		  const struct hello *me, const uint8_t fresh[HELLO_NONCE_LEN],
+		  const struct ann_msg *in, struct ann_msg *out,
+		  struct hello *who);
+
+/* D's message waiting for an answer, to send again; 0 when none. */
+int ann_auth_resend(const struct ann_auth *a, struct ann_msg *out);
+
+struct announce;
+
+/*
+ * Bring the local peer up, make our announce, start the announce thread
+ * (which announces at once) and take tp's need and announce hooks.  The
+ * group must be joined (fabric.c checks).  0 or -errno, nothing left.
+ */
+int ann_open(struct announce **out, const struct config *cfg,
+	     struct peer *peers, struct tp *tp, struct route *rt);
+
+/* Let go of the hooks, stop the thread, take every peer down; a may be
+ * NULL. */
+void ann_close(struct announce *a);
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The announce's insides, shared by its two thread-side files and by
+ * nothing else (announce.h is the public API and the pure parts):
+ *
+ *   announce.c        the thread: its timer, the hooks' inbox, announces
+ *                     heard, nodes up, restarted and down, open and close
+ *   announce_trust.c  with a secret: whom to trust, the challenges this
+ *                     node runs (resent on loss, given up at
+ *                     peer_timeout), and the AHs to nodes not up yet
+ *   announce_auth.c   the challenge and response itself (pure)
+ *   announce_msg.c    the codec and the judgements (pure)
+ *
+ * Locks: a->lock guards the inbox, nin, need and overflow_ms, taken by the
+ * hooks (progress thread, senders) and by the thread to take them; a leaf, no
+ * upcall under it.  Everything else is the announce thread's alone.
+ */
+#ifndef IBFS_ANNOUNCE_INT_H
+#define IBFS_ANNOUNCE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/queue.h>
+
+#include "announce.h"
+
+#define ANN_INBOX	    256 /* announces queued for the thread; more drop */
+#define ANN_NEED_GAP_MIN    100 /* ms: announces a waiting write asks for */
+#define ANN_STRANGER_LOG_MS 1000 /* lines about strangers: one a second */
+
+#define ANN_RTO_MIN 200	 /* ms: a challenge unanswered is sent again */
+#define ANN_RTO_MAX 1000 /* ... at most this far apart */
+
+/* One configured node, as this thread knows it. */
+struct ann_peer {
+	TAILQ_ENTRY(ann_peer) link; /* in a->live while up */
+	struct ann_known k;
+
+	/* with a secret (announce_trust.c) */
+	TAILQ_ENTRY(ann_peer) plink; /* in a->pend while our challenge waits */
+	struct ann_auth *auth;	     /* made when first met */
+	int trusted;		     /* tboot and taddr proved the secret */
+	uint32_t tboot;
+	struct peer_addr taddr;
+	struct ibv_ah *sah; /* reaches saddr, while it is not installed */
+	struct peer_addr saddr;
+	int pending;		    /* in a->pend */
+	int rto;		    /* ms to the next resend */
+	int64_t next, until, after; /* resend; give up; no new one before */
+};
+
+struct announce {
+	const struct config *cfg;
+	struct peer *peers;
+	struct tp *tp;
+	struct route *rt;
+	struct ann_msg mine; /* our announce */
+	struct ann_key key;  /* the secret; len 0 without one */
+	struct ann_peer *ap;
+	TAILQ_HEAD(, ann_peer) pend; /* our challenges waiting */
+	TAILQ_HEAD(, ann_peer) live; /* up, least recently heard first */
+	int64_t next_ann, last_ann;
+	int64_t lost_ms; /* overflow_ms as last taken: silence counts after */
+	int need_gap_ms;
+	unsigned seed;
+	uint64_t stranger_ms;
+	unsigned long stranger_quiet;
+
+	/* under lock: the hooks queue, the thread takes */
+	pthread_mutex_t lock;
+	struct ann_msg *inbox, *work;
+	int nin;
+	int need;	     /* a write waits for a node not heard */
+	int64_t overflow_ms; /* when the inbox last dropped an announce */
+	int efd;	     /* wakes the thread */
+	atomic_int stop;
+
+	pthread_t thr;
+	int thr_started;
+};
+
+/* announce.c, for announce_trust.c */
+void ann_install(struct announce *a, int i, const struct hello *h,
+		 enum ann_verdict v, int64_t now);
+void ann_stranger(struct announce *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* announce_trust.c */
+int ann_trusted(const struct ann_peer *ap, const struct hello *h);
+void ann_challenge(struct announce *a, int i, const struct hello *h,
+		   int64_t now);
+void ann_exchange(struct announce *a, int i, const struct ann_msg *m,
+		  int64_t now);
+struct ibv_ah *ann_take_ah(struct announce *a, int i,
+			   const struct peer_addr *addr);
+int64_t ann_pending(struct announce *a, int64_t now, int64_t wake);
+void ann_trust_free(struct announce *a, int i);
+
+#endif

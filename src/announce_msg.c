@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The announce's pure parts (announce.h): the body of a WIRE_ANN
+ * datagram around bootstrap_hello.c's hello, the check that it names the
+ * QP it came from, and the judgements the announce thread makes of what
+ * it hears and of silence.  No threads, no verbs: the receive path, the
+ * announce thread, the unit tests and the fuzz target call them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "announce.h"
+#include "util.h"
+
+/* Body field offsets: announce.h's layout. */
+enum {
+	AO_KIND = 0,
+	AO_PAD = 1,
+	AO_HELLO = 4,
+	AO_ECHO = AO_HELLO + HELLO_WIRE_LEN,  /* 132 */
+	AO_PROOF = AO_ECHO + HELLO_NONCE_LEN, /* 148 */
+	AO_END = AO_PROOF + BS_PROOF_LEN,     /* 180 */
+};
+_Static_assert(AO_END == ANN_WIRE_LEN, "announce layout and length differ");
+
+/* What each kind carries beside its hello (announce.h). */
+static const struct {
+	uint8_t auth, echo, proof;
+} ann_kinds[ANN_KIND_MAX] = {
+	[ANN_ANNOUNCE] = {0, 0, 0}, [ANN_CHALLENGE] = {1, 0, 0},
+	[ANN_ANSWER] = {1, 1, 0},   [ANN_PROOF] = {1, 1, 1},
+	[ANN_CONFIRM] = {1, 1, 1},
+};
+
+/* Whether n bytes at p are all zero. */
+static int ann_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+/* Kind, padding, the hello as sent, echo and proof. */
+size_t ann_msg_encode(const struct ann_msg *m, void *buf)
+{
+	uint8_t *b = buf;
+
+	memset(b, 0, ANN_WIRE_LEN);
+	b[AO_KIND] = m->kind;
+	memcpy(b + AO_HELLO, m->hello, HELLO_WIRE_LEN);
+	memcpy(b + AO_ECHO, m->echo, HELLO_NONCE_LEN);
+	memcpy(b + AO_PROOF, m->proof, BS_PROOF_LEN);
+	return ANN_WIRE_LEN;
+}
+
+/* Everything a stranger could get wrong is refused here. */
+int ann_msg_decode(struct ann_msg *m, const void *buf, size_t len)
+{
+	const uint8_t *b = buf;
+	struct ann_msg t;
+	int rc;
+
+	if (!buf || len != ANN_WIRE_LEN)
+		return -EBADMSG;
+	memset(&t, 0, sizeof(t));
+	t.kind = b[AO_KIND];
+	if (t.kind < ANN_ANNOUNCE || t.kind >= ANN_KIND_MAX ||
+	    !ann_zero(b + AO_PAD, AO_HELLO - AO_PAD))
+		return -EBADMSG;
+	/* what its kind leaves out is zero */
+	if ((!ann_kinds[t.kind].echo &&
+	     !ann_zero(b + AO_ECHO, HELLO_NONCE_LEN)) ||
+	    (!ann_kinds[t.kind].proof && !ann_zero(b + AO_PROOF, BS_PROOF_LEN)))
+		return -EBADMSG;
+	rc = hello_decode(&t.h, b + AO_HELLO, HELLO_WIRE_LEN);
+	if (rc)
+		return rc;
+	if (!t.h.boot)
+		return -EBADMSG; /* every start draws one */
+	if (ann_kinds[t.kind].auth && !(t.h.flags & HELLO_F_AUTH))
+		return -EBADMSG; /* a challenge without its nonce */
+	memcpy(t.hello, b + AO_HELLO, HELLO_WIRE_LEN);
+	memcpy(t.echo, b + AO_ECHO, HELLO_NONCE_LEN);
+	memcpy(t.proof, b + AO_PROOF, BS_PROOF_LEN);
+	*m = t;
+	return 0;
+}
+
+/* The header first: an announce is one fragment without a channel, and
+ * its src is the wire id of the name it announces. */
+int ann_datagram_decode(struct ann_msg *m, const void *dg, size_t len)
+{
+	struct wire_hdr h;
+	int rc;
+
+	if (wire_hdr_decode(&h, dg, len) || h.type != WIRE_ANN ||
+	    h.total_len != len - WIRE_HDR_LEN)
+		return -EBADMSG;
+	rc = ann_msg_decode(m, (const uint8_t *)dg + WIRE_HDR_LEN,
+			    len - WIRE_HDR_LEN);
+	if (rc)
+		return -EBADMSG;
+	return h.src == wire_node_id(m->h.name) ? 0 : -EBADMSG;
+}
+
+/* The bare header, then the body. */
+size_t ann_datagram_build(void *buf, uint32_t src, const struct ann_msg *m)
+{
+	struct wire_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = WIRE_ANN;
+	h.src = src;
+	h.frag_cnt = 1;
+	h.total_len = ANN_WIRE_LEN;
+	wire_hdr_encode(&h, buf);
+	return WIRE_HDR_LEN + ann_msg_encode(m, (uint8_t *)buf + WIRE_HDR_LEN);
+}
+
+/* The source filter's own test (tp_recv_match), against the hello. */
+int ann_msg_from(const struct ann_msg *m, uint32_t src_qp,
+		 const union ibv_gid *sgid, uint16_t slid)
+{
+	if (m->h.addr.qpn != src_qp)
+		return -EPERM;
+	if (sgid)
+		return memcmp(sgid, &m->h.addr.gid, sizeof(*sgid)) ? -EPERM : 0;
+	return m->h.addr.lid == slid ? 0 : -EPERM;
+}
+
+/* Alive, new, or restarted (another boot, QPN, GID, LID, qkey or MTU). */
+enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h)
+{
+	if (!k->up)
+		return ANN_UP;
+	if (k->boot != h->boot || !peer_addr_same(&k->addr, &h->addr))
+		return ANN_RESTART;
+	return ANN_SAME;
+}
+
+/* From the later of its last announce and our last loss. */
+int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
+		      int64_t lost_ms)
+{
+	return (k->heard_ms > lost_ms ? k->heard_ms : lost_ms) + timeout_ms;
+}
+
+/* Silent: up, and not heard for timeout_ms (see announce.h). */
+int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms,
+	       int64_t lost_ms)
+{
+	return k->up && now >= ann_silent_at(k, timeout_ms, lost_ms);
+}
+
+/* interval/2 .. 3*interval/2, so that announces drift apart. */
+int64_t ann_next(int64_t now, int interval_ms, uint32_t r)
+{
+	return now + interval_ms / 2 +
+	       (int64_t)(r % ((uint32_t)interval_ms + 1));
+}
