@@ -72,10 +72,12 @@ int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
 		*out = NULL;
 		return rc;
 	}
-	log_warnx("multicast: mcast_group %s cannot be joined (%s); all/ "
-		  "sends one unicast copy per peer",
-		  cfg->mcast_group, why);
 	tp_mcast_remove(tp, TP_MCAST_FALLBACK, why);
+	/* bootstrap = multicast has no fallback: fabric.c stops, saying why */
+	if (cfg->bootstrap == BOOTSTRAP_TCP)
+		log_warnx("multicast: mcast_group %s cannot be joined (%s); "
+			  "all/ sends one unicast copy per peer",
+			  cfg->mcast_group, why);
 	return 0;
 }
 
