@@ -51,6 +51,11 @@ static void ann_on_msg(void *arg, const struct ann_msg *m)
 	struct announce *a = arg;
 	int wake = 0, full;
 
+	/* a name the config lacks never takes a slot (a hash lookup) */
+	if (config_node_index(a->cfg, m->h.name) < 0) {
+		peer_count_drop(NULL, tp_totals(a->tp), DROP_ANN_REFUSED);
+		return;
+	}
 	pthread_mutex_lock(&a->lock);
 	full = a->nin == ANN_INBOX;
 	if (!full) {
@@ -147,6 +152,10 @@ void ann_install(struct announce *a, int i, const struct hello *h,
 	char why[96];
 	int rc = 1;
 
+	/* a new boot at the same QPN and GID is a new incarnation all the
+	 * same: what was pending for the old one fails */
+	if (v == ANN_RESTART && ap->k.up)
+		tp_peer_down(a->tp, p);
 	if (ah)
 		tp_peer_up(a->tp, p, &h->addr, ah, a->cfg->route);
 	else
@@ -255,7 +264,9 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 	why = ann_refusal(a, i, &m->h, buf, sizeof(buf));
 	if (why) {
 		peer_count_drop(p, tp_totals(a->tp), DROP_ANN_REFUSED);
-		bootstrap_note(a->tp, p, EPROTO, "peer", why);
+		/* an up node keeps its state: anyone may send this */
+		if (!a->ap[i].k.up)
+			bootstrap_note(a->tp, p, EPROTO, "peer", why);
 		return;
 	}
 	if (m->kind == ANN_ANNOUNCE)

@@ -139,11 +139,19 @@ enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h)
 	return ANN_SAME;
 }
 
-/* From the later of its last announce and our last loss. */
+/*
+ * From the later of its last announce and our last loss, but a loss
+ * buys at most one timeout more: a stranger flooding our inbox must not
+ * keep a dead node up for ever.
+ */
 int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
 		      int64_t lost_ms)
 {
-	return (k->heard_ms > lost_ms ? k->heard_ms : lost_ms) + timeout_ms;
+	int64_t from = k->heard_ms, cap = k->heard_ms + timeout_ms;
+
+	if (lost_ms > from)
+		from = lost_ms < cap ? lost_ms : cap;
+	return from + timeout_ms;
 }
 
 /* Silent: up, and not heard for timeout_ms (see announce.h). */

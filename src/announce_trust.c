@@ -161,7 +161,8 @@ static void ann_refused(struct announce *a, int i, int rc)
 	struct peer *p = &a->peers[i];
 
 	peer_count_drop(p, tp_totals(a->tp), DROP_ANN_REFUSED);
-	if (rc == -EACCES)
+	/* an up node keeps its state: a stranger can send a wrong proof */
+	if (rc == -EACCES && !a->ap[i].k.up)
 		bootstrap_note(a->tp, p, EACCES, "peer",
 			       "authentication failed: wrong proof (a "
 			       "different secret?)");
@@ -210,6 +211,8 @@ static void ann_gave_up(struct announce *a, int i)
 	char why[96];
 	int failed;
 
+	if (a->ap[i].k.up)
+		return; /* a stranger's incarnation, or one already proven */
 	pthread_mutex_lock(&p->lock);
 	failed = p->last_err == EACCES;
 	pthread_mutex_unlock(&p->lock);

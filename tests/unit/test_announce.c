@@ -213,7 +213,7 @@ static void test_judge(void **state)
 }
 
 /* Down after peer_timeout of silence, not a millisecond before; our
- * own losses are not the node's silence. */
+ * own losses are not the node's silence, for one timeout more at most. */
 static void test_silent(void **state)
 {
 	struct ann_known k;
@@ -233,6 +233,11 @@ static void test_silent(void **state)
 	assert_int_equal(ann_silent_at(&k, 3000, 2500), 5500);
 	/* a loss before it was last heard changes nothing */
 	assert_true(ann_silent(&k, 4000, 3000, 900));
+	/* losses buy one timeout at most: a flood of our inbox (heard at
+	 * 1000, losing ever since) still takes it down at 1000 + 2 * 3000 */
+	assert_int_equal(ann_silent_at(&k, 3000, 99000), 7000);
+	assert_false(ann_silent(&k, 6999, 3000, 99000));
+	assert_true(ann_silent(&k, 7000, 3000, 99000));
 	k.up = 0; /* down already: nothing more to say */
 	assert_false(ann_silent(&k, 100000, 3000, 0));
 }
