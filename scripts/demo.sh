@@ -92,8 +92,8 @@ run "dd if=$WORK/blob of=$A/beta/blob bs=1M iflag=fullblock status=none"
 run "until [ -s $B/alpha/blob ]; do sleep 0.1; done; ls -l $B/alpha/blob"
 run "sha256sum < $B/alpha/blob"
 
-say "on alpha: news for every node, itself included"
-run "for n in alpha beta gamma; do echo \"news from alpha at \$(date +%T)\" > $A/\$n/news; done"
+say "on alpha: news for every node, itself included: one write to all/, one send to the multicast group"
+run "echo \"news from alpha at \$(date +%T)\" > $A/all/news"
 for d in "$A" "$B" "$C"; do wait_file "$d/alpha/news" 30; done
 run "for m in $A $B $C; do cat \$m/alpha/news; done"
 
