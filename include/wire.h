@@ -61,8 +61,18 @@ static inline uint8_t wire_peek_type(const void *dg, size_t len)
 	return len >= WIRE_HDR_LEN ? ((const uint8_t *)dg)[5] : 0;
 }
 
+/* The flags byte (WIRE_FLAG_*) of a datagram, 0 when it is too short. */
+static inline uint8_t wire_peek_flags(const void *dg, size_t len)
+{
+	return len >= WIRE_HDR_LEN ? ((const uint8_t *)dg)[7] : 0;
+}
+
 /* Write h (magic and version included) into buf[WIRE_HDR_LEN]. */
 void wire_hdr_encode(const struct wire_hdr *h, void *buf);
+
+/* The header of a datagram that is no fragment of a message (an ACK, an
+ * announce): type, src, frag 0 of 1, no channel, total_len body bytes. */
+void wire_bare_hdr(void *buf, uint8_t type, uint32_t src, uint32_t total_len);
 
 /* Parse and sanity-check a header; -EBADMSG when malformed. */
 int wire_hdr_decode(struct wire_hdr *h, const void *buf, size_t len);

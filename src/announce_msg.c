@@ -107,14 +107,7 @@ int ann_datagram_decode(struct ann_msg *m, const void *dg, size_t len)
 /* The bare header, then the body. */
 size_t ann_datagram_build(void *buf, uint32_t src, const struct ann_msg *m)
 {
-	struct wire_hdr h;
-
-	memset(&h, 0, sizeof(h));
-	h.type = WIRE_ANN;
-	h.src = src;
-	h.frag_cnt = 1;
-	h.total_len = ANN_WIRE_LEN;
-	wire_hdr_encode(&h, buf);
+	wire_bare_hdr(buf, WIRE_ANN, src, ANN_WIRE_LEN);
 	return WIRE_HDR_LEN + ann_msg_encode(m, (uint8_t *)buf + WIRE_HDR_LEN);
 }
 

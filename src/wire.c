@@ -42,7 +42,7 @@ enum {
 	OFF_VERSION = 4,
 	OFF_TYPE = 5, /* wire.h's wire_peek_type reads it */
 	OFF_CHAN_LEN = 6,
-	OFF_FLAGS = 7,
+	OFF_FLAGS = 7, /* wire.h's wire_peek_flags reads it */
 	OFF_SRC = 8,
 	OFF_MSG_ID = 12,
 	OFF_FRAG_IDX = 16,
@@ -827,71 +827,15 @@ void wire_set_flag(void *dgram, uint8_t flag)
 	((uint8_t *)dgram)[OFF_FLAGS] |= flag;
 }
 
-/* Append the reliable trailer and set the flag (see wire.h). */
-size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
-{
-	uint8_t *b = dgram;
-	int k;
-
-	wire_set_flag(b, WIRE_FLAG_REL);
-	b += len;
-	if (r->rflags & WIRE_REL_SACK) {
-		for (k = 0; k < WIRE_SACK_WORDS; k++) {
-			uint64_t w = r->sack[WIRE_SACK_WORDS - 1 - k];
-
-			util_put32(b + 8 * k, (uint32_t)(w >> 32));
-			util_put32(b + 8 * k + 4, (uint32_t)w);
-		}
-		b += WIRE_REL_SACK_LEN;
-		len += WIRE_REL_SACK_LEN;
-	}
-	util_put32(b, r->sess);
-	util_put32(b + 4, r->psn);
-	util_put32(b + 8, r->ack_sess);
-	util_put32(b + 12, r->ack);
-	util_put32(b + 16, r->credit);
-	util_put32(b + 20, r->rflags);
-	return len + WIRE_REL_LEN;
-}
-
-/* Parse the reliable trailer; the header must be decodable already. */
-long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
-{
-	const uint8_t *b = dgram;
-	int k;
-
-	if (len < WIRE_HDR_LEN + WIRE_REL_LEN ||
-	    !(b[OFF_FLAGS] & WIRE_FLAG_REL))
-		return -EBADMSG;
-	len -= WIRE_REL_LEN;
-	r->sess = util_get32(b + len);
-	r->psn = util_get32(b + len + 4);
-	r->ack_sess = util_get32(b + len + 8);
-	r->ack = util_get32(b + len + 12);
-	r->credit = util_get32(b + len + 16);
-	r->rflags = util_get32(b + len + 20);
-	memset(r->sack, 0, sizeof(r->sack));
-	if (!(r->rflags & WIRE_REL_SACK))
-		return (long)len;
-	if (len < WIRE_HDR_LEN + WIRE_REL_SACK_LEN)
-		return -EBADMSG;
-	len -= WIRE_REL_SACK_LEN;
-	for (k = 0; k < WIRE_SACK_WORDS; k++)
-		r->sack[WIRE_SACK_WORDS - 1 - k] =
-			(uint64_t)util_get32(b + len + 8 * k) << 32 |
-			util_get32(b + len + 8 * k + 4);
-	return (long)len;
-}
-
-/* A bare ACK: header with no channel, then the trailer. */
-size_t wire_ack_build(void *buf, uint32_t src, const struct wire_rel *r)
+/* The one layout of a header that carries no fragment (see wire.h). */
+void wire_bare_hdr(void *buf, uint8_t type, uint32_t src, uint32_t total_len)
 {
 	struct wire_hdr h;
 
 	memset(&h, 0, sizeof(h));
-	h.type = WIRE_ACK;
+	h.type = type;
 	h.src = src;
 	h.frag_cnt = 1;
+	h.total_len = total_len;
 	wire_hdr_encode(&h, buf);
-	return wire_rel_put(buf, WIRE_HDR_LEN, r);
 }

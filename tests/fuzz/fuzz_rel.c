@@ -22,7 +22,8 @@
  *   c >> 6 == 3  the clock steps (c & 63) * 7 ms, then rel_tx_tick
  *
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *	-Iinclude tests/fuzz/fuzz_rel.c src/wire.c src/reliable.c src/log.c
+ *	-Iinclude tests/fuzz/fuzz_rel.c src/wire.c src/wire_rel.c src/reliable.c
+ *src/log.c
  */
 #include <errno.h>
 #include <stdint.h>

@@ -32,7 +32,8 @@
  *                trailer flag forced when c & 1)
  *
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *	-Iinclude tests/fuzz/fuzz_relseq.c src/wire.c src/reliable.c src/log.c
+ *	-Iinclude tests/fuzz/fuzz_relseq.c src/wire.c src/wire_rel.c
+ *src/reliable.c src/log.c
  */
 #include <stdint.h>
 #include <stdlib.h>
