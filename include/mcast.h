@@ -3,8 +3,8 @@
  * MOUNT/all/'s multicast group: [global] multicast and mcast_group made
  * into a membership.  mcast_open joins through rdma_cm (route_join) and
  * attaches the transport's QP (tp_mcast_install); multicast = auto runs
- * on without it (one unicast copy per peer), multicast = yes refuses to
- * start.  Main thread only, between route_open and bootstrap_open, since
+ * on without it (one unicast copy per peer); multicast = yes, and
+ * bootstrap = multicast, refuse to start.  Main thread only, between route_open and bootstrap_open, since
  * receivers must be members before any peer sends to the group.
  */
 #ifndef IBFS_MCAST_H
@@ -18,7 +18,9 @@ struct mcast;
 
 /*
  * Join per cfg->multicast.  0 (joined, or not, as .status then says), or
- * -errno when multicast = yes and the join failed (the reason logged).
+ * -errno when the join failed and multicast = yes or bootstrap =
+ * multicast (which announces on the group) says it must not (the reason
+ * logged).
  */
 int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
 	       struct route *rt);

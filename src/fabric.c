@@ -15,7 +15,6 @@
 #include "announce.h"
 #include "bootstrap.h"
 #include "fabric.h"
-#include "log.h"
 #include "mcast.h"
 #include "route.h"
 
@@ -27,24 +26,13 @@ struct fabric {
 	struct announce *ann; /* bootstrap = multicast: in bs's place */
 };
 
-/*
- * bootstrap = multicast announces on the group, so a group that could
- * not be joined (multicast = auto fell back) is fatal here.
- */
+/* TCP sessions, or announces on the group (mcast_open made sure it is
+ * joined: bootstrap = multicast has no fallback). */
 static int fabric_bootstrap_open(struct fabric *f, const struct config *cfg,
 				 struct peer *peers)
 {
-	struct tp_mcast_info mi;
-
 	if (cfg->bootstrap == BOOTSTRAP_TCP)
 		return bootstrap_open(&f->bs, cfg, peers, f->tp, f->rt);
-	tp_mcast_get(f->tp, &mi);
-	if (mi.state != TP_MCAST_JOINED) {
-		log_warnx("bootstrap = multicast, but mcast_group %s is not "
-			  "joined: %s",
-			  cfg->mcast_group, mi.reason);
-		return -ENETUNREACH;
-	}
 	return ann_open(&f->ann, cfg, peers, f->tp, f->rt);
 }
 

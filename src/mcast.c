@@ -64,20 +64,20 @@ int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
 		log_info("multicast: joined mcast_group %s", cfg->mcast_group);
 		return 0;
 	}
-	if (cfg->multicast == MCAST_YES) {
-		log_warnx("multicast = yes, but mcast_group %s cannot be "
-			  "joined: %s",
+	/* bootstrap = multicast announces on the group: no fallback */
+	if (cfg->multicast == MCAST_YES || cfg->bootstrap != BOOTSTRAP_TCP) {
+		log_warnx("%s, but mcast_group %s is not joined: %s",
+			  cfg->multicast == MCAST_YES ? "multicast = yes"
+						      : "bootstrap = multicast",
 			  cfg->mcast_group, why);
 		free(m);
 		*out = NULL;
 		return rc;
 	}
 	tp_mcast_remove(tp, TP_MCAST_FALLBACK, why);
-	/* bootstrap = multicast has no fallback: fabric.c stops, saying why */
-	if (cfg->bootstrap == BOOTSTRAP_TCP)
-		log_warnx("multicast: mcast_group %s cannot be joined (%s); "
-			  "all/ sends one unicast copy per peer",
-			  cfg->mcast_group, why);
+	log_warnx("multicast: mcast_group %s cannot be joined (%s); all/ "
+		  "sends one unicast copy per peer",
+		  cfg->mcast_group, why);
 	return 0;
 }
 
