@@ -4,8 +4,9 @@
  * into a membership.  mcast_open joins through rdma_cm (route_join) and
  * attaches the transport's QP (tp_mcast_install); multicast = auto runs
  * on without it (one unicast copy per peer); multicast = yes, and
- * bootstrap = multicast, refuse to start.  Main thread only, between route_open and bootstrap_open, since
- * receivers must be members before any peer sends to the group.
+ * bootstrap = multicast, refuse to start.  Main thread only, between route_open
+ * and bootstrap_open, since receivers must be members before any peer sends to
+ * the group.
  */
 #ifndef IBFS_MCAST_H
 #define IBFS_MCAST_H
