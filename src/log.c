@@ -9,6 +9,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -37,6 +38,17 @@ int log_getverbose(void)
 	return log_verbose;
 }
 
+/*
+ * A line is one line: a control byte that a peer's name or a path smuggled
+ * in (a newline that would forge a second line) is shown as '?'.
+ */
+static void log_defang(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 /* Emit one line at priority pri; err >= 0 appends strerror(err). */
 static void log_vemit(int pri, int err, const char *fmt, va_list ap)
 {
@@ -48,6 +60,7 @@ static void log_vemit(int pri, int err, const char *fmt, va_list ap)
 		return;
 	if (err >= 0 && (size_t)n < sizeof(buf))
 		snprintf(buf + n, sizeof(buf) - n, ": %s", strerror(err));
+	log_defang(buf);
 	if (log_fg) {
 		/* One write per line keeps threads' lines whole. */
 		pthread_mutex_lock(&log_lock);
@@ -110,4 +123,63 @@ void fatalx(const char *fmt, ...)
 {
 	LOG_BODY(LOG_CRIT, -1);
 	exit(1);
+}
+
+/* Milliseconds on the monotonic clock. */
+static unsigned long long log_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Whether rl lets one more line through now; when a period with lines
+ * left out has ended, says so first (at priority pri).
+ */
+static int log_rl_pass(struct log_rl *rl, int pri)
+{
+	unsigned long long now = log_now_ms();
+	unsigned long dropped = 0;
+	int pass;
+
+	pthread_mutex_lock(&log_lock);
+	if (now - rl->start_ms >= LOG_RL_PERIOD_MS) {
+		dropped = rl->dropped;
+		rl->start_ms = now;
+		rl->n = 0;
+		rl->dropped = 0;
+	}
+	pass = rl->n < LOG_RL_BURST;
+	if (pass)
+		rl->n++;
+	else
+		rl->dropped++;
+	pthread_mutex_unlock(&log_lock);
+	if (dropped) {
+		if (pri == LOG_INFO)
+			log_info("(%lu more lines like the next one were left "
+				 "out in %d s)",
+				 dropped, LOG_RL_PERIOD_MS / 1000);
+		else
+			log_warnx("(%lu more lines like the next one were "
+				  "left out in %d s)",
+				  dropped, LOG_RL_PERIOD_MS / 1000);
+	}
+	return pass;
+}
+
+/* log_warnx within rl's limit. */
+void log_rl_warnx(struct log_rl *rl, const char *fmt, ...)
+{
+	if (log_rl_pass(rl, LOG_ERR))
+		LOG_BODY(LOG_ERR, -1);
+}
+
+/* log_info within rl's limit. */
+void log_rl_info(struct log_rl *rl, const char *fmt, ...)
+{
+	if (log_rl_pass(rl, LOG_INFO))
+		LOG_BODY(LOG_INFO, -1);
 }
