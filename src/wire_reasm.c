@@ -12,8 +12,10 @@
  * and every fragment of a message must agree on it.
  *
  * Reassembly keeps partial messages in an open-addressing hash table keyed
- * by (peer, src, msg_id), seeded per table so a peer cannot aim collisions,
- * and in a list ordered by first-seen time for expiry.  The buffer handed
+ * by (peer, src, msg_id, multicast flag), seeded per table so a peer cannot
+ * aim collisions, in a list ordered by first-seen time for expiry, and on
+ * its peer's list; an entry per peer keeps its share's accounting and the
+ * msg_ids it completed lately.  The buffer handed
  * out on completion is the one fragments were copied into: one malloc per
  * message, none per fragment.  Every fragment is checked against the
  * geometry implied by its header before a byte is copied.
@@ -32,6 +34,8 @@
 /* Recently completed msg_ids remembered per peer to spot late duplicates. */
 #define WIRE_RING 64
 #define HTAB_MIN  16
+/* glibc's malloc serves requests from here on with mmap, by whole pages. */
+#define HEAP_MMAP_MIN ((size_t)128 << 10)
 
 #define container_of(ptr, type, member)                                        \
 	((type *)((char *)(ptr)-offsetof(type, member)))
@@ -48,45 +52,63 @@ struct htab {
 	size_t count;
 };
 
+/* Who a message is from: a peer's unicast and group sequences apart. */
+struct msg_key {
+	uint32_t src;
+	uint32_t msg_id;
+	uint8_t mcast; /* WIRE_FLAG_MCAST was set */
+};
+
+struct wpeer;
+
 /* A message being put back together. */
 struct partial {
 	struct hnode hn;
-	struct partial *prev, *next; /* by first-seen time, oldest first */
-	int peer;
-	uint32_t src;
-	uint32_t msg_id;
+	struct partial *prev, *next;   /* by first-seen time, oldest first */
+	struct partial *pprev, *pnext; /* its peer's, in any order */
+	struct wpeer *owner;
+	struct msg_key key;
 	uint64_t first_ms;
 	uint32_t total_len;
 	uint32_t room; /* payload bytes of every non-last fragment */
 	uint32_t frag_cnt;
 	uint32_t nrecv;
-	size_t charge; /* bytes counted against mem_limit */
+	size_t charge; /* its real cost (part_cost), counted against limits */
 	uint8_t chan_len;
 	char chan[WIRE_CHAN_MAX + 1];
 	uint8_t *buf;	 /* total_len bytes (at least 1 allocated) */
 	uint64_t bits[]; /* fragments received */
 };
 
-/* msg_ids a peer completed lately, oldest overwritten first. */
-struct ring {
+/*
+ * What the table knows of one peer (a key passed to wire_reasm_feed):
+ * the partials it holds and their cost, for its share, and the msg_ids
+ * it completed lately, oldest overwritten first.  One per key the caller
+ * uses, made on its first message, freed by forget_peer; not charged (the
+ * caller's keys are bounded: its config's nodes).
+ */
+struct wpeer {
 	struct hnode hn;
 	int peer;
+	unsigned nparts;
+	size_t used;	       /* sum of its partials' charge */
+	struct partial *parts; /* its partials */
 	unsigned pos;
 	unsigned n;
-	struct {
-		uint32_t src;
-		uint32_t msg_id;
-	} id[WIRE_RING];
+	struct msg_key id[WIRE_RING];
 };
 
 struct wire_reasm {
 	size_t max_message;
 	size_t mem_limit;
 	size_t mem_used;
+	size_t one;	 /* part_cost of a max_message message */
+	size_t reserve;	 /* kept for peers within their first `one' */
+	unsigned active; /* peers holding partials */
 	uint32_t timeout_ms;
 	uint64_t seed;
 	struct htab parts;
-	struct htab rings;
+	struct htab peers;
 	struct partial *oldest, *newest;
 	struct partial *last; /* the partial the last fragment went to */
 };
@@ -103,18 +125,26 @@ static uint64_t mix64(uint64_t x)
 }
 
 /* Table hash of a partial's key, keyed by the table's secret seed. */
-static uint64_t part_hash(const struct wire_reasm *r, int peer, uint32_t src,
-			  uint32_t msg_id)
+static uint64_t part_hash(const struct wire_reasm *r, int peer,
+			  const struct msg_key *k)
 {
-	uint64_t k = ((uint64_t)src << 32) | msg_id;
+	uint64_t v = ((uint64_t)k->src << 32) | k->msg_id;
 
-	return mix64(mix64(k ^ r->seed) ^ (uint32_t)peer);
+	return mix64(mix64(v ^ r->seed) ^ (uint32_t)peer ^
+		     ((uint64_t)k->mcast << 32));
 }
 
-/* Table hash of a peer's completed ring. */
-static uint64_t ring_hash(const struct wire_reasm *r, int peer)
+/* Table hash of a peer's entry. */
+static uint64_t wpeer_hash(const struct wire_reasm *r, int peer)
 {
 	return mix64(r->seed ^ (uint32_t)peer ^ 0x5a5a5a5a00000000ull);
+}
+
+/* Whether two keys name the same message of one peer. */
+static bool key_eq(const struct msg_key *a, const struct msg_key *b)
+{
+	return a->msg_id == b->msg_id && a->src == b->src &&
+	       a->mcast == b->mcast;
 }
 
 /* Put n in the first free slot from its home; t must have one free. */
@@ -183,107 +213,107 @@ static void htab_remove(struct htab *t, struct hnode *n)
 	}
 }
 
-/* The partial (peer, src, msg_id), or NULL; the last one used is cached. */
-static struct partial *part_find(struct wire_reasm *r, int peer, uint32_t src,
-				 uint32_t msg_id)
+/* The partial (peer, key), or NULL; the last one used is cached. */
+static struct partial *part_find(struct wire_reasm *r, int peer,
+				 const struct msg_key *k)
 {
 	struct partial *p = r->last;
 	uint64_t h;
 	size_t i;
 
-	if (p && p->msg_id == msg_id && p->src == src && p->peer == peer)
+	if (p && key_eq(&p->key, k) && p->owner->peer == peer)
 		return p;
 	if (!r->parts.count)
 		return NULL;
-	h = part_hash(r, peer, src, msg_id);
+	h = part_hash(r, peer, k);
 	for (i = h & r->parts.mask; r->parts.slot[i];
 	     i = (i + 1) & r->parts.mask) {
 		if (r->parts.slot[i]->hash != h)
 			continue;
 		p = container_of(r->parts.slot[i], struct partial, hn);
-		if (p->msg_id == msg_id && p->src == src && p->peer == peer)
+		if (key_eq(&p->key, k) && p->owner->peer == peer)
 			return r->last = p;
 	}
 	return NULL;
 }
 
-/* peer's completed ring, or NULL. */
-static struct ring *ring_find(const struct wire_reasm *r, int peer)
+/* peer's entry, or NULL. */
+static struct wpeer *wpeer_find(const struct wire_reasm *r, int peer)
 {
 	uint64_t h;
 	size_t i;
-	struct ring *g;
+	struct wpeer *g;
 
-	if (!r->rings.count)
+	if (!r->peers.count)
 		return NULL;
-	h = ring_hash(r, peer);
-	for (i = h & r->rings.mask; r->rings.slot[i];
-	     i = (i + 1) & r->rings.mask) {
-		if (r->rings.slot[i]->hash != h)
+	h = wpeer_hash(r, peer);
+	for (i = h & r->peers.mask; r->peers.slot[i];
+	     i = (i + 1) & r->peers.mask) {
+		if (r->peers.slot[i]->hash != h)
 			continue;
-		g = container_of(r->rings.slot[i], struct ring, hn);
+		g = container_of(r->peers.slot[i], struct wpeer, hn);
 		if (g->peer == peer)
 			return g;
 	}
 	return NULL;
 }
 
-/* Whether peer completed (src, msg_id) lately: a late duplicate. */
-static bool ring_has(const struct wire_reasm *r, int peer, uint32_t src,
-		     uint32_t msg_id)
+/* peer's entry, made if it has none; NULL when out of memory. */
+static struct wpeer *wpeer_get(struct wire_reasm *r, int peer)
 {
-	const struct ring *g = ring_find(r, peer);
+	struct wpeer *g = wpeer_find(r, peer);
+
+	if (g)
+		return g;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->peer = peer;
+	g->hn.hash = wpeer_hash(r, peer);
+	if (htab_insert(&r->peers, &g->hn)) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* Whether peer completed k lately: a late duplicate. */
+static bool ring_has(const struct wire_reasm *r, int peer,
+		     const struct msg_key *k)
+{
+	const struct wpeer *g = wpeer_find(r, peer);
 	unsigned i;
 
 	if (!g)
 		return false;
 	for (i = 0; i < g->n; i++)
-		if (g->id[i].msg_id == msg_id && g->id[i].src == src)
+		if (key_eq(&g->id[i], k))
 			return true;
 	return false;
 }
 
 /*
- * Remember a completed message.  Best effort: without memory for the ring
- * a late duplicate may be delivered again, which UD allows anyway.
+ * Remember a completed message.  Best effort: without memory for the
+ * peer's entry a late duplicate may be delivered again, which UD allows
+ * anyway.
  */
-static void ring_add(struct wire_reasm *r, int peer, uint32_t src,
-		     uint32_t msg_id)
+static void ring_add(struct wire_reasm *r, int peer, const struct msg_key *k)
 {
-	struct ring *g = ring_find(r, peer);
+	struct wpeer *g = wpeer_get(r, peer);
 
-	if (!g) {
-		g = calloc(1, sizeof(*g));
-		if (!g)
-			return;
-		g->peer = peer;
-		g->hn.hash = ring_hash(r, peer);
-		if (htab_insert(&r->rings, &g->hn)) {
-			free(g);
-			return;
-		}
-	}
-	g->id[g->pos].src = src;
-	g->id[g->pos].msg_id = msg_id;
+	if (!g)
+		return;
+	g->id[g->pos] = *k;
 	g->pos = (g->pos + 1) % WIRE_RING;
 	if (g->n < WIRE_RING)
 		g->n++;
 }
 
-/* Forget peer's completed msg_ids (it restarted and may reuse them). */
-static void ring_drop(struct wire_reasm *r, int peer)
-{
-	struct ring *g = ring_find(r, peer);
-
-	if (!g)
-		return;
-	htab_remove(&r->rings, &g->hn);
-	free(g);
-}
-
-/* Unlink p from table and age list and release its accounting. */
+/* Unlink p from table, age list and its peer, and release its charge. */
 static void part_unlink(struct wire_reasm *r, struct partial *p)
 {
+	struct wpeer *g = p->owner;
+
 	htab_remove(&r->parts, &p->hn);
 	if (p->prev)
 		p->prev->next = p->next;
@@ -293,7 +323,16 @@ static void part_unlink(struct wire_reasm *r, struct partial *p)
 		p->next->prev = p->prev;
 	else
 		r->newest = p->prev;
+	if (p->pprev)
+		p->pprev->pnext = p->pnext;
+	else
+		g->parts = p->pnext;
+	if (p->pnext)
+		p->pnext->pprev = p->pprev;
 	r->mem_used -= p->charge;
+	g->used -= p->charge;
+	if (!--g->nparts)
+		r->active--;
 	if (r->last == p)
 		r->last = NULL;
 }
@@ -304,6 +343,32 @@ static void part_destroy(struct wire_reasm *r, struct partial *p)
 	part_unlink(r, p);
 	free(p->buf);
 	free(p);
+}
+
+/* What glibc's malloc takes from the heap for n bytes: a chunk with an
+ * 8-byte header, 16-aligned, at least 32; from HEAP_MMAP_MIN on, whole
+ * pages with a 16-byte header. */
+static size_t heap_cost(size_t n)
+{
+	if (n >= HEAP_MMAP_MIN)
+		return (n + 16 + 4095) & ~(size_t)4095;
+	n = (n + 8 + 15) & ~(size_t)15;
+	return n < 32 ? 32 : n;
+}
+
+/*
+ * The real memory a partial message of total_len bytes in frag_cnt
+ * fragments holds: its bookkeeping and bitmap, its buffer, and its share
+ * of the hash table (at most 4 slots an entry: the load stays between
+ * 1/4 and 1/2 once the table has grown).
+ */
+static size_t part_cost(size_t total_len, size_t frag_cnt)
+{
+	size_t words = (frag_cnt + 63) / 64;
+
+	return heap_cost(sizeof(struct partial) + words * sizeof(uint64_t)) +
+	       heap_cost(total_len ? total_len : 1) +
+	       4 * sizeof(struct hnode *);
 }
 
 /* Secret per-table seed so hash collisions cannot be aimed from outside. */
@@ -329,12 +394,15 @@ struct wire_reasm *wire_reasm_new(size_t max_message, size_t mem_limit,
 		return NULL;
 	r->max_message = max_message;
 	r->mem_limit = mem_limit;
+	r->one = part_cost(max_message, UINT16_MAX);
+	/* too small a table for two such messages keeps no reserve */
+	r->reserve = mem_limit / 2 >= r->one ? r->one : 0;
 	r->timeout_ms = timeout_ms;
 	r->seed = make_seed(r);
 	return r;
 }
 
-/* Release the table, every partial message and every ring. */
+/* Release the table, every partial message and every peer's entry. */
 void wire_reasm_free(struct wire_reasm *r)
 {
 	size_t i;
@@ -343,11 +411,11 @@ void wire_reasm_free(struct wire_reasm *r)
 		return;
 	while (r->oldest)
 		part_destroy(r, r->oldest);
-	for (i = 0; r->rings.slot && i <= r->rings.mask; i++)
-		if (r->rings.slot[i])
-			free(container_of(r->rings.slot[i], struct ring, hn));
+	for (i = 0; r->peers.slot && i <= r->peers.mask; i++)
+		if (r->peers.slot[i])
+			free(container_of(r->peers.slot[i], struct wpeer, hn));
 	free(r->parts.slot);
-	free(r->rings.slot);
+	free(r->peers.slot);
 	free(r);
 }
 
@@ -419,55 +487,95 @@ static int msg_whole(struct wire_msg *out, int peer, const struct wire_hdr *h,
 }
 
 /*
- * Start a partial message for a fragment seen first, wherever it lies in
- * the message.  Its buffer and bookkeeping count against mem_limit.
+ * Whether g may hold charge more bytes, by the policy in wire.h: 0, or
+ * the -WIRE_DROP_* to count.
  */
-static int part_new(struct wire_reasm *r, int peer, const struct wire_hdr *h,
-		    const char *chan, uint32_t room, uint64_t now_ms,
-		    struct partial **out)
+static int part_admit(const struct wire_reasm *r, const struct wpeer *g,
+		      size_t charge)
 {
-	size_t words = ((size_t)h->frag_cnt + 63) / 64;
-	size_t sz = sizeof(struct partial) + words * sizeof(uint64_t);
-	size_t charge = sz + h->total_len;
-	struct partial *p;
+	unsigned n = r->active + !g->nparts;
+	size_t share = r->mem_limit / n, after = g->used + charge;
 
+	if (share < r->one)
+		share = r->one;
+	if (g->nparts >= WIRE_REASM_PEER_PARTS || after > share)
+		return -WIRE_DROP_SHARE;
 	if (charge > r->mem_limit || r->mem_used > r->mem_limit - charge)
-		return -ENOSPC;
-	p = calloc(1, sz);
-	if (!p)
-		return -ENOMEM;
-	p->buf = malloc(h->total_len ? h->total_len : 1);
-	if (!p->buf) {
-		free(p);
-		return -ENOMEM;
-	}
-	p->peer = peer;
-	p->src = h->src;
-	p->msg_id = h->msg_id;
-	p->hn.hash = part_hash(r, peer, h->src, h->msg_id);
-	p->total_len = h->total_len;
-	p->room = room;
-	p->frag_cnt = h->frag_cnt;
-	p->chan_len = h->chan_len;
-	memcpy(p->chan, chan, h->chan_len);
-	p->charge = charge;
+		return -WIRE_DROP_NO_MEMORY;
+	/* past its first max_message, a peer leaves the reserve to others */
+	if (after > r->one && r->mem_used + charge > r->mem_limit - r->reserve)
+		return -WIRE_DROP_SHARE;
+	return 0;
+}
+
+/* Put p, already in the hash table, on the age list and g's list. */
+static void part_link(struct wire_reasm *r, struct wpeer *g, struct partial *p,
+		      uint64_t now_ms)
+{
 	/* Keep the age list sorted even if the caller's clock steps back. */
 	p->first_ms = now_ms;
 	if (r->newest && r->newest->first_ms > now_ms)
 		p->first_ms = r->newest->first_ms;
-	if (htab_insert(&r->parts, &p->hn)) {
-		free(p->buf);
-		free(p);
-		return -ENOMEM;
-	}
 	p->prev = r->newest;
 	if (r->newest)
 		r->newest->next = p;
 	else
 		r->oldest = p;
 	r->newest = p;
-	r->mem_used += charge;
+	p->owner = g;
+	p->pnext = g->parts;
+	if (g->parts)
+		g->parts->pprev = p;
+	g->parts = p;
+	if (!g->nparts++)
+		r->active++;
+	g->used += p->charge;
+	r->mem_used += p->charge;
 	r->last = p;
+}
+
+/*
+ * Start a partial message for a fragment seen first, wherever it lies in
+ * the message, if its peer's share and the table's budget have room for
+ * its real cost: 0, or -WIRE_DROP_*.
+ */
+static int part_new(struct wire_reasm *r, int peer, const struct wire_hdr *h,
+		    const struct msg_key *k, const char *chan, uint32_t room,
+		    uint64_t now_ms, struct partial **out)
+{
+	size_t words = ((size_t)h->frag_cnt + 63) / 64;
+	size_t charge = part_cost(h->total_len, h->frag_cnt);
+	struct wpeer *g = wpeer_get(r, peer);
+	struct partial *p;
+	int rc;
+
+	if (!g)
+		return -WIRE_DROP_NO_MEMORY;
+	rc = part_admit(r, g, charge);
+	if (rc)
+		return rc;
+	p = calloc(1, sizeof(*p) + words * sizeof(uint64_t));
+	if (!p)
+		return -WIRE_DROP_NO_MEMORY;
+	p->buf = malloc(h->total_len ? h->total_len : 1);
+	if (!p->buf) {
+		free(p);
+		return -WIRE_DROP_NO_MEMORY;
+	}
+	p->key = *k;
+	p->hn.hash = part_hash(r, peer, k);
+	p->total_len = h->total_len;
+	p->room = room;
+	p->frag_cnt = h->frag_cnt;
+	p->chan_len = h->chan_len;
+	memcpy(p->chan, chan, h->chan_len);
+	p->charge = charge;
+	if (htab_insert(&r->parts, &p->hn)) {
+		free(p->buf);
+		free(p);
+		return -WIRE_DROP_NO_MEMORY;
+	}
+	part_link(r, g, p, now_ms);
 	*out = p;
 	return 0;
 }
@@ -483,6 +591,7 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 	const char *chan;
 	const uint8_t *payload;
 	struct wire_hdr h;
+	struct msg_key k;
 	struct partial *p;
 	size_t plen;
 	uint32_t room, bit;
@@ -500,7 +609,10 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 	if (frag_geometry(&h, plen, &room))
 		return -WIRE_DROP_MALFORMED;
 
-	p = part_find(r, peer, h.src, h.msg_id);
+	k.src = h.src;
+	k.msg_id = h.msg_id;
+	k.mcast = !!(h.flags & WIRE_FLAG_MCAST);
+	p = part_find(r, peer, &k);
 	if (p) {
 		if (h.frag_cnt != p->frag_cnt || h.total_len != p->total_len ||
 		    room != p->room || h.chan_len != p->chan_len ||
@@ -509,18 +621,18 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 	} else {
 		if (chan_ok(chan, h.chan_len))
 			return -WIRE_DROP_MALFORMED;
-		if (ring_has(r, peer, h.src, h.msg_id))
+		if (ring_has(r, peer, &k))
 			return -WIRE_DROP_DUPLICATE;
 		if (h.frag_cnt == 1) {
 			/* Whole already: no table, one copy. */
 			rc = msg_whole(out, peer, &h, chan, payload, plen);
 			if (rc == 1)
-				ring_add(r, peer, h.src, h.msg_id);
+				ring_add(r, peer, &k);
 			return rc;
 		}
-		rc = part_new(r, peer, &h, chan, room, now_ms, &p);
+		rc = part_new(r, peer, &h, &k, chan, room, now_ms, &p);
 		if (rc)
-			return -WIRE_DROP_NO_MEMORY;
+			return rc;
 	}
 
 	bit = h.frag_idx;
@@ -533,8 +645,8 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 		return 0;
 
 	part_unlink(r, p);
-	ring_add(r, peer, p->src, p->msg_id);
-	msg_fill(out, peer, p->msg_id, p->chan, p->chan_len, p->buf,
+	ring_add(r, peer, &p->key);
+	msg_fill(out, peer, p->key.msg_id, p->chan, p->chan_len, p->buf,
 		 p->total_len);
 	free(p);
 	return 1;
@@ -617,35 +729,41 @@ unsigned wire_reasm_expire(struct wire_reasm *r, uint64_t now_ms)
 	return wire_reasm_expire_each(r, now_ms, NULL, NULL);
 }
 
-/* Expire, telling fn which peer each dropped message came from. */
+/*
+ * Expire one slice, telling fn which peer each dropped message came
+ * from: at most WIRE_REASM_EXPIRE_SLICE, so the caller's lock is held a
+ * bounded time; next_timeout says 0 while more are due.
+ */
 unsigned wire_reasm_expire_each(struct wire_reasm *r, uint64_t now_ms,
 				void (*fn)(void *arg, int peer), void *arg)
 {
 	unsigned n = 0;
 
-	while (r->oldest && part_due(r, r->oldest, now_ms)) {
+	while (n < WIRE_REASM_EXPIRE_SLICE && r->oldest &&
+	       part_due(r, r->oldest, now_ms)) {
 		if (fn)
-			fn(arg, r->oldest->peer);
+			fn(arg, r->oldest->owner->peer);
 		part_destroy(r, r->oldest);
 		n++;
 	}
 	return n;
 }
 
-/* A restarted or lost peer will never finish what it started. */
+/* A restarted or lost peer will never finish what it started: its
+ * partials go (at most WIRE_REASM_PEER_PARTS), and its entry. */
 unsigned wire_reasm_forget_peer(struct wire_reasm *r, int peer)
 {
-	struct partial *p, *next;
+	struct wpeer *g = wpeer_find(r, peer);
 	unsigned n = 0;
 
-	for (p = r->oldest; p; p = next) {
-		next = p->next;
-		if (p->peer == peer) {
-			part_destroy(r, p);
-			n++;
-		}
+	if (!g)
+		return 0;
+	while (g->parts) {
+		part_destroy(r, g->parts);
+		n++;
 	}
-	ring_drop(r, peer);
+	htab_remove(&r->peers, &g->hn);
+	free(g);
 	return n;
 }
 
@@ -653,6 +771,12 @@ unsigned wire_reasm_forget_peer(struct wire_reasm *r, int peer)
 unsigned wire_reasm_pending(const struct wire_reasm *r)
 {
 	return (unsigned)r->parts.count;
+}
+
+/* The real memory they hold, as charged against mem_limit. */
+size_t wire_reasm_mem(const struct wire_reasm *r)
+{
+	return r->mem_used;
 }
 
 /* When the progress loop must next call wire_reasm_expire. */
