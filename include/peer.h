@@ -41,6 +41,9 @@
 	X(MALFORMED, malformed, "bad header, length or completion status")     \
 	X(UNKNOWN_SRC, unknown_src, "src_qp + source GID match no up peer")    \
 	X(REASM_TIMEOUT, reasm_timeout, "a message never completed")           \
+	X(REASM_BUDGET, reasm_budget, "reassembly memory full")                \
+	X(REASM_SHARE, reasm_share,                                            \
+	  "the peer holds its share of reassembly memory or messages")         \
 	X(QUEUE_FULL, queue_full, "the channel queue or channel count limit")  \
 	X(DUPLICATE, duplicate, "fragment seen twice")                         \
 	X(TOO_BIG, too_big, "beyond max_message")                              \

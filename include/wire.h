@@ -105,16 +105,40 @@ enum wire_drop {
 	WIRE_DROP_MALFORMED = 1,
 	WIRE_DROP_DUPLICATE,
 	WIRE_DROP_TOO_BIG,   /* total_len beyond max_message */
-	WIRE_DROP_NO_MEMORY, /* reassembly memory limit reached */
+	WIRE_DROP_NO_MEMORY, /* the table's mem_limit is reached (or malloc) */
+	WIRE_DROP_SHARE,     /* the peer holds its share (see below) */
 };
+
+/*
+ * The reassembly table: every peer's partial messages, in one budget of
+ * mem_limit bytes of real memory.  A partial message is charged what it
+ * holds (its buffer of total_len bytes, its bookkeeping and fragment
+ * bitmap, its hash slots, as malloc spends them), from its first fragment
+ * on, so many tiny partials cost what they really cost.  Shares, with
+ * ONE the charge of a max_message message and n the peers holding
+ * partials (the one asking included):
+ *  - a peer holds at most WIRE_REASM_PEER_PARTS partial messages and at
+ *    most max(mem_limit / n, ONE) bytes (-WIRE_DROP_SHARE);
+ *  - all together hold at most mem_limit (-WIRE_DROP_NO_MEMORY);
+ *  - past its first ONE bytes a peer may not take the last ONE bytes of
+ *    the budget (-WIRE_DROP_SHARE): they are kept for another peer.
+ * So a peer alone may use all but ONE of the budget, a second peer always
+ * finds room for a max_message message, and as partials complete or
+ * expire each peer is held to its fair share.  A table smaller than two
+ * ONEs keeps no reserve.  A peer's unicast and multicast messages
+ * (WIRE_FLAG_MCAST: a sequence of msg_ids of their own) are kept apart
+ * but share one key and one share.  Partials that do not complete in
+ * timeout_ms expire, WIRE_REASM_EXPIRE_SLICE at most per call.
+ *
+ * Not thread-safe: the caller serializes every call (tp_recv.c holds
+ * rx.rlock).
+ */
+#define WIRE_REASM_PEER_PARTS	4096
+#define WIRE_REASM_EXPIRE_SLICE 1024
 
 struct wire_reasm;
 
-/*
- * A reassembly table.  max_message bounds one message; mem_limit bounds the
- * bytes held by all partial messages together; timeout_ms drops a partial
- * message that has not completed in that time.
- */
+/* A table for messages of up to max_message bytes; NULL without memory. */
 struct wire_reasm *wire_reasm_new(size_t max_message, size_t mem_limit,
 				  uint32_t timeout_ms);
 void wire_reasm_free(struct wire_reasm *r);
@@ -123,12 +147,14 @@ void wire_reasm_free(struct wire_reasm *r);
  * Feed one datagram (header onward) received from peer at now_ms.  Returns
  * 1 with *out filled when a message completes, 0 when it was taken and
  * more fragments are due, or -enum wire_drop when it was dropped.
- * A single-fragment message completes at once.
+ * A single-fragment message completes at once and is never held.
  */
 int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 		    size_t len, uint64_t now_ms, struct wire_msg *out);
 
-/* Drop partial messages older than the timeout; returns how many. */
+/* Drop partial messages older than the timeout, oldest first, at most
+ * WIRE_REASM_EXPIRE_SLICE; returns how many.  Call again while
+ * wire_reasm_next_timeout says 0. */
 unsigned wire_reasm_expire(struct wire_reasm *r, uint64_t now_ms);
 
 /* The same, calling fn(arg, peer) for each message dropped (per-peer counts).
@@ -136,13 +162,18 @@ unsigned wire_reasm_expire(struct wire_reasm *r, uint64_t now_ms);
 unsigned wire_reasm_expire_each(struct wire_reasm *r, uint64_t now_ms,
 				void (*fn)(void *arg, int peer), void *arg);
 
-/* Drop every partial message from peer (it restarted or went down). */
+/* Drop every partial message from peer (it restarted or went down): at
+ * most WIRE_REASM_PEER_PARTS, found without a walk of the others. */
 unsigned wire_reasm_forget_peer(struct wire_reasm *r, int peer);
 
 /* Partial messages held now (for tests and .status). */
 unsigned wire_reasm_pending(const struct wire_reasm *r);
 
-/* Milliseconds until the next expiry is due, or -1 if nothing is pending. */
+/* The real memory they hold, as charged against mem_limit. */
+size_t wire_reasm_mem(const struct wire_reasm *r);
+
+/* Milliseconds until the next expiry is due (0: now, more are due), or
+ * -1 if nothing is pending. */
 int wire_reasm_next_timeout(const struct wire_reasm *r, uint64_t now_ms);
 
 /*

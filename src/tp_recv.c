@@ -35,6 +35,7 @@ int tp_recv_open(struct tp *tp)
 		rx->qmask = rx->qmask * 2 + 1;
 	rx->qhead = malloc((rx->qmask + 1) * sizeof(*rx->qhead));
 	rx->qnext = malloc(tp->npeers * sizeof(*rx->qnext));
+	/* one budget for every peer's partials, shared (wire.h) */
 	mem_limit = cfg->max_message * 16;
 	if (mem_limit < ((size_t)64 << 20))
 		mem_limit = (size_t)64 << 20;
@@ -187,15 +188,6 @@ static struct peer *tp_recv_match(struct tp *tp, const struct ibv_wc *wc,
 }
 
 /*
- * p's messages to the group are reassembled under a key of their own:
- * their msg_ids are another sequence than its unicast ones.
- */
-static int tp_recv_mcast_key(const struct tp *tp, const struct peer *p)
-{
-	return tp->npeers + p->idx;
-}
-
-/*
  * The one path around the source filter, for announces only (WIRE_ANN:
  * never data, never reassembled): their senders are not met yet.  One is
  * kept in anns only when its hello names the QP and GID (or LID) it came
@@ -234,7 +226,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 	struct wire_hdr h;
 	struct peer *p;
 	size_t dlen;
-	int rc, key;
+	int rc;
 
 	if (wc->wr_id >= tp->cfg->recv_depth)
 		return 0; /* not ours: nothing to repost */
@@ -265,7 +257,6 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
 		return 0;
 	}
-	key = p->idx;
 	if (h.flags & WIRE_FLAG_MCAST) {
 		if (p->is_local) {
 			/* the group looped our own copy back: the writer
@@ -275,13 +266,13 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		}
 		tp_add(&p->cnt.mcast_rx, 1);
 		tp_add(&tp->totals.mcast_rx, 1);
-		key = tp_recv_mcast_key(tp, p);
 	} else if (tp_peer_reliable(tp, p)) {
 		if (!tp->rel.drop_permille || !tp_rel_lose(tp))
 			tp_rel_recv(tp, p, &h, slot + grhlen, dlen, now);
 		return 0;
 	}
-	rc = wire_reasm_feed(tp->rx.reasm, key, slot + grhlen, dlen, now,
+	/* the group's msg_ids, apart by their flag, count in p's share */
+	rc = wire_reasm_feed(tp->rx.reasm, p->idx, slot + grhlen, dlen, now,
 			     &done->msg);
 	if (rc == 1) {
 		done->p = p;
@@ -330,8 +321,11 @@ int tp_recv_drain(struct tp *tp)
 	return total;
 }
 
-/* Drop partial messages past their time; ms until the next one expires,
- * or -1 when none waits. */
+/*
+ * Drop partial messages past their time, one slice of at most
+ * WIRE_REASM_EXPIRE_SLICE, so rx.rlock is held a bounded time; ms until
+ * the next one expires (0: more are due now), or -1 when none waits.
+ */
 int tp_recv_expire(struct tp *tp)
 {
 	uint64_t now = util_now_ms();
@@ -368,7 +362,6 @@ void tp_recv_src_set(struct tp *tp, struct peer *p,
 	if (changed) {
 		pthread_mutex_lock(&tp->rx.rlock);
 		wire_reasm_forget_peer(tp->rx.reasm, p->idx);
-		wire_reasm_forget_peer(tp->rx.reasm, tp_recv_mcast_key(tp, p));
 		tp_rel_forget(tp, p);
 		pthread_mutex_unlock(&tp->rx.rlock);
 	}

@@ -17,7 +17,8 @@ static const enum peer_drop tp_up_wire_drops[] = {
 	[WIRE_DROP_MALFORMED] = DROP_MALFORMED,
 	[WIRE_DROP_DUPLICATE] = DROP_DUPLICATE,
 	[WIRE_DROP_TOO_BIG] = DROP_TOO_BIG,
-	[WIRE_DROP_NO_MEMORY] = DROP_QUEUE_FULL,
+	[WIRE_DROP_NO_MEMORY] = DROP_REASM_BUDGET,
+	[WIRE_DROP_SHARE] = DROP_REASM_SHARE,
 };
 
 /* Count what a wire.c function refused (-WIRE_DROP_*) against p. */
@@ -92,9 +93,6 @@ void tp_up_count_expired(void *arg, int peer)
 {
 	struct tp *tp = arg;
 
-	/* keys npeers and up are the same peers' messages to the group */
-	if (peer >= tp->npeers)
-		peer -= tp->npeers;
 	peer_count_drop(peer >= 0 && peer < tp->npeers ? &tp->peers[peer]
 						       : NULL,
 			&tp->totals, DROP_REASM_TIMEOUT);

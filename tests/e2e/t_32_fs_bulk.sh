@@ -14,7 +14,8 @@ wait_file "$B/alpha/burst"
 want=$(seq 1000 | sed 's/^/msg /')
 wait_size "$B/alpha/burst" $((${#want} + 1)) 60
 assert_eq "$want" "$(cat "$B/alpha/burst")" "1000 messages"
-for d in malformed unknown_src reasm_timeout queue_full duplicate too_big; do
+for d in malformed unknown_src reasm_timeout reasm_budget reasm_share queue_full \
+	duplicate too_big; do
 	assert_eq 0 "$(peer_status "$B" alpha "drop_$d")" "drop_$d"
 done
 log "1000-message burst in order"

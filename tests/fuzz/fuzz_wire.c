@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libFuzzer target for wire.c reassembly: nothing a peer sends may crash
- * it, leak, or deliver a message that breaks its own limits.
+ * libFuzzer target for wire_reasm.c's reassembly table: nothing a peer sends
+ *may crash it, leak, or deliver a message that breaks its own limits.
  *
  * The input is a list of records.  Each starts with a control byte:
  *   bits 0-2  peer (0..7)
@@ -17,7 +17,8 @@
  * another peer, and checks it comes back byte for byte.
  *
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *	-Iinclude tests/fuzz/fuzz_wire.c src/wire.c src/log.c
+ *	-Iinclude tests/fuzz/fuzz_wire.c src/wire.c src/wire_reasm.c src/util.c
+ *src/log.c
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,8 +28,9 @@
 #include "fuzz.h"
 
 #define MAX_MESSAGE 2048
-#define MEM_LIMIT   8192
-#define TIMEOUT_MS  100
+/* room for a few max-size partials: shares and the reserve bind */
+#define MEM_LIMIT  (64 * 1024)
+#define TIMEOUT_MS 100
 
 /* A completed message must respect every limit; read all of it. */
 static void check_msg(const struct wire_msg *m, int peer)
@@ -51,7 +53,7 @@ static void check_rc(int rc)
 {
 	CHECK(rc == 0 || rc == 1 || rc == -WIRE_DROP_MALFORMED ||
 	      rc == -WIRE_DROP_DUPLICATE || rc == -WIRE_DROP_TOO_BIG ||
-	      rc == -WIRE_DROP_NO_MEMORY);
+	      rc == -WIRE_DROP_NO_MEMORY || rc == -WIRE_DROP_SHARE);
 }
 
 /*
@@ -130,6 +132,7 @@ static size_t fuzz_raw(struct wire_reasm *r, const uint8_t *d, size_t n,
 		}
 		t = wire_reasm_next_timeout(r, *now);
 		CHECK((t == -1) == (wire_reasm_pending(r) == 0));
+		CHECK(wire_reasm_mem(r) <= MEM_LIMIT);
 		CHECK(t <= TIMEOUT_MS);
 	}
 	return pos;
@@ -184,7 +187,7 @@ static void fuzz_replay(struct wire_reasm *r, const uint8_t *d, size_t n,
 			CHECK(rc == -WIRE_DROP_DUPLICATE);
 			continue;
 		}
-		if (rc == -WIRE_DROP_NO_MEMORY)
+		if (rc == -WIRE_DROP_NO_MEMORY || rc == -WIRE_DROP_SHARE)
 			return; /* raw records filled memory: fair */
 		seen[i / 32] |= 1u << (i % 32);
 		fed++;
@@ -213,9 +216,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	used = fuzz_raw(r, data, size, &now);
 	fuzz_replay(r, data + used, size - used, now);
 	if (size & 1) {
-		/* everything left is at most TIMEOUT_MS old */
-		wire_reasm_expire(r, now + TIMEOUT_MS);
+		/* everything left is at most TIMEOUT_MS old; a slice a call */
+		while (wire_reasm_expire(r, now + TIMEOUT_MS))
+			;
 		CHECK(wire_reasm_pending(r) == 0);
+		CHECK(wire_reasm_mem(r) == 0);
 	}
 	wire_reasm_free(r); /* with partials left, when size is even */
 	return 0;

@@ -287,6 +287,26 @@ static void seeds_wire(void)
 	put8(&s, 0xc0);
 	put8(&s, 0xff);
 	save("wire", "synth", &s);
+
+	/* peer 0 starts 32 messages of max size, past its share; then
+	 * peer 1's message goes in whole */
+	s.n = 0;
+	for (i = 0; i < 32; i++) {
+		uint8_t p[8] = {
+			0, (uint8_t)(i & 3), (uint8_t)(i >> 2), 7, 255, 255, 0,
+			0};
+
+		put8(&s, 0x08);
+		put(&s, p, sizeof(p));
+	}
+	for (i = 0; i < 8; i++) {
+		uint8_t p[8] = {0, 0, 0, 7, 255, 255, (uint8_t)i, 0};
+
+		put8(&s, 0x09);
+		put(&s, p, sizeof(p));
+	}
+	put8(&s, 0xff);
+	save("wire", "share", &s);
 }
 
 /* Write every target's seeds under argv[1]. */

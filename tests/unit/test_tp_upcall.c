@@ -219,6 +219,13 @@ static int setup_datagram(void **state)
 	return setup(TWO_NODES("datagram"));
 }
 
+/* datagram mode, partial messages due after 1 ms */
+static int setup_quick_expiry(void **state)
+{
+	return setup(TWO_NODES("datagram\nmax_message = 1M\n"
+			       "reassembly_timeout = 1"));
+}
+
 /* delivery = reliable */
 static int setup_reliable(void **state)
 {
@@ -271,6 +278,30 @@ static void beta_sends(uint32_t msg_id)
 	}
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = 0;
+	wc->status = IBV_WC_SUCCESS;
+	wc->byte_len = GRH + dlen;
+	wc->src_qp = BETA_QPN;
+	wc->wc_flags = IBV_WC_GRH;
+}
+
+/* Beta sends the first fragment of message msg_id, of max_message
+ * bytes, in receive slot 0, with flags (WIRE_FLAG_*). */
+static void beta_first(uint32_t msg_id, uint8_t flags)
+{
+	static uint8_t big[1 << 20];
+	uint8_t *slot = tp->rx.buf;
+	struct ibv_grh *grh = (struct ibv_grh *)slot;
+	struct ibv_wc *wc = &dev.rwc[dev.nrwc++];
+	size_t dlen;
+
+	memset(grh, 0, GRH);
+	grh->version_tclass_flow = htobe32(6u << 28);
+	beta_gid(&grh->sgid);
+	dlen = wire_frag_build(slot + GRH, MTU, peers[BETA].id, msg_id, "big",
+			       big, cfg.max_message, 0);
+	assert_true(dlen > 0);
+	wire_set_flag(slot + GRH, flags);
+	memset(wc, 0, sizeof(*wc));
 	wc->status = IBV_WC_SUCCESS;
 	wc->byte_len = GRH + dlen;
 	wc->src_qp = BETA_QPN;
@@ -355,6 +386,38 @@ static void test_reliable_refused_waits(void **state)
 	assert_int_equal(delivered, 1);
 }
 
+/*
+ * datagram: a peer's partial messages beyond its share of reassembly
+ * memory are dropped and counted by cause; its group messages count in
+ * the same share; partials past reassembly_timeout are counted expired.
+ */
+static void test_datagram_reasm_drops(void **state)
+{
+	atomic_uint_fast64_t *d = peers[BETA].cnt.drops;
+	unsigned i, held;
+
+	assert_int_equal(cfg.max_message, 1 << 20);
+	for (i = 0; i < 100; i++) {
+		beta_first(i, 0);
+		assert_int_equal(tp_recv_drain(tp), 1);
+	}
+	held = wire_reasm_pending(tp->rx.reasm);
+	assert_true(held > 32 && held < 64);
+	assert_int_equal(d[DROP_REASM_SHARE], 100 - held);
+	assert_int_equal(d[DROP_REASM_BUDGET], 0);
+	assert_int_equal(d[DROP_QUEUE_FULL], 0);
+	beta_first(0, WIRE_FLAG_MCAST);
+	assert_int_equal(tp_recv_drain(tp), 1);
+	assert_int_equal(peers[BETA].cnt.mcast_rx, 1);
+	assert_int_equal(d[DROP_REASM_SHARE], 101 - held);
+	assert_int_equal(wire_reasm_pending(tp->rx.reasm), held);
+	usleep(20 * 1000);
+	assert_int_equal(tp_recv_expire(tp), -1);
+	assert_int_equal(d[DROP_REASM_TIMEOUT], held);
+	assert_int_equal(tp->totals.drops[DROP_REASM_TIMEOUT], held);
+	assert_int_equal(delivered, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +425,8 @@ int main(void)
 						setup_datagram, teardown),
 		cmocka_unit_test_setup_teardown(test_datagram_refused_drops,
 						setup_datagram, teardown),
+		cmocka_unit_test_setup_teardown(test_datagram_reasm_drops,
+						setup_quick_expiry, teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_deliver_sends,
 						setup_reliable, teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_refused_waits,

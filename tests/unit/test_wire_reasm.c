@@ -137,12 +137,6 @@ static void test_shuffled(void **state __attribute__((unused)))
 	wire_reasm_free(r);
 }
 
-/* Count expiries per peer, as the transport does for .status. */
-static void count_peer(void *arg, int peer)
-{
-	((unsigned *)arg)[peer]++;
-}
-
 /* Expiry names the peer of every dropped message. */
 static void test_expire_each_peer(void **state __attribute__((unused)))
 {

@@ -112,6 +112,13 @@ static inline uint32_t *perm_make(uint32_t n, uint64_t seed)
 	return p;
 }
 
+/* Count expiries per peer (arg: unsigned[]), as the transport does for
+ * .status: wire_reasm_expire_each's callback. */
+static inline void count_peer(void *arg, int peer)
+{
+	((unsigned *)arg)[peer]++;
+}
+
 /* Check a completed message against what was sent, then free it. */
 static inline void msg_check(struct wire_msg *m, int peer, uint32_t msg_id,
 			     const char *chan, const uint8_t *want, size_t len)
