@@ -41,7 +41,11 @@
 	X(MALFORMED, malformed, "bad header, length or completion status")     \
 	X(UNKNOWN_SRC, unknown_src, "src_qp + source GID match no up peer")    \
 	X(REASM_TIMEOUT, reasm_timeout, "a message never completed")           \
-	X(QUEUE_FULL, queue_full, "the channel queue or channel count limit")  \
+	X(QUEUE_FULL, queue_full, "the channel holds queue_limit already")     \
+	X(MAX_CHANNELS, max_channels, "a new channel past max_channels")       \
+	X(MEMORY_LIMIT, memory_limit,                                          \
+	  "memory_limit: full, or the peer's share")                           \
+	X(BAD_NAME, bad_name, "a channel name no file may have")               \
 	X(DUPLICATE, duplicate, "fragment seen twice")                         \
 	X(TOO_BIG, too_big, "beyond max_message")                              \
 	X(ANN_REFUSED, ann_refused,                                            \
