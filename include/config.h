@@ -73,25 +73,24 @@ struct config {
 	char path[4096];
 
 	/* [global] */
-	char device[64];	 /* "" = first device with an ACTIVE port */
-	int port;		 /* 1 */
-	int gid_index;		 /* -1 = auto */
-	enum config_route route; /* ROUTE_SA */
-	uint32_t recv_depth;	 /* 4096; at least 16 */
-	uint32_t send_depth;	 /* 256 */
-	uint64_t max_message;	 /* 1 MiB */
-	uint64_t queue_limit;	 /* bytes queued per channel: 64 MiB */
-	uint32_t max_channels;	 /* channels a peer may create: 1024 */
-	/* every channel queue together; unset: config_memory_default */
-	uint64_t memory_limit;
-	uint32_t qkey;		       /* 0x1b1f5000 */
-	int read_timeout_ms;	       /* 0 = wait forever */
-	int reassembly_timeout_ms;     /* 2000 */
-	int peer_timeout_ms;	       /* 10000 */
-	int idle_timeout_ms;	       /* 300000; 0 = sessions never idle out */
-	int busy_poll;		       /* 0: event-driven completions */
-	mode_t file_mode;	       /* 0600 */
-	mode_t dir_mode;	       /* 0700 */
+	char device[64];	   /* "" = first device with an ACTIVE port */
+	int port;		   /* 1 */
+	int gid_index;		   /* -1 = auto */
+	enum config_route route;   /* ROUTE_SA */
+	uint32_t recv_depth;	   /* 4096; at least 16 */
+	uint32_t send_depth;	   /* 256 */
+	uint64_t max_message;	   /* 1 MiB */
+	uint64_t queue_limit;	   /* bytes queued per channel: 64 MiB */
+	uint32_t max_channels;	   /* channels a peer may create: 1024 */
+	uint64_t memory_limit;	   /* all queues together: RAM / 8 */
+	uint32_t qkey;		   /* 0x1b1f5000 */
+	int read_timeout_ms;	   /* 0 = wait forever */
+	int reassembly_timeout_ms; /* 2000 */
+	int peer_timeout_ms;	   /* 10000 */
+	int idle_timeout_ms;	   /* 300000; 0 = sessions never idle out */
+	int busy_poll;		   /* 0: event-driven completions */
+	mode_t file_mode;	   /* 0600 */
+	mode_t dir_mode;	   /* 0700 */
 	enum config_delivery delivery; /* DELIVERY_DATAGRAM */
 	enum config_mcast multicast;   /* MCAST_AUTO */
 	/* mcast_group as written, or the default derived from the qkey

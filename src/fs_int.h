@@ -58,8 +58,9 @@
  *     rendering; nothing takes fs->lock while holding a peer lock.
  *
  *   Fixed once fs_open returns: cfg, peers, nodes, nnodes, chan_base,
- *   hash_seed, started; tp once fs_set_transport set it, before the mount.  An
- * open file's chan, follow, buf and len are fixed once its open is answered.
+ *   hash_seed, started; tp once fs_set_transport set it, before the
+ *   mount.  An open file's chan, follow, buf and len are fixed once its
+ *   open is answered.
  *
  * Rules:
  *   - The .status rendering (fs_status_render) runs under fs->lock, taken
