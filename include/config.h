@@ -82,6 +82,7 @@ struct config {
 	uint64_t max_message;	   /* 1 MiB */
 	uint64_t queue_limit;	   /* bytes queued per channel: 64 MiB */
 	uint32_t max_channels;	   /* channels a peer may create: 1024 */
+	uint64_t memory_limit;	   /* all queues together: RAM / 8 */
 	uint32_t qkey;		   /* 0x1b1f5000 */
 	int read_timeout_ms;	   /* 0 = wait forever */
 	int reassembly_timeout_ms; /* 2000 */

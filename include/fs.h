@@ -26,7 +26,19 @@ void fs_set_transport(struct fs *fs, struct tp *tp);
 
 /*
  * tp_ops.deliver: queue a message, or hand it to a parked reader: a small
- * one at once, a large one by fs_announce.
+ * one at once, a large one by fs_announce.  0: taken (data is ours).
+ * Otherwise nothing was queued, data is still the caller's, and the
+ * return says why, one errno per cause (the transport counts each as its
+ * own drop reason; a reliable stream may tell its writer):
+ *   -EAGAIN   the channel holds queue_limit already: its reader makes
+ *             room (each message costs its payload + FS_MSG_OVERHEAD)
+ *   -ENOBUFS  memory_limit: the daemon is full, or this peer holds its
+ *             share (budget.h); readers of any of its channels make room
+ *   -ENOSPC   a new channel past max_channels for this peer: only rm of
+ *             one of its channels makes room
+ *   -EINVAL   a name no channel may have (a leading '.', a '/', empty,
+ *             too long): never taken
+ *   -ENOMEM   malloc failed here
  */
 int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	       size_t len);

@@ -44,7 +44,11 @@
 	X(REASM_BUDGET, reasm_budget, "reassembly memory full")                \
 	X(REASM_SHARE, reasm_share,                                            \
 	  "the peer holds its share of reassembly memory or messages")         \
-	X(QUEUE_FULL, queue_full, "the channel queue or channel count limit")  \
+	X(QUEUE_FULL, queue_full, "the channel holds queue_limit already")     \
+	X(MAX_CHANNELS, max_channels, "a new channel past max_channels")       \
+	X(MEMORY_LIMIT, memory_limit,                                          \
+	  "memory_limit: full, or the peer's share")                           \
+	X(BAD_NAME, bad_name, "a channel name no file may have")               \
 	X(DUPLICATE, duplicate, "fragment seen twice")                         \
 	X(TOO_BIG, too_big, "beyond max_message")                              \
 	X(ANN_REFUSED, ann_refused,                                            \

@@ -30,11 +30,11 @@ struct tp_ops {
 	/*
 	 * A whole message from p arrived on channel chan.  Progress thread
 	 * only.  Return 0 when taken (the callee owns data, malloc'ed), or
-	 * -ENOSPC when the receiver refuses it (queue or channel limit):
-	 * in datagram mode the engine counts DROP_QUEUE_FULL and frees
-	 * data; with delivery = reliable the stream keeps the message,
-	 * advertises no credit (its writer waits) and offers it again at
-	 * the next timer tick or when its sender probes.
+	 * a -errno refusal, one per cause (fs.h's fs_deliver): in datagram
+	 * mode the engine counts it as that cause's drop (tp_up_refusal)
+	 * and frees data; with delivery = reliable the stream keeps the
+	 * message, advertises no credit (its writer waits) and offers it again
+	 * at the next timer tick or when its sender probes.
 	 */
 	int (*deliver)(void *arg, struct peer *p, const char *chan, void *data,
 		       size_t len);

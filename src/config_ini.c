@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <ini.h>
 
 #include "config.h"
@@ -556,6 +557,40 @@ static int ini_finish_bootstrap(struct config_parse *p)
 	return 0;
 }
 
+/*
+ * memory_limit when the file does not set it: an eighth of the machine's
+ * memory, which leaves the rest to the applications reading the queues
+ * and to the page cache, but never below one full channel (queue_limit),
+ * nor below 64 MiB when the machine cannot say.
+ */
+static uint64_t ini_memory_default(const struct config *cfg)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	uint64_t m = 64 * MiB;
+
+	if (pages > 0 && size > 0)
+		m = (uint64_t)pages * (uint64_t)size / 8;
+	return m > cfg->queue_limit ? m : cfg->queue_limit;
+}
+
+/* memory_limit: derived when unset; set, it must hold one message. */
+static int ini_finish_memory(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	char l[32], m[32];
+
+	if (!p->gseen[GK_MEMORY_LIMIT])
+		cfg->memory_limit = ini_memory_default(cfg);
+	if (cfg->memory_limit >= cfg->max_message)
+		return 0;
+	return ini_fail(
+		p,
+		ini_later(p->gseen[GK_MEMORY_LIMIT], p->gseen[GK_MAX_MESSAGE]),
+		"memory_limit %s is below max_message %s",
+		config_num_fmt_size(cfg->memory_limit, l, sizeof(l)),
+		config_num_fmt_size(cfg->max_message, m, sizeof(m)));
+}
+
 /* What no single line shows: defaults from other keys, and conflicts. */
 static int ini_finish(struct config_parse *p)
 {
@@ -581,7 +616,7 @@ static int ini_finish(struct config_parse *p)
 			"queue_limit %s is below max_message %s",
 			config_num_fmt_size(cfg->queue_limit, q, sizeof(q)),
 			config_num_fmt_size(cfg->max_message, m, sizeof(m)));
-	if (ini_finish_mcast(p))
+	if (ini_finish_memory(p) || ini_finish_mcast(p))
 		return p->rc;
 	return ini_finish_bootstrap(p);
 }

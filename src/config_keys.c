@@ -257,6 +257,8 @@ const struct config_key config_gkeys[GK_MAX] = {
 	[GK_MAX_MESSAGE] =	SIZE("max_message", max_message, 1, 64 * MiB),
 	[GK_QUEUE_LIMIT] =	SIZE("queue_limit", queue_limit, 1, 1024 * GiB),
 	[GK_MAX_CHANNELS] =	NUM("max_channels", max_channels, 1, 1000000),
+	[GK_MEMORY_LIMIT] =	SIZE("memory_limit", memory_limit, 64 * KiB,
+				     16384 * GiB),
 	[GK_QKEY] =		NUM("qkey", qkey, 0, UINT32_MAX),
 	[GK_READ_TIMEOUT] =	MS("read_timeout", read_timeout_ms, 0, DAY_MS),
 	[GK_REASSEMBLY_TIMEOUT] = MS("reassembly_timeout",

@@ -219,7 +219,7 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	} else if (k == FS_DIR) {
 		if (strcmp(name, FS_STATUS_NAME) == 0)
 			ino = fs_node_status_ino(node);
-		else if ((chan = fs_chan_find(node, name)))
+		else if ((chan = fs_chan_find(fs, node, name)))
 			ino = chan->ino;
 	} else if (k != FS_NONE) {
 		pthread_mutex_unlock(&fs->lock);
@@ -505,7 +505,7 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rc = fs_open_check(node, fi);
 	if (rc)
 		goto out;
-	chan = fs_chan_find(node, name);
+	chan = fs_chan_find(fs, node, name);
 	if (!chan) {
 		rc = fs_chan_new(fs, node, name, 0, &chan);
 		if (rc)
@@ -592,10 +592,10 @@ static void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	pthread_mutex_lock(&fs->lock);
 	if (fs_ino_kind(fs, parent, &node, &chan) != FS_DIR) {
 		rc = -EPERM;
-	} else if (!(chan = fs_chan_find(node, name))) {
+	} else if (!(chan = fs_chan_find(fs, node, name))) {
 		rc = strcmp(name, FS_STATUS_NAME) == 0 ? -EPERM : -ENOENT;
 	} else {
-		fs_chan_unlink(chan);
+		fs_chan_unlink(fs, chan);
 		fs_park_unlinked(fs, chan, &woken);
 		fs_chan_maybe_free(fs, chan);
 	}
@@ -716,7 +716,7 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	int rc;
 
 	if (!m)
-		return -ENOSPC;
+		return -ENOMEM;
 	pthread_mutex_lock(&fs->lock);
 	rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
 	if (!rc)
@@ -724,7 +724,8 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	pthread_mutex_unlock(&fs->lock);
 	if (rc) {
 		free(m);
-		return rc; /* the transport frees data and counts the drop */
+		return rc; /* the transport frees data and counts the drop:
+			    * its cause is rc (fs.h) */
 	}
 	fs_park_tell(fs, &wake);
 	return 0;
@@ -765,6 +766,9 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	fs->nodes = fs_nodes_new(cfg, peers);
 	if (!fs->nodes)
 		goto err_fs;
+	if (budget_init(&fs->budget, cfg->memory_limit, cfg->nnodes))
+		goto err_nodes;
+	fs->hash_seed = util_random32((uint32_t)(uintptr_t)fs);
 	fs->cfg = cfg;
 	fs->peers = peers;
 	fs->nnodes = cfg->nnodes;
@@ -788,6 +792,8 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 err_lock:
 	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
+	budget_free(&fs->budget);
+err_nodes:
 	free(fs->nodes);
 err_fs:
 	free(fs);
@@ -823,6 +829,7 @@ void fs_close(struct fs *fs)
 	fs_park_close(fs);
 	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
+	budget_free(&fs->budget);
 	free(fs->nodes);
 	free(fs);
 }

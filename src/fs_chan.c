@@ -2,9 +2,12 @@
 /*
  * Channels, the files of a node's directory: each a queue of the messages
  * its node sent on it, in order, with an inode slot of its own in
- * fs->chans.  A peer's messages make channels up to max_channels and
- * queue up to queue_limit bytes on each; the mounting user's O_CREATs
- * make them without limit.  A removed channel lives on, unlinked, until
+ * fs->chans, and a place in its node's hash buckets, by name.  A peer's
+ * messages make channels up to max_channels, and the mounting user's
+ * O_CREATs as many again of their own; each message is charged its
+ * payload plus FS_MSG_OVERHEAD, against its channel's queue_limit and
+ * against memory_limit (fs->budget: the sending peer's share of the
+ * daemon).  A removed channel lives on, unlinked, until
  * no lookup, open or parked read refers to it.  Everything here runs
  * under fs->lock (lock rules: the top of fs_int.h) but fs_chan_msg and
  * fs_chan_write, which run without it, and fs_chan_free_all, at close.
@@ -19,31 +22,79 @@
 #include "fs_int.h"
 #include "util.h"
 
+/* The bucket of name in node: seeded FNV-1a, so that a peer cannot
+ * choose names that all fall in one. */
+static struct fs_chan_list *fs_chan_bucket(const struct fs *fs,
+					   const struct fs_node *node,
+					   const char *name)
+{
+	uint32_t h = 2166136261u ^ fs->hash_seed;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 16777619u;
+	h ^= h >> 15;
+	return &node->buckets[h & (node->nbuckets - 1)];
+}
+
 /* Find a live (not unlinked) channel of node by name. */
-struct fs_chan *fs_chan_find(struct fs_node *node, const char *name)
+struct fs_chan *fs_chan_find(struct fs *fs, struct fs_node *node,
+			     const char *name)
 {
 	struct fs_chan *c;
 
-	LIST_FOREACH (c, &node->chans, dir_link)
+	if (!node->nbuckets)
+		return NULL;
+	LIST_FOREACH (c, fs_chan_bucket(fs, node, name), hash_link)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
 }
 
+/* Make room in node's buckets for one more channel: double them, moving
+ * every live channel over, when they would hold more than one each. */
+static int fs_chan_hash_grow(struct fs *fs, struct fs_node *node)
+{
+	unsigned n = node->nbuckets ? node->nbuckets * 2 : 16, i;
+	struct fs_chan_list *old = node->buckets;
+	struct fs_chan *c;
+
+	if (node->nchans < node->nbuckets)
+		return 0;
+	node->buckets = calloc(n, sizeof(*node->buckets));
+	if (!node->buckets) {
+		node->buckets = old;
+		return -ENOMEM;
+	}
+	node->nbuckets = n;
+	for (i = 0; i < n; i++)
+		LIST_INIT(&node->buckets[i]);
+	LIST_FOREACH (c, &node->chans, dir_link)
+		LIST_INSERT_HEAD(fs_chan_bucket(fs, node, c->name), c,
+				 hash_link);
+	free(old);
+	return 0;
+}
+
 /*
  * Make a channel in node.  A peer's messages may create at most
  * max_channels (-ENOSPC beyond: the message is dropped), so no peer can
- * exhaust our memory.  The mounting user's own O_CREATs are not limited:
- * a script that sends on many channels to one peer makes them here.
+ * exhaust our memory; the mounting user's own O_CREATs as many again
+ * (-ENOSPC to the open), counted apart, so that neither side can take
+ * the other's: a local user cannot grow the daemon without bound either.
  */
 int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 		int remote, struct fs_chan **out)
 {
+	unsigned mine = remote ? node->nremote : node->nchans - node->nremote;
 	struct fs_chan *c;
 	size_t slot;
+	int rc;
 
-	if (remote && node->nremote >= fs->cfg->max_channels)
+	if (mine >= fs->cfg->max_channels)
 		return -ENOSPC;
+	rc = fs_chan_hash_grow(fs, node);
+	if (rc)
+		return rc;
 	slot = fs_chan_slot(fs, fs->next_ino);
 	if (slot >= fs->nslots) {
 		size_t n = fs->nslots ? fs->nslots * 2 : 64;
@@ -67,6 +118,7 @@ int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 	TAILQ_INIT(&c->waiters);
 	clock_gettime(CLOCK_REALTIME, &c->mtime);
 	LIST_INSERT_HEAD(&node->chans, c, dir_link);
+	LIST_INSERT_HEAD(fs_chan_bucket(fs, node, name), c, hash_link);
 	node->nchans++;
 	c->remote = remote;
 	node->nremote += remote;
@@ -75,13 +127,30 @@ int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 	return 0;
 }
 
+/* The budget slot of the peer whose messages c holds. */
+static int fs_chan_peer(const struct fs *fs, const struct fs_chan *c)
+{
+	return (int)(c->node - fs->nodes);
+}
+
+/* m leaves c's queue: give back what it was charged. */
+static void fs_chan_uncharge(struct fs *fs, struct fs_chan *c,
+			     const struct fs_msg *m)
+{
+	uint64_t cost = fs_msg_cost(m->len);
+
+	c->cost -= cost;
+	budget_give(&fs->budget, fs_chan_peer(fs, c), cost);
+}
+
 /* Throw away every queued message (rm, shutdown). */
-static void fs_chan_discard(struct fs_chan *c)
+static void fs_chan_discard(struct fs *fs, struct fs_chan *c)
 {
 	struct fs_msg *m;
 
 	while ((m = TAILQ_FIRST(&c->msgs))) {
 		TAILQ_REMOVE(&c->msgs, m, link);
+		fs_chan_uncharge(fs, c, m);
 		free(m->data);
 		free(m);
 	}
@@ -94,22 +163,23 @@ void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c)
 	if (!c->unlinked || c->nlookup || c->nopen || !TAILQ_EMPTY(&c->waiters))
 		return;
 	fs->chans[fs_chan_slot(fs, c->ino)] = NULL;
-	fs_chan_discard(c);
+	fs_chan_discard(fs, c);
 	if (c->ph)
 		fuse_pollhandle_destroy(c->ph);
 	free(c);
 }
 
 /* Take c out of its directory: rm, which discards its queue. */
-void fs_chan_unlink(struct fs_chan *c)
+void fs_chan_unlink(struct fs *fs, struct fs_chan *c)
 {
 	if (c->unlinked)
 		return;
 	LIST_REMOVE(c, dir_link);
+	LIST_REMOVE(c, hash_link);
 	c->node->nchans--;
 	c->node->nremote -= c->remote;
 	c->unlinked = 1;
-	fs_chan_discard(c);
+	fs_chan_discard(fs, c);
 }
 
 /* The kernel dropped n of its references to c: free it at zero if gone. */
@@ -132,25 +202,48 @@ struct fs_msg *fs_chan_msg(void *data, size_t len)
 }
 
 /*
+ * Whether c takes a message costing cost more: within queue_limit (an
+ * empty channel takes any one message, max_message being at most
+ * queue_limit), then within the peer's memory_limit share (charged).
+ */
+static int fs_chan_charge(struct fs *fs, struct fs_chan *c, uint64_t cost)
+{
+	int rc;
+
+	if (c->cost && c->cost + cost > fs->cfg->queue_limit)
+		return -EAGAIN;
+	rc = budget_take(&fs->budget, fs_chan_peer(fs, c), cost);
+	if (!rc)
+		c->cost += cost;
+	return rc;
+}
+
+/*
  * Queue m on node's channel called name, making it if need be (a peer's
- * channel, within max_channels); under lock.  -ENOSPC when the name is
- * no name or the channel holds queue_limit bytes already.
+ * channel, within max_channels); under lock.  The refusals are
+ * fs_deliver's (fs.h); a channel made for a refused message goes again.
  */
 int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
 		  struct fs_msg *m, struct fs_chan **out)
 {
-	struct fs_chan *c = fs_chan_find(node, name);
-	int rc;
+	struct fs_chan *c = fs_chan_find(fs, node, name);
+	int made = !c, rc;
 
 	if (!c && util_name_problem(name))
-		return -ENOSPC;
+		return -EINVAL;
 	if (!c) {
 		rc = fs_chan_new(fs, node, name, 1, &c);
 		if (rc)
 			return rc;
 	}
-	if (c->queued + m->len > fs->cfg->queue_limit)
-		return -ENOSPC;
+	rc = fs_chan_charge(fs, c, fs_msg_cost(m->len));
+	if (rc) {
+		if (made) {
+			fs_chan_unlink(fs, c);
+			fs_chan_maybe_free(fs, c);
+		}
+		return rc;
+	}
 	TAILQ_INSERT_TAIL(&c->msgs, m, link);
 	c->queued += m->len;
 	/* Coarse: a tick is fine for ls, and the precise clock may trap
@@ -165,7 +258,8 @@ int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
  * *out (malloc'ed) only when a short read splits a message; otherwise the
  * whole message buffer is handed over.
  */
-int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len)
+int fs_chan_take(struct fs *fs, struct fs_chan *c, size_t size, char **out,
+		 size_t *len)
 {
 	struct fs_msg *m = TAILQ_FIRST(&c->msgs);
 	size_t left = m->len - m->off;
@@ -187,20 +281,27 @@ int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len)
 			return 0;
 		free(m->data);
 		TAILQ_REMOVE(&c->msgs, m, link);
+		fs_chan_uncharge(fs, c, m);
 		free(m);
 		return 0;
 	}
 	c->queued -= m->len;
 	TAILQ_REMOVE(&c->msgs, m, link);
+	fs_chan_uncharge(fs, c, m);
 	free(m);
 	return 0;
 }
 
-/* Put m, bytes a refused reply took, back at the head of c's queue. */
-void fs_chan_unread(struct fs_chan *c, struct fs_msg *m)
+/* Put m, bytes a refused reply took, back at the head of c's queue:
+ * charged again whatever the limits, as they were a moment ago. */
+void fs_chan_unread(struct fs *fs, struct fs_chan *c, struct fs_msg *m)
 {
+	uint64_t cost = fs_msg_cost(m->len);
+
 	TAILQ_INSERT_HEAD(&c->msgs, m, link);
 	c->queued += m->len;
+	c->cost += cost;
+	budget_force(&fs->budget, fs_chan_peer(fs, c), cost);
 }
 
 /* Attach an open file to chan; caller holds lock. */
@@ -286,8 +387,10 @@ void fs_chan_free_all(struct fs *fs)
 
 		if (!c)
 			continue;
-		fs_chan_discard(c);
+		fs_chan_discard(fs, c);
 		free(c);
 	}
 	free(fs->chans);
+	for (i = 0; i <= (size_t)fs->nnodes; i++)
+		free(fs->nodes[i].buckets);
 }

@@ -44,9 +44,10 @@
  * Locks, in the order they nest (outer first):
  *   announce_lock -> fs->lock -> peer->lock
  *
- *   fs->lock guards the channel table (chans, nslots, next_ino); every
- *     channel but its ino, node and name, which are fixed for its life;
- *     every node's chans, nchans, nremote, nparked and nwrites; every
+ *   fs->lock guards the channel table (chans, nslots, next_ino); the
+ *     budget; every channel but its ino, node and name, which are fixed
+ *     for its life; every node's chans, buckets, nbuckets, nchans,
+ *     nremote, nparked and nwrites; every
  *     open file's refs, released and got; the meets list and every
  *     node's nmeets; both waiter lists, answers,
  *     polls (npolls, cap_polls), stopping, and the fhs list.  The reaper
@@ -57,8 +58,9 @@
  *     rendering; nothing takes fs->lock while holding a peer lock.
  *
  *   Fixed once fs_open returns: cfg, peers, nodes, nnodes, chan_base,
- *   started; tp once fs_set_transport set it, before the mount.  An open
- *   file's chan, follow, buf and len are fixed once its open is answered.
+ *   hash_seed, started; tp once fs_set_transport set it, before the
+ *   mount.  An open file's chan, follow, buf and len are fixed once its
+ *   open is answered.
  *
  * Rules:
  *   - The .status rendering (fs_status_render) runs under fs->lock, taken
@@ -91,6 +93,7 @@
 #include <sys/queue.h>
 #include <time.h>
 
+#include "budget.h"
 #include "fs.h"
 
 /*
@@ -106,6 +109,21 @@ struct fs_msg {
 	size_t len;
 	size_t off; /* bytes already read by a short read */
 };
+
+/*
+ * The heap a queued message holds beyond its payload: its struct fs_msg,
+ * and an allocator chunk's header and rounding for each of its two
+ * blocks (32 bytes: glibc's smallest chunk on 64 bits).  Every queued
+ * message is charged its payload plus this, against queue_limit and
+ * memory_limit alike, so that empty messages are not free.
+ */
+#define FS_MSG_OVERHEAD (sizeof(struct fs_msg) + 2 * 32)
+
+/* What a queued message of len payload bytes is charged. */
+static inline uint64_t fs_msg_cost(size_t len)
+{
+	return (uint64_t)len + FS_MSG_OVERHEAD;
+}
 
 struct fs_chan;
 struct fs_fh;
@@ -149,11 +167,13 @@ struct fs_node;
 /* MOUNT/NODE/CHAN: a queue of messages and the reads parked on it. */
 struct fs_chan {
 	LIST_ENTRY(fs_chan) dir_link;
+	LIST_ENTRY(fs_chan) hash_link; /* in its node's buckets */
 	fuse_ino_t ino;
 	struct fs_node *node;
 	char name[CONFIG_NAME_MAX];
 	TAILQ_HEAD(, fs_msg) msgs;
-	size_t queued;
+	size_t queued; /* payload bytes: the file's size */
+	uint64_t cost; /* what its messages are charged (fs_msg_cost) */
 	struct fs_waitq waiters;
 	struct fuse_pollhandle *ph;
 	struct timespec mtime;
@@ -163,11 +183,17 @@ struct fs_chan {
 	int remote; /* made by a peer's message: counts against max_channels */
 };
 
+LIST_HEAD(fs_chan_list, fs_chan);
+
 /* MOUNT/NODE: one per config node, in config order, then MOUNT/all/. */
 struct fs_node {
 	struct peer *peer; /* NULL: MOUNT/all/ (fs_node_is_all) */
 	fuse_ino_t ino;	   /* its directory's; its .status has the next */
 	LIST_HEAD(, fs_chan) chans;
+	/* its live channels by name (fs_chan_find): nbuckets, a power of
+	 * two, grows to stay at least nchans */
+	struct fs_chan_list *buckets;
+	unsigned nbuckets;
 	unsigned nchans;
 	unsigned nremote; /* channels this peer's messages created */
 	unsigned nparked; /* reads parked on its channels (.status) */
@@ -197,6 +223,8 @@ struct fs {
 	time_t started;
 
 	pthread_mutex_t lock; /* guards every channel, queue and waiter */
+	struct budget budget; /* memory_limit, by node index (budget.h) */
+	uint32_t hash_seed;   /* of channel names: a peer cannot aim them */
 	struct fs_chan **chans;
 	size_t nslots;
 	fuse_ino_t chan_base;
@@ -290,10 +318,13 @@ void fs_fh_drop(struct fs *fs, struct fs_fh *fh);
 
 /* ---- fs_chan.c: channels and their queues ---- */
 
-/* The live (not unlinked) channel of node called name, or NULL. */
-struct fs_chan *fs_chan_find(struct fs_node *node, const char *name);
+/* The live (not unlinked) channel of node called name, or NULL: one
+ * hash bucket's chain, whatever the number of channels. */
+struct fs_chan *fs_chan_find(struct fs *fs, struct fs_node *node,
+			     const char *name);
 
-/* Make channel name in node (remote: a peer's message made it). */
+/* Make channel name in node (remote: a peer's message made it); -ENOSPC
+ * past max_channels of that kind (fs_chan.c). */
 int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 		int remote, struct fs_chan **out);
 
@@ -301,7 +332,7 @@ int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c);
 
 /* rm: take c out of its directory and discard its queue. */
-void fs_chan_unlink(struct fs_chan *c);
+void fs_chan_unlink(struct fs *fs, struct fs_chan *c);
 
 /* FORGET of n lookups of c. */
 void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n);
@@ -309,15 +340,17 @@ void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n);
 /* A message of len bytes at data, not queued yet; no lock needed. */
 struct fs_msg *fs_chan_msg(void *data, size_t len);
 
-/* Queue message m on node's channel name, made if need be; 0 or -errno. */
+/* Queue message m on node's channel name, made if need be; 0 or the
+ * refusals fs_deliver returns (fs.h). */
 int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
 		  struct fs_msg *m, struct fs_chan **out);
 
 /* Take up to size bytes of c's head message into *out (*len bytes). */
-int fs_chan_take(struct fs_chan *c, size_t size, char **out, size_t *len);
+int fs_chan_take(struct fs *fs, struct fs_chan *c, size_t size, char **out,
+		 size_t *len);
 
 /* Put m back at the head of c's queue: a reply refused it. */
-void fs_chan_unread(struct fs_chan *c, struct fs_msg *m);
+void fs_chan_unread(struct fs *fs, struct fs_chan *c, struct fs_msg *m);
 
 /* An open file on chan, set up in fi; NULL without memory. */
 struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,

@@ -62,10 +62,10 @@ void fs_park_end_all(struct fs *fs, struct fs_waitq *q, int err)
 }
 
 /* Answer a reader from the head of c's queue; caller holds the lock. */
-static int fs_park_read_now(struct fs_chan *c, struct fs_fh *fh, size_t size,
-			    char **buf, size_t *len)
+static int fs_park_read_now(struct fs *fs, struct fs_chan *c, struct fs_fh *fh,
+			    size_t size, char **buf, size_t *len)
 {
-	int rc = fs_chan_take(c, size, buf, len);
+	int rc = fs_chan_take(fs, c, size, buf, len);
 
 	if (!rc)
 		fh->got = 1;
@@ -95,7 +95,8 @@ static void fs_park_feed(struct fs *fs, struct fs_chan *c, struct fs_waitq *out)
 
 	while (!TAILQ_EMPTY(&c->msgs) && (w = fs_park_live(c))) {
 		fs_park_unlink(fs, w);
-		w->rc = fs_park_read_now(c, w->fh, w->size, &w->buf, &w->blen);
+		w->rc = fs_park_read_now(fs, c, w->fh, w->size, &w->buf,
+					 &w->blen);
 		TAILQ_INSERT_TAIL(out, w, all_link);
 	}
 }
@@ -125,7 +126,7 @@ static void fs_park_reply(struct fs *fs, struct fs_chan *c, fuse_req_t req,
 		free(buf);
 		return;
 	}
-	fs_chan_unread(c, m);
+	fs_chan_unread(fs, c, m);
 	fs_park_feed(fs, c, &next);
 	pthread_mutex_unlock(&fs->lock);
 	fs_park_answer_all(fs, &next);
@@ -192,7 +193,7 @@ void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 	fuse_req_interrupt_func(req, fs_park_interrupt, fs);
 	pthread_mutex_lock(&fs->lock);
 	if (!TAILQ_EMPTY(&c->msgs) && !fs_park_live(c)) {
-		rc = fs_park_read_now(c, fh, size, &buf, &len);
+		rc = fs_park_read_now(fs, c, fh, size, &buf, &len);
 	} else if ((fh->got && !fh->follow) || c->unlinked || fs->stopping) {
 		rc = fs->stopping && !fh->got ? -ENOTCONN : 0;
 	} else if (nonblock) {
@@ -369,7 +370,8 @@ void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
 
 	if (w) {
 		fs_park_unlink(fs, w);
-		w->rc = fs_park_read_now(c, w->fh, w->size, &w->buf, &w->blen);
+		w->rc = fs_park_read_now(fs, c, w->fh, w->size, &w->buf,
+					 &w->blen);
 		if (later)
 			TAILQ_INSERT_TAIL(&fs->answers, w, all_link);
 		else

@@ -42,7 +42,7 @@ static void tp_up_count_rx(struct tp *tp, struct peer *p, size_t len)
 int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m)
 {
 	size_t len = m->len;
-	int rc = -ENOSPC;
+	int rc = -EAGAIN;
 
 	if (tp->ops.deliver)
 		rc = tp->ops.deliver(tp->arg, p, m->chan, m->data, len);
@@ -51,13 +51,32 @@ int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m)
 	return rc;
 }
 
-/* Hand a datagram-mode message over; its refusal is a drop. */
+/* The drop reason of deliver's refusal rc (fs.h's fs_deliver lists
+ * them); one the receiver did not name counts as a full queue. */
+enum peer_drop tp_up_refusal(int rc)
+{
+	switch (rc) {
+	case -ENOBUFS:
+	case -ENOMEM:
+		return DROP_MEMORY_LIMIT;
+	case -ENOSPC:
+		return DROP_MAX_CHANNELS;
+	case -EINVAL:
+		return DROP_BAD_NAME;
+	default:
+		return DROP_QUEUE_FULL;
+	}
+}
+
+/* Hand a datagram-mode message over; its refusal is a drop, by cause. */
 void tp_up_deliver(struct tp *tp, struct peer *p, struct wire_msg *m)
 {
-	if (!tp_up_offer(tp, p, m))
+	int rc = tp_up_offer(tp, p, m);
+
+	if (!rc)
 		return;
 	free(m->data);
-	peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
+	peer_count_drop(p, &tp->totals, tp_up_refusal(rc));
 }
 
 /* Wake the readers deliver left (after the acks went). */

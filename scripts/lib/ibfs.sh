@@ -273,10 +273,16 @@ ibfs_wait_up() {
 
 # Start nodes NAME... on one config and wait until all are mounted.
 ibfs_start_nodes() {
+	ibfs_write_conf "$@"
+	ibfs_start_some "$@"
+}
+
+# Start nodes NAME... of the config written already, all at once (others
+# of it may be played by a tool), and wait until all are mounted.
+ibfs_start_some() {
 	local n
 	need_bin
 	IBFS_NODES=("$@")
-	ibfs_write_conf "$@"
 	for n in "$@"; do
 		_ibfs_launch "$n"
 	done

@@ -4,7 +4,8 @@
 # names: ESPIPE for lseek, EINVAL for a 64-byte channel name, EACCES for
 # writing a .status file, EPERM for what the tree has no room for,
 # EMSGSIZE past max_message, ENOTCONN to a down peer; max_channels drops a
-# peer's new channels but not your own; fsync succeeds; mtime is the last
+# peer's new channels (drop_max_channels) and refuses your own past as
+# many again (ENOSPC); fsync succeeds; mtime is the last
 # arrival; owner and modes follow
 # file_mode and dir_mode; poll says always writable and readable once a
 # message is queued; so does epoll.
@@ -44,17 +45,23 @@ assert_eq ENOENT "$(py_errno "$A/beta/never" 'os.open(p, os.O_RDONLY)')" "no suc
 log "ESPIPE, EINVAL, EACCES, EPERM, EMSGSIZE, ENOENT"
 
 # max_channels = 4 bounds what alpha's messages create at beta: beta has
-# chat; alpha sends on six more, three are made, three dropped (counted).
-# Alpha's own tree holds all seven it made with open(O_CREAT), unlimited.
-d0=$(peer_status "$B" alpha drop_queue_full)
-for i in 1 2 3 4 5 6; do echo "n $i" >"$A/beta/more$i"; done
-wait_for "[ \$(peer_status '$B' alpha drop_queue_full) -ge $((d0 + 3)) ]" 30 ||
-	fail "beta counted $(peer_status "$B" alpha drop_queue_full) drops, want $((d0 + 3))"
+# chat; alpha sends on six more, three are made, three dropped (counted
+# as drop_max_channels). Alpha removes each of its own after the write:
+# its O_CREATs are bounded by max_channels as well, counted apart.
+d0=$(peer_status "$B" alpha drop_max_channels)
+for i in 1 2 3 4 5 6; do echo "n $i" >"$A/beta/more$i" && rm "$A/beta/more$i"; done
+wait_for "[ \$(peer_status '$B' alpha drop_max_channels) -ge $((d0 + 3)) ]" 30 ||
+	fail "beta counted $(peer_status "$B" alpha drop_max_channels) drops, want $((d0 + 3))"
 assert_eq 4 "$(peer_status "$B" alpha channels)" "channels alpha's messages made at beta"
-assert_eq $((d0 + 3)) "$(peer_status "$B" alpha drop_queue_full)" "drops at beta"
-assert_eq OK "$(py_errno "$A/beta/more7" 'os.close(os.open(p, os.O_WRONLY | os.O_CREAT))')" "alpha's own 9th channel"
-assert_eq 9 "$(ls "$A/beta" | wc -l)" "alpha's own channels to beta (chat, 63-byte, more1-7)"
-log "max_channels: a peer's new channels dropped past it, your own not"
+assert_eq $((d0 + 3)) "$(peer_status "$B" alpha drop_max_channels)" "drops at beta"
+assert_eq 0 "$(peer_status "$B" alpha drop_queue_full)" "no queue was full"
+for i in 7 8; do
+	assert_eq OK "$(py_errno "$A/beta/more$i" 'os.close(os.open(p, os.O_WRONLY | os.O_CREAT))')" "alpha's own channel more$i"
+done
+assert_eq ENOSPC "$(py_errno "$A/beta/more9" 'os.close(os.open(p, os.O_WRONLY | os.O_CREAT))')" "alpha's own 5th channel"
+assert_eq 4 "$(ls "$A/beta" | wc -l)" "alpha's own channels to beta (chat, 63-byte, more7-8)"
+rm "$A/beta/more7" "$A/beta/more8" # room for pl below
+log "max_channels: a peer's new channels dropped past it, your own refused past it"
 
 # fsync succeeds at once; owner is the user running ibfs; modes.
 assert_eq OK "$(py_errno "$A/beta/chat" 'fd = os.open(p, os.O_WRONLY); os.fsync(fd); os.fdatasync(fd)')" "fsync"

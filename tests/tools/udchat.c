@@ -63,7 +63,7 @@
 #include "util.h"
 #include "wire.h"
 
-#define UC_MAX_SPECS 32
+#define UC_MAX_SPECS 128
 #define UC_MAX_RECS  1024
 #define UC_MISS_MAX  8 /* missing messages listed per batch */
 

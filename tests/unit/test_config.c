@@ -34,6 +34,12 @@ static void t_defaults(void **state)
 	assert_int_equal(cfg.max_message, 1 << 20);
 	assert_int_equal(cfg.queue_limit, 64 << 20);
 	assert_int_equal(cfg.max_channels, 1024);
+	/* an eighth of the machine's memory, never below queue_limit */
+	assert_true(cfg.memory_limit >= cfg.queue_limit);
+	assert_true(cfg.memory_limit ==
+			    (uint64_t)sysconf(_SC_PHYS_PAGES) *
+				    (uint64_t)sysconf(_SC_PAGESIZE) / 8 ||
+		    cfg.memory_limit == cfg.queue_limit);
 	assert_int_equal(cfg.qkey, 0x1b1f5000);
 	assert_int_equal(cfg.read_timeout_ms, 0);
 	assert_int_equal(cfg.reassembly_timeout_ms, 2000);
@@ -75,6 +81,7 @@ static void t_all_global_keys(void **state)
 	     "max_message = 64M\n"
 	     "queue_limit = 1GiB\n"
 	     "max_channels = 1000000\n"
+	     "memory_limit = 2G\n"
 	     "qkey = 0x11223344\n"
 	     "read_timeout = 250ms\n"
 	     "reassembly_timeout = 3s\n"
@@ -93,6 +100,7 @@ static void t_all_global_keys(void **state)
 	assert_int_equal(cfg.max_message, 64 << 20);
 	assert_int_equal(cfg.queue_limit, 1 << 30);
 	assert_int_equal(cfg.max_channels, 1000000);
+	assert_int_equal(cfg.memory_limit, 2ull << 30);
 	assert_int_equal(cfg.qkey, 0x11223344);
 	assert_int_equal(cfg.read_timeout_ms, 250);
 	assert_int_equal(cfg.reassembly_timeout_ms, 3000);
@@ -325,6 +333,9 @@ BAD(t_size_zero, "[global]\nqueue_limit = 0\n" NODE_A, 2,
 BAD(t_queue_below_message,
     "[global]\nmax_message = 8M\nqueue_limit = 4M\n" NODE_A, 3,
     "queue_limit 4M is below max_message 8M")
+BAD(t_memory_below_message,
+    "[global]\nmemory_limit = 512k\nmax_message = 1M\n" NODE_A, 3,
+    "memory_limit 512k is below max_message 1M")
 BAD(t_bad_duration, "[global]\nread_timeout = 5min\n" NODE_A, 2,
     "read_timeout: '5min' is not a duration")
 BAD(t_duration_range, "[global]\npeer_timeout = 0\n" NODE_A, 2,
@@ -699,6 +710,7 @@ static int run_bad(void)
 		T(t_size_too_big),
 		T(t_size_zero),
 		T(t_queue_below_message),
+		T(t_memory_below_message),
 		T(t_bad_duration),
 		T(t_duration_range),
 		T(t_duration_seconds_range),

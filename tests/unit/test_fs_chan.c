@@ -5,14 +5,20 @@
  * The contract: a channel queues its node's messages in order, its size
  * the bytes queued; a short read takes part of a message and leaves the
  * rest at the head; rm discards the queue; a peer's messages make at most
- * max_channels channels, never '.'-names or invalid ones, and queue at
- * most queue_limit bytes a channel (-ENOSPC beyond, nothing queued),
- * while the mounting user's O_CREATs are not limited; in datagram mode a
+ * max_channels channels (-ENOSPC), never '.'-names or invalid ones
+ * (-EINVAL), and queue at most queue_limit a channel, each message
+ * charged its payload plus FS_MSG_OVERHEAD (-EAGAIN beyond, nothing
+ * queued), so that empty messages cannot fill the heap; memory_limit
+ * bounds them all (-ENOBUFS); the mounting user's O_CREATs make
+ * max_channels more, counted apart; any number of channels is found by
+ * name through the hash; in datagram mode a
  * write is one tp_queue to that peer and channel, and the transport's
  * refusal is the write's errno.  After every test each request has had
  * exactly one reply.
  */
 #include "fs_harness.h"
+
+#include <malloc.h>
 
 /* ---- queues ---- */
 
@@ -66,27 +72,125 @@ static void test_read_unlink_discards(void **state)
 
 /* ---- queue limits ---- */
 
-/* A channel holding queue_limit bytes refuses more: -ENOSPC, nothing
- * queued. */
+/* A channel holding queue_limit refuses more: -EAGAIN, nothing queued;
+ * each message is charged its payload and FS_MSG_OVERHEAD. */
 static void test_limit_queue(void **state)
 {
 	struct fuse_file_info fi;
 	fuse_ino_t ino;
 
-	t.cfg.queue_limit = 10;
+	t.cfg.queue_limit = fs_msg_cost(6) + fs_msg_cost(4);
 	assert_rc(deliver("chat", "123456"), 0);
-	assert_rc(deliver("chat", "78901"), -ENOSPC);
+	assert_rc(deliver("chat", "78901"), -EAGAIN);
 	ino = lookup_ok(t.alpha, "chat");
 	assert_int_equal(size_of(ino), 6);
 	assert_rc(deliver("chat", "7890"), 0); /* exactly the limit */
 	assert_int_equal(size_of(ino), 10);
-	assert_rc(deliver("chat", "x"), -ENOSPC);
+	assert_rc(deliver("chat", ""), -EAGAIN); /* empty is not free */
 	open_chan("chat", O_RDONLY, &fi);
 	assert_data(read_fi(&fi, 100), "123456");
 	assert_data(read_fi(&fi, 100), "7890");
 	assert_data(read_fi(&fi, 100), "");	 /* nothing else was queued */
 	assert_rc(deliver("chat", "abcdef"), 0); /* room again */
 	release(&fi);
+}
+
+/* The heap in use now (glibc's count of allocated bytes). */
+static size_t heap_used(void)
+{
+	return mallinfo2().uordblks;
+}
+
+/*
+ * n messages of len bytes into one unread channel: how many were taken;
+ * every refusal is -EAGAIN (queue full), and the heap grew by at most
+ * what queue_limit allows, not by n messages' worth.
+ */
+static size_t flood(size_t n, size_t len)
+{
+	size_t i, taken = 0, before = heap_used(), grown;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		rc = deliver_len(ALPHA, "flood", "x", len);
+		if (rc == 0)
+			taken++;
+		else if (rc != -EAGAIN)
+			fail_msg("message %zu: rc %d, want -EAGAIN", i, rc);
+	}
+	grown = heap_used() - before;
+	print_message("%zu x %zu bytes: %zu taken, heap +%zu\n", n, len, taken,
+		      grown);
+	assert_true(taken * fs_msg_cost(len) <= t.cfg.queue_limit ||
+		    taken == 1);
+	/* the channel and its hash are the few KiB beyond the queue */
+	assert_true(grown <= t.cfg.queue_limit + 64 * 1024);
+	return taken;
+}
+
+/* queue_limit = 1: of 2,000,000 empty messages, only the first, which
+ * an empty channel always takes, is queued. */
+static void test_limit_empty_messages(void **state)
+{
+	t.cfg.queue_limit = 1;
+	assert_int_equal(flood(2000000, 0), 1);
+}
+
+/* At the default queue_limit, 4,000,000 one-byte messages fill it with
+ * queue_limit / (1 + FS_MSG_OVERHEAD) of them, heap within the limit. */
+static void test_limit_tiny_messages(void **state)
+{
+	assert_int_equal(t.cfg.queue_limit, 64 << 20);
+	assert_int_equal(flood(4000000, 1), t.cfg.queue_limit / fs_msg_cost(1));
+}
+
+/* A fresh fs whose memory_limit is limit (the budget is set at open). */
+static void reopen(uint64_t limit)
+{
+	fs_close(t.fs);
+	t.cfg.memory_limit = limit;
+	assert_int_equal(fs_open(&t.fs, &t.cfg, t.peers), 0);
+	fs_set_transport(t.fs, &t.tp);
+}
+
+/*
+ * memory_limit holds across channels: alpha fills 64 unread channels
+ * until -ENOBUFS, holding at most its share (half, alone), and gamma's
+ * messages are still taken after it; once alpha is alone again, a read
+ * of one of its messages is room for one more.
+ */
+static void test_limit_memory_shared(void **state)
+{
+	struct fuse_file_info fi;
+	char name[16], msg[1001];
+	size_t taken = 0, i;
+	fuse_req_t r;
+	int rc = 0;
+
+	reopen(1 << 20);
+	memset(msg, 'm', 1000);
+	msg[1000] = '\0';
+	for (i = 0; rc == 0; i++) {
+		snprintf(name, sizeof(name), "c%zu", i % 64);
+		rc = deliver(name, msg);
+		taken += !rc;
+	}
+	assert_rc(rc, -ENOBUFS);
+	assert_true(taken * fs_msg_cost(1000) <= (1 << 20) / 2);
+	assert_true(taken * fs_msg_cost(1000) > (1 << 20) / 2 - 2000);
+	for (i = 0; i < 100; i++)
+		assert_rc(deliver_len(2, "other", msg, 1000), 0);
+	assert_rc(deliver("c0", msg), -ENOBUFS);
+	/* gamma's queue goes (rm): alpha alone again, and a read of one
+	 * of its messages is room for one more */
+	r = req();
+	fs_ops.unlink(r, fs_node_ino(2, FS_SLOT_DIR), "other");
+	assert_err(r, 0);
+	open_chan("c0", O_RDONLY, &fi);
+	assert_data(read_fi(&fi, 1000), msg);
+	release(&fi);
+	assert_rc(deliver("c0", msg), 0);
+	assert_rc(deliver("c0", msg), -ENOBUFS);
 }
 
 /* A peer makes at most max_channels channels; more are refused. */
@@ -109,38 +213,73 @@ static void test_limit_channels_remote(void **state)
 	assert_rc(deliver("c", "x"), 0);
 }
 
-/* Names a peer may not make: '.'-names and invalid ones (-ENOSPC). */
+/* Names a peer may not make: '.'-names and invalid ones (-EINVAL). */
 static void test_limit_channel_names(void **state)
 {
 	char name[80];
 
 	memset(name, 'n', 64);
 	name[64] = '\0';
-	assert_rc(deliver(".status", "x"), -ENOSPC);
-	assert_rc(deliver(".x", "x"), -ENOSPC);
-	assert_rc(deliver(name, "x"), -ENOSPC);
+	assert_rc(deliver(".status", "x"), -EINVAL);
+	assert_rc(deliver(".x", "x"), -EINVAL);
+	assert_rc(deliver(name, "x"), -EINVAL);
 	assert_int_equal(lookup(t.alpha, ".x", NULL), ENOENT);
 }
 
 /*
- * max_channels bounds what a peer's messages create; the mounting user's
- * own O_CREATs (a script sending on many channels) are neither limited
- * nor counted against the peer, and take messages like any channel.
+ * The mounting user's O_CREATs make max_channels channels of their own
+ * (ENOSPC beyond), not counted against the peer's, and those take
+ * messages like any channel; an existing one still opens.
  */
 static void test_limit_channels_local(void **state)
 {
 	struct fuse_file_info fi[3];
 	int i;
 
-	t.cfg.max_channels = 1;
+	t.cfg.max_channels = 2;
 	open_chan("l0", O_RDONLY, &fi[0]);
 	open_chan("l1", O_RDONLY, &fi[1]);
-	open_chan("l2", O_RDONLY, &fi[2]);
+	assert_int_equal(create(t.alpha, "l2", O_RDONLY, &fi[2]), ENOSPC);
+	assert_int_equal(lookup(t.alpha, "l2", NULL), ENOENT);
 	assert_rc(deliver("l0", "x"), 0);
 	assert_rc(deliver("r0", "x"), 0);
-	assert_rc(deliver("r1", "x"), -ENOSPC);
+	assert_rc(deliver("r1", "x"), 0);
+	assert_rc(deliver("r2", "x"), -ENOSPC);
+	open_chan("l0", O_RDONLY, &fi[2]); /* not a new one */
 	for (i = 0; i < 3; i++)
 		release(&fi[i]);
+}
+
+/*
+ * Channels are found by name however many there are: 5,000 made by a
+ * peer, each found again by its next message, none confused, in buckets
+ * that grew with them (a chain of about one each: constant time).
+ */
+static void test_chan_hash_many(void **state)
+{
+	struct fs_node *node = &t.fs->nodes[ALPHA];
+	struct fs_chan *c;
+	char name[16];
+	int i;
+
+	t.cfg.max_channels = 5000;
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		assert_rc(deliver(name, name), 0);
+	}
+	assert_rc(deliver("c5000", "x"), -ENOSPC);
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		assert_rc(deliver(name, name), 0);
+		c = fs_chan_find(t.fs, node, name);
+		assert_non_null(c);
+		assert_string_equal(c->name, name);
+		assert_int_equal(c->queued, 2 * strlen(name));
+	}
+	assert_int_equal(node->nchans, 5000);
+	assert_true(node->nbuckets >= 5000);
+	assert_int_equal(size_of(lookup_ok(t.alpha, "c4999")), 10);
+	assert_int_equal(lookup(t.alpha, "c5000", NULL), ENOENT);
 }
 
 /* ---- datagram writes ---- */
@@ -193,9 +332,13 @@ int main(void)
 		T(test_read_unlink_discards),
 		/* queue limits */
 		T(test_limit_queue),
+		T(test_limit_empty_messages),
+		T(test_limit_tiny_messages),
+		T(test_limit_memory_shared),
 		T(test_limit_channels_remote),
 		T(test_limit_channel_names),
 		T(test_limit_channels_local),
+		T(test_chan_hash_many),
 		/* datagram writes */
 		T(test_write_datagram),
 		T(test_write_errors),

@@ -61,6 +61,7 @@ static struct config cfg;
 static struct peer *peers;
 static struct tp *tp;
 static int delivered, refuse, replied, done_status = 1;
+static int refuse_rc = -EAGAIN; /* what a refusal returns */
 static char got[64];
 
 /* Receive completions queued by the test; the send CQ stays empty. */
@@ -130,7 +131,7 @@ static int echo_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	assert_unlocked();
 	if (refuse) {
 		refuse--;
-		return -ENOSPC;
+		return refuse_rc;
 	}
 	delivered++;
 	snprintf(got, sizeof(got), "%s:%.*s", chan, (int)len, (char *)data);
@@ -170,6 +171,7 @@ static int setup(const char *text)
 
 	memset(&dev, 0, sizeof(dev));
 	delivered = refuse = replied = 0;
+	refuse_rc = -EAGAIN;
 	done_status = 1;
 	got[0] = '\0';
 	dev.ctx.ops.poll_cq = fake_poll_cq;
@@ -352,6 +354,32 @@ static void test_datagram_refused_drops(void **state)
 	assert_int_equal(sent_on("pong"), 0);
 }
 
+/* datagram: each cause of a refusal (fs.h's fs_deliver) is its own drop
+ * reason in .status. */
+static void test_datagram_refusal_causes(void **state)
+{
+	static const struct {
+		int rc;
+		enum peer_drop why;
+	} causes[] = {
+		{-EAGAIN, DROP_QUEUE_FULL},
+		{-ENOBUFS, DROP_MEMORY_LIMIT},
+		{-ENOSPC, DROP_MAX_CHANNELS},
+		{-EINVAL, DROP_BAD_NAME},
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(causes); i++) {
+		refuse = 1;
+		refuse_rc = causes[i].rc;
+		beta_sends(10 + (uint32_t)i);
+		assert_int_equal(tp_recv_drain(tp), 1);
+		assert_int_equal(peers[BETA].cnt.drops[causes[i].why], 1);
+	}
+	assert_int_equal(delivered, 0);
+	assert_int_equal(peers[BETA].cnt.msgs_rx, 0);
+}
+
 /* reliable: deliver runs unlocked, after the batch; its reply joins our
  * stream to beta and goes out with the ack. */
 static void test_reliable_deliver_sends(void **state)
@@ -427,6 +455,8 @@ int main(void)
 						setup_datagram, teardown),
 		cmocka_unit_test_setup_teardown(test_datagram_reasm_drops,
 						setup_quick_expiry, teardown),
+		cmocka_unit_test_setup_teardown(test_datagram_refusal_causes,
+						setup_datagram, teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_deliver_sends,
 						setup_reliable, teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_refused_waits,
