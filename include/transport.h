@@ -29,12 +29,16 @@ struct tp;
 struct tp_ops {
 	/*
 	 * A whole message from p arrived on channel chan.  Progress thread
-	 * only.  Return 0 when taken (the callee owns data, malloc'ed), or
-	 * -ENOSPC when the receiver refuses it (queue or channel limit):
-	 * in datagram mode the engine counts DROP_QUEUE_FULL and frees
-	 * data; with delivery = reliable the stream keeps the message,
-	 * advertises no credit (its writer waits) and offers it again at
-	 * the next timer tick or when its sender probes.
+	 * only.  Return 0 when taken (the callee owns data, malloc'ed),
+	 * else why it is refused, one code per cause: -EAGAIN (or -ENOMEM,
+	 * -ENOBUFS) when there is no room now (a full queue, memory), or a
+	 * refusal for good: -ENOSPC (the channel cap), -EMSGSIZE (larger
+	 * than the queue ever takes), -EINVAL (a name refused).  In
+	 * datagram mode the engine counts DROP_QUEUE_FULL and frees data;
+	 * with delivery = reliable the refusal goes back to the sender
+	 * (reliable.h, "Refusals"): for good, its writer gets that errno;
+	 * no room now, its sender keeps the message and sends it again
+	 * later (the writer waits), and other channels go on meanwhile.
 	 */
 	int (*deliver)(void *arg, struct peer *p, const char *chan, void *data,
 		       size_t len);

@@ -716,7 +716,7 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	int rc;
 
 	if (!m)
-		return -ENOSPC;
+		return -ENOMEM;
 	pthread_mutex_lock(&fs->lock);
 	rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
 	if (!rc)

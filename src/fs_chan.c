@@ -133,8 +133,10 @@ struct fs_msg *fs_chan_msg(void *data, size_t len)
 
 /*
  * Queue m on node's channel called name, making it if need be (a peer's
- * channel, within max_channels); under lock.  -ENOSPC when the name is
- * no name or the channel holds queue_limit bytes already.
+ * channel, within max_channels); under lock.  Each refusal its own code,
+ * as tp_ops.deliver says: -EINVAL when the name is no name, -ENOSPC
+ * beyond max_channels, -EMSGSIZE when m is larger than queue_limit,
+ * -EAGAIN while the channel holds too much to take m now.
  */
 int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
 		  struct fs_msg *m, struct fs_chan **out)
@@ -143,14 +145,16 @@ int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
 	int rc;
 
 	if (!c && util_name_problem(name))
-		return -ENOSPC;
+		return -EINVAL;
 	if (!c) {
 		rc = fs_chan_new(fs, node, name, 1, &c);
 		if (rc)
 			return rc;
 	}
+	if (m->len > fs->cfg->queue_limit)
+		return -EMSGSIZE; /* would never fit */
 	if (c->queued + m->len > fs->cfg->queue_limit)
-		return -ENOSPC;
+		return -EAGAIN;
 	TAILQ_INSERT_TAIL(&c->msgs, m, link);
 	c->queued += m->len;
 	/* Coarse: a tick is fine for ls, and the precise clock may trap

@@ -5,8 +5,9 @@
  * The contract: a channel queues its node's messages in order, its size
  * the bytes queued; a short read takes part of a message and leaves the
  * rest at the head; rm discards the queue; a peer's messages make at most
- * max_channels channels, never '.'-names or invalid ones, and queue at
- * most queue_limit bytes a channel (-ENOSPC beyond, nothing queued),
+ * max_channels channels (-ENOSPC beyond), never '.'-names or invalid
+ * ones (-EINVAL), and queue at most queue_limit bytes a channel (-EAGAIN
+ * beyond, -EMSGSIZE for a message that never fits; nothing queued),
  * while the mounting user's O_CREATs are not limited; in datagram mode a
  * write is one tp_queue to that peer and channel, and the transport's
  * refusal is the write's errno.  After every test each request has had
@@ -66,8 +67,9 @@ static void test_read_unlink_discards(void **state)
 
 /* ---- queue limits ---- */
 
-/* A channel holding queue_limit bytes refuses more: -ENOSPC, nothing
- * queued. */
+/* A channel holding queue_limit bytes refuses more for now: -EAGAIN,
+ * nothing queued; a message larger than queue_limit never fits:
+ * -EMSGSIZE (reliable delivery tells its writer, not waits). */
 static void test_limit_queue(void **state)
 {
 	struct fuse_file_info fi;
@@ -75,12 +77,13 @@ static void test_limit_queue(void **state)
 
 	t.cfg.queue_limit = 10;
 	assert_rc(deliver("chat", "123456"), 0);
-	assert_rc(deliver("chat", "78901"), -ENOSPC);
+	assert_rc(deliver("chat", "78901"), -EAGAIN);
+	assert_rc(deliver("chat", "12345678901"), -EMSGSIZE);
 	ino = lookup_ok(t.alpha, "chat");
 	assert_int_equal(size_of(ino), 6);
 	assert_rc(deliver("chat", "7890"), 0); /* exactly the limit */
 	assert_int_equal(size_of(ino), 10);
-	assert_rc(deliver("chat", "x"), -ENOSPC);
+	assert_rc(deliver("chat", "x"), -EAGAIN);
 	open_chan("chat", O_RDONLY, &fi);
 	assert_data(read_fi(&fi, 100), "123456");
 	assert_data(read_fi(&fi, 100), "7890");
@@ -109,16 +112,16 @@ static void test_limit_channels_remote(void **state)
 	assert_rc(deliver("c", "x"), 0);
 }
 
-/* Names a peer may not make: '.'-names and invalid ones (-ENOSPC). */
+/* Names a peer may not make: '.'-names and invalid ones (-EINVAL). */
 static void test_limit_channel_names(void **state)
 {
 	char name[80];
 
 	memset(name, 'n', 64);
 	name[64] = '\0';
-	assert_rc(deliver(".status", "x"), -ENOSPC);
-	assert_rc(deliver(".x", "x"), -ENOSPC);
-	assert_rc(deliver(name, "x"), -ENOSPC);
+	assert_rc(deliver(".status", "x"), -EINVAL);
+	assert_rc(deliver(".x", "x"), -EINVAL);
+	assert_rc(deliver(name, "x"), -EINVAL);
 	assert_int_equal(lookup(t.alpha, ".x", NULL), ENOENT);
 }
 
