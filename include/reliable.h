@@ -7,7 +7,8 @@
  * the receiver takes datagrams only in psn order (go-back-N: anything out
  * of order is dropped and answered with a NAK), acks cumulatively
  * (ack = the next psn it expects) and advertises credit (datagrams it is
- * willing to take now; 0 while a whole message waits for queue space).
+ * willing to take now; 0 while a whole message is being offered to its
+ * queue, a moment).
  * The sender keeps up to cwnd datagrams on the wire (sent, neither known
  * received nor known lost) within a window of psns past the oldest unacked
  * one; the window is the longer, so that holes being repaired do not stop

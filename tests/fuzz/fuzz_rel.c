@@ -260,7 +260,8 @@ static void send_some(struct run *u, unsigned n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct run u;
-	uint8_t buf[WIRE_HDR_LEN + WIRE_REL_SACK_LEN + WIRE_REL_LEN];
+	uint8_t buf[WIRE_HDR_LEN + WIRE_REL_CODES_LEN + WIRE_REL_SACK_LEN +
+		    WIRE_REL_LEN];
 	size_t pos = 0, len;
 	uint8_t c;
 	int k;
