@@ -151,14 +151,15 @@ static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w, int room)
 		w->rflags |= WIRE_REL_NAK;
 }
 
+/* A standalone ACK with everything: the codes, then the sack. */
+#define TP_REL_ACK_MAX                                                         \
+	(WIRE_HDR_LEN + WIRE_REL_CODES_LEN + WIRE_REL_SACK_LEN + WIRE_REL_LEN)
+
 /* The refusals must go; at the smallest MTU the sack may not fit with
  * them, and goes only as a cost: the sender resends what it held. */
 static void tp_rel_ack_fit(struct wire_rel *w, size_t mtu)
 {
-	if ((w->rflags & WIRE_REL_CODES) && WIRE_HDR_LEN + WIRE_REL_CODES_LEN +
-							    WIRE_REL_SACK_LEN +
-							    WIRE_REL_LEN >
-						    mtu)
+	if ((w->rflags & WIRE_REL_CODES) && TP_REL_ACK_MAX > mtu)
 		w->rflags &= ~WIRE_REL_SACK;
 }
 

@@ -421,6 +421,23 @@ static void test_reliable_full_channel_alone(void **state)
 	assert_int_equal(peers[BETA].cnt.msgs_rx, 3);
 }
 
+/* reliable: a name the receiver refuses (a leading '.': only a peer that
+ * breaks the sender's own check sends one) is refused for good, EINVAL,
+ * never offered, and the next message goes in. */
+static void test_reliable_bad_name(void **state)
+{
+	dev.nsent = 0;
+	beta_sends_on("xbad", 10, 0, 0);
+	tp->rx.buf[GRH + WIRE_HDR_LEN] = '.';
+	assert_int_equal(tp_recv_drain(tp), 1);
+	tp_rel_service(tp, 1);
+	assert_int_equal(acked_code(0), REL_CODE_INVAL);
+	assert_int_equal(delivered, 0);
+	assert_int_equal(peers[BETA].cnt.drops[DROP_MALFORMED], 1);
+	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
+	assert_int_equal(delivered, 1);
+}
+
 /* reliable: a refusal for good (the channel cap) is acked with its code
  * and counted as a drop; the channel does not wait for a retry. */
 static void test_reliable_refused_for_good(void **state)
@@ -446,6 +463,8 @@ int main(void)
 			test_reliable_full_channel_alone, setup_reliable,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_refused_for_good,
+						setup_reliable, teardown),
+		cmocka_unit_test_setup_teardown(test_reliable_bad_name,
 						setup_reliable, teardown),
 	};
 
