@@ -27,10 +27,13 @@ assert_eq 60000 "$(stat -c %s "$B/alpha/full")" "first queued"
 dd if="$WORK/f2" of="$A/beta/full" bs=60000 status=none &
 w=$!
 wait_parked "$A" beta 1 waiting_writes
-wait_parked "$A" beta 1 rel_waiting # beta said: no room now
-timeout 10 bash -c "echo other >'$A/beta/other'" ||
+# Its psns go before the next write's: it is refused (or, held back,
+# would hold up the stream) before beta sees the next message. A waiting
+# reliable write ignores SIGTERM (README), hence timeout's SIGKILL.
+timeout -k 2 10 bash -c "echo other >'$A/beta/other'" ||
 	fail "a write to another channel waited behind the full one"
 assert_eq other "$(timeout 10 cat "$B/alpha/other")" "the other channel's message"
+wait_parked "$A" beta 1 rel_waiting # beta said: no room now
 kill -0 "$w" 2>/dev/null || fail "the writer to the full channel did not wait"
 assert_eq 1 "$(peer_status "$A" beta waiting_writes)" "the full channel's writer"
 assert_eq 60000 "$(stat -c %s "$B/alpha/full")" "nothing more queued on full"
@@ -54,7 +57,7 @@ for c in c3 c4; do
 	rm "$A/beta/$c" || fail "rm $A/beta/$c"
 done
 assert_match 'No space left on device' \
-	"$(errno_of timeout 10 bash -c "echo c5 >'$A/beta/c5'")" \
+	"$(errno_of timeout -k 2 10 bash -c "echo c5 >'$A/beta/c5'")" \
 	"the 5th channel, max_channels = 4"
 [[ ! -e $B/alpha/c5 ]] || fail "beta made a 5th channel"
 echo after-cap >"$A/beta/other" || fail "the write after ENOSPC"
