@@ -62,12 +62,14 @@
 	X(rel_dups, "duplicates dropped")                                      \
 	X(rel_timeouts, "peer silent: writes failed")                          \
 	X(rel_probes, "tail probes sent")                                      \
-	X(rel_rtos, "retransmission timer fired")
+	X(rel_rtos, "retransmission timer fired")                              \
+	X(rel_refused, "messages the peer refused for a full queue, to retry")
 
 /* Per stream, so in NODE/.status only, never summed. */
 #define PEER_GAUGES_STREAM(X)                                                  \
 	X(rel_srtt_ms, "smoothed round trip")                                  \
-	X(rel_rto_ms, "retransmission timeout now")
+	X(rel_rto_ms, "retransmission timeout now")                            \
+	X(rel_waiting, "messages waiting for room in the peer's queue")
 
 #define PEER_DROP_ENUM(e, name, comment) DROP_##e,
 enum peer_drop { PEER_DROPS(PEER_DROP_ENUM) DROP_MAX };

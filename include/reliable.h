@@ -7,7 +7,8 @@
  * the receiver takes datagrams only in psn order (go-back-N: anything out
  * of order is dropped and answered with a NAK), acks cumulatively
  * (ack = the next psn it expects) and advertises credit (datagrams it is
- * willing to take now; 0 while a whole message waits for queue space).
+ * willing to take now; 0 while a whole message is being offered to its
+ * queue, a moment).
  * The sender keeps up to cwnd datagrams on the wire (sent, neither known
  * received nor known lost) within a window of psns past the oldest unacked
  * one; the window is the longer, so that holes being repaired do not stop
@@ -35,6 +36,29 @@
  * went out, a loss at its end has nothing after it to show it: a tail
  * probe (RACK-TLP) goes at 1.25 srtt, before the timer.
  *
+ * Refusals.  A whole message the receiver's channel queue refuses is not
+ * held (that stopped every channel behind one full one): its psns are
+ * consumed and acked like any others, and the refusal goes with the ack
+ * as a code for the psn that completed it (REL_CODE_*).  The receiver
+ * keeps the codes of the last REL_SACK_BITS psns: the sender's una is
+ * never further back than that (top - una <= window <= REL_SACK_BITS),
+ * so every ack that may be the first to cover a refused psn carries them.
+ * They travel in standalone ACKs only; while any is in [nxt -
+ * REL_SACK_BITS, nxt) no ack goes in a DATA datagram (as with the sack),
+ * so losing acks loses nothing.  The sender, when an ack covers the last
+ * psn of a message: a permanent code fails its writer with its errno;
+ * REL_CODE_FULL (no room now) puts it on its channel's wait list, in the
+ * order the messages were first queued.  Each channel that waits sends
+ * its oldest message again, flagged retry, one at a time, after a
+ * backoff (REL_RETRY_MIN_MS doubling to REL_RETRY_MAX_MS), and new
+ * messages to it join the list instead of the stream; its writers stay
+ * parked (backpressure: the receiver answers, so no peer timeout).  To
+ * keep a channel's order, once the receiver refused one message of
+ * channel X for FULL it refuses FULL every later one to X not flagged
+ * retry, until a retry to X goes in: psns are taken in order, and while
+ * X waits only retries to X go, so nothing overtakes on X.  Other
+ * channels go on meanwhile.
+ *
  * A stream is named by the sender's session number: a sender starts a new
  * session (psn 0) after every reset (peer down, restart, timeout); the
  * receiver joins a newer session only at psn 0.  psn comparisons use
@@ -61,6 +85,26 @@
 #define REL_SACK_BITS  512
 #define REL_SACK_WORDS (REL_SACK_BITS / 64)
 #define REL_ACK_EVERY  32 /* datagrams arrived before an ack goes at once */
+/* a channel whose queue is full is tried again after this, doubling */
+#define REL_RETRY_MIN_MS 10
+#define REL_RETRY_MAX_MS 250
+
+/* Why the receiver refused a message (its channel queue said no). */
+enum rel_code {
+	REL_CODE_NONE = 0, /* taken */
+	REL_CODE_FULL,	   /* no room now: the sender tries again */
+	REL_CODE_NOSPC,	   /* for good: max_channels reached (ENOSPC) */
+	REL_CODE_INVAL,	   /* for good: a name or message refused (EINVAL) */
+	REL_CODE_MSGSIZE,  /* for good: larger than its queue (EMSGSIZE) */
+	REL_CODE_MAX = 7,  /* the wire has REL_CODE_PLANES bits for one */
+};
+#define REL_CODE_PLANES 3
+
+/* The code for deliver's refusal err (-errno; see tp_ops.deliver). */
+enum rel_code rel_code_of(int err);
+
+/* The errno (negative) a writer gets for a permanent code. */
+int rel_code_errno(enum rel_code c);
 
 /* A bitmap of REL_SACK_BITS psns (word 0 holds bits 0..63). */
 typedef struct {
@@ -103,6 +147,15 @@ static inline rel_bits rel_bits_down(rel_bits b)
 	return b;
 }
 
+/* The refusal codes of REL_SACK_BITS psns: bit j of psn base + i's code
+ * is bit i of plane[j], base = ack - REL_SACK_BITS. */
+typedef struct {
+	rel_bits plane[REL_CODE_PLANES];
+} rel_codes;
+
+/* The code of psn in c, for an ack of ack (0 outside its span). */
+enum rel_code rel_codes_get(const rel_codes *c, uint32_t ack, uint32_t psn);
+
 /* The last copy of one psn put on the wire. */
 struct rel_sent {
 	uint64_t xmit; /* rel_tx.xmits when it went */
@@ -117,9 +170,16 @@ struct rel_msg {
 	uint32_t nfrag;
 	uint32_t msg_id; /* wire msg_id, fixed across retransmissions */
 	uint32_t mtu;	 /* datagram size it was cut for */
-	int status;	 /* 0 acked, -ETIMEDOUT, -ENOTCONN */
+	int status;	 /* 0 acked, -ETIMEDOUT, -ENOTCONN, a refusal */
 	char chan[64];
-	void *data; /* the sender's own copy */
+	uint64_t order;	       /* when first queued (keeps a channel's order) */
+	int retry;	       /* sent flagged retry: heads a channel's wait */
+	struct rel_msg *rnext; /* the next waiting message of its channel */
+	struct rel_msg *rchan; /* a head's: the next waiting channel */
+	uint64_t due;	       /* a head's: when it goes again */
+	uint32_t backoff;      /* a head's: the wait after a refusal */
+	int out;	       /* a head's: in the stream now */
+	void *data;	       /* the sender's own copy */
 	size_t len;
 	void (*done)(void *arg, int status, size_t len);
 	void *arg;
@@ -152,15 +212,21 @@ struct rel_tx {
 	struct rel_msg *head, *tail; /* queued, in psn order */
 	struct rel_msg *done;	     /* finished, for rel_tx_take_done */
 	struct rel_msg **done_tail;
+	struct rel_msg *waiting;    /* heads of the channels that wait */
+	uint64_t orders;	    /* messages queued, ever */
+	uint64_t nwaiting;	    /* messages waiting for room (gauge) */
 	uint64_t retrans, timeouts; /* counters */
 	uint64_t tail_probes, rtos; /* ... probes, timer expiries */
+	uint64_t refused;	    /* ... refusals for a full queue */
 };
 
 /* Fresh sender state for session sess. */
 void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
 		 uint32_t peer_timeout_ms);
 
-/* Append m (nfrag set); assigns its psns.  Starts the liveness clock. */
+/* Append m (nfrag set); assigns its psns.  Starts the liveness clock.
+ * While m's channel waits for room at the receiver, m joins its wait
+ * list instead. */
 void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now);
 
 enum rel_go {
@@ -182,16 +248,21 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 /*
  * An ack from the peer for session sess: ack is the next psn it expects,
  * credit what it takes now, nak that it saw a gap at ack, sack the psns
- * past ack it holds (bit i: ack + 1 + i).  Messages wholly acked move to
- * the done list with status 0.  Returns 1 when sess is ours.
+ * past ack it holds (bit i: ack + 1 + i), codes the refusals of the
+ * REL_SACK_BITS psns before ack (NULL: none).  Messages wholly acked move
+ * to the done list with status 0 or their refusal's errno, or, refused
+ * for a full queue, to their channel's wait list.  Returns 1 when sess
+ * is ours.
  */
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
-	       int nak, rel_bits sack, uint64_t now);
+	       int nak, rel_bits sack, const rel_codes *codes, uint64_t now);
 
 /*
- * Timers: the retransmission timeout (go back to una, back off) and the
- * peer timeout (every queued message fails -ETIMEDOUT and a new session
- * new_sess starts).  Returns ms until the next timer, or -1 for none.
+ * Timers: the retransmission timeout (go back to una, back off), the peer
+ * timeout (every queued message fails -ETIMEDOUT and a new session
+ * new_sess starts; only while something is on the wire: a channel that
+ * waits for room is not silence) and the retries of waiting channels.
+ * Returns ms until the next timer, or -1 for none.
  */
 int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess);
 
@@ -207,14 +278,15 @@ uint32_t rel_tx_srtt(const struct rel_tx *tx);
 /* Datagrams in flight (sent, not acked). */
 uint32_t rel_tx_inflight(const struct rel_tx *tx);
 
-/* Whether messages are waiting for acks. */
+/* Whether messages are waiting for acks or for room. */
 int rel_tx_busy(const struct rel_tx *tx);
 
 /* The session number the stream sends under now. */
 uint32_t rel_tx_sess(const struct rel_tx *tx);
 
-/* Whether a new message would only wait: messages in flight, no credit. */
-int rel_tx_would_block(const struct rel_tx *tx);
+/* Whether a new message to chan would only wait: messages in flight and
+ * no credit, or chan waits for room at the receiver. */
+int rel_tx_would_block(const struct rel_tx *tx, const char *chan);
 
 enum rel_verdict {
 	REL_ACCEPT = 1, /* in order: process it, then rel_rx_advance */
@@ -225,19 +297,23 @@ enum rel_verdict {
 };
 
 struct rel_rx {
-	int joined;	  /* sess is valid */
-	uint32_t sess;	  /* the sender's session we follow */
-	uint32_t nxt;	  /* next psn expected */
-	uint32_t window;  /* credit advertised while not blocked */
-	int blocked;	  /* a whole message waits for queue space */
-	int ack_due;	  /* an ack should go out */
-	int ack_now;	  /* ... at once, not at the next tick */
-	uint32_t arrived; /* datagrams of the stream since the last
-			   * ack, taken or kept past a gap */
-	int nak_due;	  /* ... saying there is a gap at nxt */
-	int nak_sent;	  /* a NAK for this nxt went already */
-	rel_bits ahead;	  /* bit i: the caller holds psn nxt + i */
-	uint64_t dups;	  /* counter */
+	int joined;		     /* sess is valid */
+	uint32_t sess;		     /* the sender's session we follow */
+	uint32_t nxt;		     /* next psn expected */
+	uint32_t window;	     /* credit advertised while not blocked */
+	int blocked;		     /* a whole message waits for queue space */
+	int ack_due;		     /* an ack should go out */
+	int ack_now;		     /* ... at once, not at the next tick */
+	uint32_t arrived;	     /* datagrams of the stream since the last
+				      * ack, taken or kept past a gap */
+	int nak_due;		     /* ... saying there is a gap at nxt */
+	int nak_sent;		     /* a NAK for this nxt went already */
+	rel_bits ahead;		     /* bit i: the caller holds psn nxt + i */
+	uint8_t code[REL_SACK_BITS]; /* by psn mod REL_SACK_BITS: the
+				      * refusals of [nxt - REL_SACK_BITS,
+				      * nxt) */
+	uint32_t ncodes;	     /* ... how many are not REL_CODE_NONE */
+	uint64_t dups;		     /* counter */
 };
 
 void rel_rx_init(struct rel_rx *rx, uint32_t window);
@@ -254,6 +330,10 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 
 /* The datagram at nxt was taken (or its message queued): move on. */
 void rel_rx_advance(struct rel_rx *rx);
+
+/* The message the datagram at nxt completed was refused with code: move
+ * on, and say so (in standalone acks) while the sender may not know. */
+void rel_rx_refuse(struct rel_rx *rx, enum rel_code code);
 
 /* Whether the caller holds the datagram at nxt (kept as REL_AHEAD). */
 int rel_rx_ready(const struct rel_rx *rx);
@@ -305,14 +385,17 @@ struct rel_ack {
 	int sack;	 /* bits below is the selective ack */
 	rel_bits bits;	 /* bit i: we hold psn nxt + 1 + i */
 	int nak;	 /* a gap at nxt */
+	int refuse;	 /* codes below say something */
+	rel_codes codes; /* refusals of [nxt - REL_SACK_BITS, nxt) */
 };
 
 /*
  * What an ack says now, marking it sent when one goes.  Only a standalone
- * ack has room for the sack (room): while datagrams are held past a gap,
- * one without it would tell the sender we hold nothing, so none goes in a
- * DATA datagram and the one due goes alone, at once.  Before the stream
- * is joined only credit goes.
+ * ack has room for the sack and the refusals (room): while datagrams are
+ * held past a gap, one without it would tell the sender we hold nothing,
+ * and while a refusal is in range, one without it could be the first to
+ * cover a refused psn, so none goes in a DATA datagram and the one due
+ * goes alone, at once.  Before the stream is joined only credit goes.
  */
 void rel_rx_ack_take(struct rel_rx *rx, int room, struct rel_ack *a);
 
@@ -323,18 +406,20 @@ void rel_rx_block(struct rel_rx *rx);
  * once (its writer waits for this ack). */
 void rel_rx_unblock(struct rel_rx *rx);
 
-/* The message that waits was refused again: the sender hears credit 0. */
-void rel_rx_refused(struct rel_rx *rx);
+/* The message that waited was refused with code (not NONE): move on, and
+ * say so at once. */
+void rel_rx_unblock_refused(struct rel_rx *rx, enum rel_code code);
 
 /* The caller dropped what it held of the stream: the message waiting and
- * the datagrams past a gap. */
+ * the datagrams past a gap (and the refusals: a new session). */
 void rel_rx_drop(struct rel_rx *rx);
 
 /* What a stream shows in .status (peer.h's PEER_COUNTERS_REL and
  * PEER_GAUGES_STREAM, less the rel_ prefix). */
 struct rel_stats {
-	uint64_t window, inflight, srtt_ms, rto_ms;	/* gauges */
-	uint64_t retrans, dups, timeouts, probes, rtos; /* counters */
+	uint64_t window, inflight, srtt_ms, rto_ms, waiting; /* gauges */
+	uint64_t retrans, dups, timeouts, probes, rtos;	     /* counters */
+	uint64_t refused;				     /* ... */
 };
 
 /* Read both halves of a peer's streams. */

@@ -30,11 +30,16 @@ struct tp_ops {
 	/*
 	 * A whole message from p arrived on channel chan.  Progress thread
 	 * only.  Return 0 when taken (the callee owns data, malloc'ed), or
-	 * a -errno refusal, one per cause (fs.h's fs_deliver): in datagram
-	 * mode the engine counts it as that cause's drop (tp_up_refusal)
-	 * and frees data; with delivery = reliable the stream keeps the
-	 * message, advertises no credit (its writer waits) and offers it again
-	 * at the next timer tick or when its sender probes.
+	 * a -errno refusal, one per cause (fs.h's fs_deliver): -EAGAIN (or
+	 * -ENOMEM, -ENOBUFS) when there is no room now (a full queue,
+	 * memory_limit), or a refusal for good: -ENOSPC (the channel cap),
+	 * -EMSGSIZE (larger than the queue ever takes), -EINVAL (a name
+	 * refused).  In datagram mode the engine counts it as that cause's
+	 * drop (tp_up_refusal) and frees data; with delivery = reliable the
+	 * refusal goes back to the sender (reliable.h, "Refusals"): for
+	 * good, its writer gets that errno; no room now, its sender keeps
+	 * the message and sends it again later (the writer waits), and
+	 * other channels go on meanwhile.
 	 */
 	int (*deliver)(void *arg, struct peer *p, const char *chan, void *data,
 		       size_t len);

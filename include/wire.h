@@ -28,8 +28,9 @@
 #include "util.h"
 
 #define WIRE_MAGIC 0x49424653u /* "IBFS" */
-/* 5: reliable trailer of 24 bytes, 512-bit sack in standalone acks only */
-#define WIRE_VERSION  5
+/* 6: reliable trailer of 24 bytes, 512-bit sack and the refusal codes in
+ * standalone acks only, retries flagged */
+#define WIRE_VERSION  6
 #define WIRE_HDR_LEN  24
 #define WIRE_CHAN_MAX UTIL_NAME_MAX /* longest channel name on the wire */
 
@@ -214,13 +215,19 @@ void wire_seq_reset(struct wire_seq *s);
  *    -4 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK,
  *                     WIRE_REL_ACKREQ (ack this one at once; a receiver
  *                     that ignores it acks at its next tick),
- *                     WIRE_REL_SACK (the sack precedes the fixed part)
+ *                     WIRE_REL_SACK (the sack precedes the fixed part),
+ *                     WIRE_REL_CODES (the refusal codes precede that),
+ *                     WIRE_REL_RETRY (DATA: a message sent again after
+ *                     its channel queue refused it, reliable.h)
  * and with WIRE_REL_SACK they follow WIRE_REL_SACK_LEN bytes of selective
  * ack: the psns past ack the receiver holds (bit i: ack + 1 + i), most
- * significant word first.  Fragments are cut for mtu - WIRE_REL_LEN, so a
- * DATA datagram has no room for a sack: an ack that needs one goes alone,
- * as a standalone ACK (type WIRE_ACK, chan_len 0, frag 0 of 1, total_len
- * 0, then the trailer).
+ * significant word first.  With WIRE_REL_CODES, WIRE_REL_CODES_LEN bytes
+ * before those: WIRE_REL_PLANES bitmaps of WIRE_SACK_WORDS words each,
+ * plane 0 first, each as the sack; bit i of plane j is bit j of the
+ * refusal code (reliable.h's enum rel_code) of psn ack - 512 + i.  Fragments
+ * are cut for mtu - WIRE_REL_LEN, so a DATA datagram has no room for a sack: an
+ * ack that needs one goes alone, as a standalone ACK (type WIRE_ACK, chan_len
+ * 0, frag 0 of 1, total_len 0, then the trailer).
  */
 #define WIRE_FLAG_REL 0x01
 /*
@@ -228,20 +235,25 @@ void wire_seq_reset(struct wire_seq *s);
  * of their own, apart from the sender's unicast ones, so a receiver
  * reassembles the two apart.
  */
-#define WIRE_FLAG_MCAST	  0x02
-#define WIRE_SACK_WORDS	  8 /* 64-bit words of the sack */
-#define WIRE_REL_LEN	  24
-#define WIRE_REL_SACK_LEN (8 * WIRE_SACK_WORDS)
-#define WIRE_REL_ACK	  0x1
-#define WIRE_REL_NAK	  0x2
-#define WIRE_REL_ACKREQ	  0x4
-#define WIRE_REL_SACK	  0x8
+#define WIRE_FLAG_MCAST	   0x02
+#define WIRE_SACK_WORDS	   8 /* 64-bit words of the sack */
+#define WIRE_REL_LEN	   24
+#define WIRE_REL_SACK_LEN  (8 * WIRE_SACK_WORDS)
+#define WIRE_REL_ACK	   0x1
+#define WIRE_REL_NAK	   0x2
+#define WIRE_REL_ACKREQ	   0x4
+#define WIRE_REL_SACK	   0x8
+#define WIRE_REL_RETRY	   0x10
+#define WIRE_REL_CODES	   0x20
+#define WIRE_REL_PLANES	   3
+#define WIRE_REL_CODES_LEN (WIRE_REL_PLANES * WIRE_REL_SACK_LEN)
 
 struct wire_rel {
 	uint32_t sess, psn;
 	uint32_t ack_sess, ack, credit;
 	uint32_t rflags;
-	uint64_t sack[WIRE_SACK_WORDS]; /* [0]: bits 0..63 */
+	uint64_t sack[WIRE_SACK_WORDS];			  /* [0]: bits 0..63 */
+	uint64_t codes[WIRE_REL_PLANES][WIRE_SACK_WORDS]; /* as sack */
 };
 
 /*
@@ -260,18 +272,21 @@ struct wire_rel {
 void wire_set_flag(void *dgram, uint8_t flag);
 
 /* Mark dgram[0..len) reliable and append r (its sack only with
- * WIRE_REL_SACK in rflags); returns the new length. */
+ * WIRE_REL_SACK in rflags, its codes only with WIRE_REL_CODES); returns
+ * the new length. */
 size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r);
 
 /*
  * Read the trailer of a reliable datagram: the length without it, or
  * -EBADMSG when the flag is missing or the datagram too short.  The sack
- * is zero unless rflags has WIRE_REL_SACK.
+ * is zero unless rflags has WIRE_REL_SACK, the codes unless it has
+ * WIRE_REL_CODES.
  */
 long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r);
 
 /* A standalone reliable ACK from src into buf (>= WIRE_HDR_LEN +
- * WIRE_REL_SACK_LEN + WIRE_REL_LEN bytes); returns its length. */
+ * WIRE_REL_CODES_LEN + WIRE_REL_SACK_LEN + WIRE_REL_LEN bytes); returns
+ * its length. */
 size_t wire_ack_build(void *buf, uint32_t src, const struct wire_rel *r);
 
 #endif

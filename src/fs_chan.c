@@ -221,7 +221,11 @@ static int fs_chan_charge(struct fs *fs, struct fs_chan *c, uint64_t cost)
 /*
  * Queue m on node's channel called name, making it if need be (a peer's
  * channel, within max_channels); under lock.  The refusals are
- * fs_deliver's (fs.h); a channel made for a refused message goes again.
+ * fs_deliver's (fs.h), one code per cause: -EINVAL when the name is no
+ * name, -ENOSPC beyond max_channels, -EMSGSIZE when m is larger than
+ * queue_limit, -EAGAIN while the channel holds too much to take m now,
+ * -ENOBUFS past memory_limit or the peer's share of it.  A channel made
+ * for a refused message goes again.
  */
 int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
 		  struct fs_msg *m, struct fs_chan **out)
@@ -236,7 +240,10 @@ int fs_chan_queue(struct fs *fs, struct fs_node *node, const char *name,
 		if (rc)
 			return rc;
 	}
-	rc = fs_chan_charge(fs, c, fs_msg_cost(m->len));
+	if (m->len > fs->cfg->queue_limit)
+		rc = -EMSGSIZE; /* would never fit: not worth a retry */
+	else
+		rc = fs_chan_charge(fs, c, fs_msg_cost(m->len));
 	if (rc) {
 		if (made) {
 			fs_chan_unlink(fs, c);

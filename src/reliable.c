@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "reliable.h"
+#include "rel_int.h"
 
 /* a - b as a signed distance in psn space. */
 static int32_t rel_diff(uint32_t a, uint32_t b)
@@ -34,7 +34,7 @@ void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
 }
 
 /* Move m to the done list with status st. */
-static void rel_tx_finish(struct rel_tx *tx, struct rel_msg *m, int st)
+void rel_tx_finish(struct rel_tx *tx, struct rel_msg *m, int st)
 {
 	m->status = st;
 	m->next = NULL;
@@ -46,6 +46,15 @@ void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
 {
 	if (!m->nfrag)
 		m->nfrag = 1;
+	m->order = ++tx->orders;
+	m->retry = 0;
+	if (!rel_wait_join(tx, m, now))
+		rel_tx_enqueue(tx, m, now);
+}
+
+/* Give m its psns at the end of the stream (nfrag set). */
+void rel_tx_enqueue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
+{
 	m->first_psn = tx->end;
 	tx->end += m->nfrag;
 	m->next = NULL;
@@ -168,7 +177,7 @@ uint32_t rel_tx_inflight(const struct rel_tx *tx)
 
 int rel_tx_busy(const struct rel_tx *tx)
 {
-	return tx->head != NULL;
+	return tx->head || tx->waiting;
 }
 
 /*
@@ -262,8 +271,9 @@ int rel_tx_next(struct rel_tx *tx, uint64_t now, struct rel_msg **m,
 }
 
 int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
-	       int nak, rel_bits sack, uint64_t now)
+	       int nak, rel_bits sack, const rel_codes *codes, uint64_t now)
 {
+	enum rel_code code;
 	uint32_t newest = 0;
 	int fresh = 0;
 	struct rel_msg *m;
@@ -287,7 +297,13 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
 			tx->head = m->next;
 			if (!tx->head)
 				tx->tail = NULL;
-			rel_tx_finish(tx, m, 0);
+			/* A refusal is the code of the psn that completed
+			 * the message at the receiver: its last one. */
+			code = codes ? rel_codes_get(codes, ack,
+						     m->first_psn + m->nfrag -
+							     1)
+				     : REL_CODE_NONE;
+			rel_wait_settle(tx, m, code, now);
 		}
 	}
 	/* The bitmap is relative to ack: only one about una tells us now. */
@@ -324,11 +340,12 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
 
 void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 {
-	struct rel_msg *m, *done = tx->done;
+	struct rel_msg *m, *done = tx->done, *waiting = tx->waiting;
 	struct rel_msg **done_tail = tx->done_tail;
 	uint32_t window = tx->window, pt = tx->peer_timeout_ms;
 	uint64_t retrans = tx->retrans, timeouts = tx->timeouts;
 	uint64_t probes = tx->tail_probes, rtos = tx->rtos;
+	uint64_t refused = tx->refused;
 
 	if (!done)
 		done_tail = NULL;
@@ -339,6 +356,7 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 	tx->timeouts = timeouts;
 	tx->tail_probes = probes;
 	tx->rtos = rtos;
+	tx->refused = refused;
 	if (done) {
 		tx->done = done;
 		tx->done_tail = done_tail;
@@ -349,15 +367,18 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 		rel_tx_finish(tx, m, err);
 		m = next;
 	}
+	rel_wait_fail(tx, waiting, err);
 }
 
 int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
 {
+	int wait_ms = rel_wait_tick(tx, now);
 	uint64_t due;
 	int64_t left;
 
+	/* Silence counts only while something waits for an ack. */
 	if (!tx->head)
-		return -1;
+		return wait_ms;
 	due = tx->heard_at + tx->peer_timeout_ms;
 	if (now >= due) {
 		tx->timeouts++;
@@ -390,6 +411,8 @@ int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
 		due = tx->rto_at;
 	if (tx->pto_at && tx->pto_at < due)
 		due = tx->pto_at;
+	if (wait_ms >= 0 && now + (uint64_t)wait_ms < due)
+		due = now + (uint64_t)wait_ms;
 	left = (int64_t)(due - now);
 	return left > 0 ? (int)left : 0;
 }
@@ -465,8 +488,20 @@ enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
 	return REL_OOO;
 }
 
-void rel_rx_advance(struct rel_rx *rx)
+/* Record code for psn nxt, which takes the slot of nxt - REL_SACK_BITS. */
+static void rel_rx_put_code(struct rel_rx *rx, enum rel_code code)
 {
+	uint8_t *c = &rx->code[rx->nxt % REL_SACK_BITS];
+
+	rx->ncodes -= *c != REL_CODE_NONE;
+	*c = (uint8_t)code;
+	rx->ncodes += code != REL_CODE_NONE;
+}
+
+/* Move past nxt, whose message was taken or refused with code. */
+static void rel_rx_step(struct rel_rx *rx, enum rel_code code)
+{
+	rel_rx_put_code(rx, code);
 	rx->nxt++;
 	rx->ahead = rel_bits_down(rx->ahead);
 	rx->ack_due = 1;
@@ -478,6 +513,17 @@ void rel_rx_advance(struct rel_rx *rx)
 		rx->nak_due = 1;
 		rx->nak_sent = 1;
 	}
+}
+
+void rel_rx_advance(struct rel_rx *rx)
+{
+	rel_rx_step(rx, REL_CODE_NONE);
+}
+
+void rel_rx_refuse(struct rel_rx *rx, enum rel_code code)
+{
+	rel_rx_step(rx, code);
+	rx->ack_now = 1; /* its writer waits for the answer */
 }
 
 int rel_rx_ready(const struct rel_rx *rx)
@@ -530,9 +576,9 @@ uint32_t rel_tx_sess(const struct rel_tx *tx)
 	return tx->sess;
 }
 
-int rel_tx_would_block(const struct rel_tx *tx)
+int rel_tx_would_block(const struct rel_tx *tx, const char *chan)
 {
-	return rel_tx_busy(tx) && !tx->credit;
+	return (tx->head && !tx->credit) || rel_wait_has(tx, chan);
 }
 
 int rel_rx_ack_wanted(const struct rel_rx *rx, int tick)
@@ -550,6 +596,22 @@ uint32_t rel_rx_next(const struct rel_rx *rx)
 	return rx->nxt;
 }
 
+/* The refusals of [nxt - REL_SACK_BITS, nxt), as an ack carries them. */
+static void rel_rx_codes(const struct rel_rx *rx, rel_codes *out)
+{
+	uint32_t base = rx->nxt - REL_SACK_BITS, i;
+	unsigned c;
+	int j;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < REL_SACK_BITS; i++) {
+		c = rx->code[(base + i) % REL_SACK_BITS];
+		for (j = 0; j < REL_CODE_PLANES; j++)
+			if (c >> j & 1)
+				rel_bit_put(&out->plane[j], i, 1);
+	}
+}
+
 void rel_rx_ack_take(struct rel_rx *rx, int room, struct rel_ack *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -557,14 +619,15 @@ void rel_rx_ack_take(struct rel_rx *rx, int room, struct rel_ack *a)
 	if (!rx->joined)
 		return;
 	a->bits = rel_rx_sack(rx);
-	if (rel_bits_any(&a->bits)) {
-		if (!room) {
-			if (rx->ack_due)
-				rx->ack_now = 1;
-			return;
-		}
-		a->sack = 1;
+	if ((rel_bits_any(&a->bits) || rx->ncodes) && !room) {
+		if (rx->ack_due)
+			rx->ack_now = 1;
+		return;
 	}
+	a->sack = rel_bits_any(&a->bits);
+	a->refuse = rx->ncodes != 0;
+	if (a->refuse)
+		rel_rx_codes(rx, &a->codes);
 	a->ack = 1;
 	a->sess = rx->sess;
 	a->nxt = rx->nxt;
@@ -584,16 +647,18 @@ void rel_rx_unblock(struct rel_rx *rx)
 	rx->ack_now = 1;
 }
 
-void rel_rx_refused(struct rel_rx *rx)
+void rel_rx_unblock_refused(struct rel_rx *rx, enum rel_code code)
 {
-	rx->ack_due = 1;
-	rx->ack_now = 1;
+	rx->blocked = 0;
+	rel_rx_refuse(rx, code);
 }
 
 void rel_rx_drop(struct rel_rx *rx)
 {
 	rx->blocked = 0;
 	memset(&rx->ahead, 0, sizeof(rx->ahead));
+	memset(rx->code, 0, sizeof(rx->code));
+	rx->ncodes = 0;
 }
 
 void rel_stats_get(const struct rel_tx *tx, const struct rel_rx *rx,
@@ -608,4 +673,6 @@ void rel_stats_get(const struct rel_tx *tx, const struct rel_rx *rx,
 	s->timeouts = tx->timeouts;
 	s->probes = tx->tail_probes;
 	s->rtos = tx->rtos;
+	s->waiting = tx->nwaiting;
+	s->refused = tx->refused;
 }

@@ -151,14 +151,21 @@ struct tp_done {
 struct tp_rel {
 	struct rel_tx tx;
 	struct rel_rx rx;
-	int held;     /* hmsg waits to be offered, or was refused */
+	int held;     /* hmsg waits to be offered */
+	int hretry;   /* ... and came flagged retry */
 	int queued;   /* on the offer list */
 	uint64_t gen; /* bumps when what was held is dropped */
 	struct wire_msg hmsg;
+	/* Channels of ours that refused the peer for a full queue: later
+	 * messages to them are refused until a retry goes in (reliable.h,
+	 * "Refusals"); full_all: one could not be noted, so all are. */
+	char (*full)[WIRE_CHAN_MAX + 1];
+	uint32_t nfull, full_cap;
+	int full_all;
 	struct wire_seq seq; /* the message arriving, in order, no timeout */
 	uint8_t *ahead;	     /* REL_SACK_BITS datagrams past a gap (lazy) */
-	uint32_t ahead_len[REL_SACK_BITS];
-	struct rel_stats pub; /* counters published so far */
+	uint32_t ahead_len[REL_SACK_BITS]; /* | TP_REL_AHEAD_RETRY */
+	struct rel_stats pub;		   /* counters published so far */
 };
 
 /* Every reliable peer's streams, and the messages waiting for deliver. */
@@ -351,6 +358,15 @@ int tp_rel_service(struct tp *tp, int tick);
 int tp_rel_tick(struct tp *tp);
 void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too);
 void tp_rel_forget(struct tp *tp, struct peer *p);
+void tp_rel_queue(struct tp *tp, int i);
+
+/* tp_rel_refuse.c: the receiver's refusals (under rel.lock) */
+#define TP_REL_AHEAD_RETRY 0x80000000u /* ahead_len: it came flagged retry */
+void tp_rel_complete(struct tp *tp, struct peer *p, struct tp_rel *r,
+		     struct wire_msg *msg, int retry);
+void tp_rel_settle(struct tp *tp, struct peer *p, struct tp_rel *r,
+		   struct wire_msg *m, int retry, int rc);
+void tp_rel_full_clear(struct tp_rel *r);
 
 /* tp_recv.c */
 int tp_recv_open(struct tp *tp);

@@ -4,10 +4,12 @@
  * (psn order, acks, credit, selective acks, timers) wired to datagrams.
  * Every datagram of a stream carries a trailer (wire_rel_put) with its psn
  * and our ack of the peer's stream; a whole message is offered to deliver
- * only once every lock is dropped (tp_rel_offer), and while its channel
- * queue refuses it the stream holds it and advertises no credit, so the
- * sender keeps it (backpressure, not loss).  The state machines are
- * touched only through reliable.h's functions, under rel.lock.
+ * only once every lock is dropped (tp_rel_offer).  One its channel queue
+ * refuses is not held: the stream moves on and the refusal goes back in
+ * the acks (tp_rel_refuse.c), so the sender fails its writer or, for a
+ * full queue, keeps it and tries again later (backpressure, not loss; a
+ * full channel holds up no other).  The state machines are touched only
+ * through reliable.h's functions, under rel.lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -98,6 +100,7 @@ static void tp_rel_drop_held(struct tp_rel *r)
 	r->gen++;
 	rel_rx_drop(&r->rx);
 	wire_seq_reset(&r->seq);
+	tp_rel_full_clear(r);
 }
 
 /* Free what tp_rel_open made (after tp_rel_reset of every peer). */
@@ -137,11 +140,27 @@ static void tp_rel_ack_fields(struct tp_rel *r, struct wire_rel *w, int room)
 		memcpy(w->sack, a.bits.w, sizeof(w->sack));
 		w->rflags |= WIRE_REL_SACK;
 	}
+	if (a.refuse) {
+		memcpy(w->codes, a.codes.plane, sizeof(w->codes));
+		w->rflags |= WIRE_REL_CODES;
+	}
 	w->ack_sess = a.sess;
 	w->ack = a.nxt;
 	w->rflags |= WIRE_REL_ACK;
 	if (a.nak)
 		w->rflags |= WIRE_REL_NAK;
+}
+
+/* A standalone ACK with everything: the codes, then the sack. */
+#define TP_REL_ACK_MAX                                                         \
+	(WIRE_HDR_LEN + WIRE_REL_CODES_LEN + WIRE_REL_SACK_LEN + WIRE_REL_LEN)
+
+/* The refusals must go; at the smallest MTU the sack may not fit with
+ * them, and goes only as a cost: the sender resends what it held. */
+static void tp_rel_ack_fit(struct wire_rel *w, size_t mtu)
+{
+	if ((w->rflags & WIRE_REL_CODES) && TP_REL_ACK_MAX > mtu)
+		w->rflags &= ~WIRE_REL_SACK;
 }
 
 /* One DATA datagram of m (fragment frag, psn) in slot sb; its length. */
@@ -161,6 +180,8 @@ static size_t tp_rel_build(struct tp *tp, struct tp_rel *r, uint8_t *sb,
 	w.psn = psn;
 	if (last)
 		w.rflags = WIRE_REL_ACKREQ;
+	if (m->retry)
+		w.rflags |= WIRE_REL_RETRY;
 	tp_rel_ack_fields(r, &w, 0);
 	return wire_rel_put(sb, dlen, &w);
 }
@@ -197,6 +218,7 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now, int tick)
 			sb = tp_ring_slot(tp);
 			memset(&w, 0, sizeof(w));
 			tp_rel_ack_fields(r, &w, 1);
+			tp_rel_ack_fit(&w, d.mtu);
 			dlen = wire_ack_build(sb, tp->self_id, &w);
 			tp_ring_fill(tp, &d, sb, dlen);
 			break;
@@ -237,10 +259,13 @@ static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 		   &r->pub.timeouts);
 	tp_rel_pub(&c->rel_probes, &t->rel_probes, s.probes, &r->pub.probes);
 	tp_rel_pub(&c->rel_rtos, &t->rel_rtos, s.rtos, &r->pub.rtos);
+	tp_rel_pub(&c->rel_refused, &t->rel_refused, s.refused,
+		   &r->pub.refused);
+	atomic_store(&c->rel_waiting, s.waiting);
 }
 
 /* Offer peer i's held message at the next tp_rel_offer (under rel.lock). */
-static void tp_rel_queue(struct tp *tp, int i)
+void tp_rel_queue(struct tp *tp, int i)
 {
 	struct tp_rel *r = tp->rel.peer[i];
 
@@ -250,9 +275,10 @@ static void tp_rel_queue(struct tp *tp, int i)
 	tp->rel.offer[tp->rel.noffer++] = i;
 }
 
-/* Keep datagram psn, which came past a gap, until the gap fills. */
+/* Keep datagram psn, which came past a gap, until the gap fills (and
+ * whether it came flagged retry). */
 static void tp_rel_keep(struct tp *tp, struct tp_rel *r, uint32_t psn,
-			const uint8_t *dg, size_t len)
+			const uint8_t *dg, size_t len, int retry)
 {
 	size_t slot = tp->info.mtu_bytes;
 
@@ -263,7 +289,8 @@ static void tp_rel_keep(struct tp *tp, struct tp_rel *r, uint32_t psn,
 		return;
 	}
 	memcpy(r->ahead + (psn % REL_SACK_BITS) * slot, dg, len);
-	r->ahead_len[psn % REL_SACK_BITS] = (uint32_t)len;
+	r->ahead_len[psn % REL_SACK_BITS] =
+		(uint32_t)len | (retry ? TP_REL_AHEAD_RETRY : 0);
 }
 
 /*
@@ -271,10 +298,11 @@ static void tp_rel_keep(struct tp *tp, struct tp_rel *r, uint32_t psn,
  * reassembly table: its timeout would drop a message that heavy loss makes
  * slow, and the stream would move on past it (acked, so the writer would
  * hear "delivered").  A whole message waits, blocking the stream, until
- * tp_rel_offer hands it over with no lock held.
+ * tp_rel_offer hands it over with no lock held (tp_rel_complete).  One
+ * that cannot be put together is refused for good: its writer hears.
  */
 static void tp_rel_take(struct tp *tp, struct peer *p, struct tp_rel *r,
-			const uint8_t *dg, size_t len)
+			const uint8_t *dg, size_t len, int retry)
 {
 	struct wire_msg msg;
 	int rc;
@@ -284,32 +312,34 @@ static void tp_rel_take(struct tp *tp, struct peer *p, struct tp_rel *r,
 	if (rc == 0) {
 		rel_rx_advance(&r->rx);
 	} else if (rc == 1) {
-		r->held = 1;
-		r->hmsg = msg;
-		rel_rx_block(&r->rx);
-		tp_rel_queue(tp, p->idx);
+		tp_rel_complete(tp, p, r, &msg, retry);
 	} else if (rc == -WIRE_DROP_NO_MEMORY) {
 		/* not taken: it comes again */
 		peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
 	} else {
-		/* malformed from a peer we trust: skip it for good */
+		/* a name we refuse, beyond max_message, malformed: skip it
+		 * for good, and say so */
 		tp_up_count_wire(tp, p, rc);
-		rel_rx_advance(&r->rx);
+		rel_rx_refuse(&r->rx, rc == -WIRE_DROP_TOO_BIG
+					      ? REL_CODE_MSGSIZE
+					      : REL_CODE_INVAL);
 	}
 }
 
 /* Take the kept datagrams that are next in order now (under rel.lock). */
 static void tp_rel_drain(struct tp *tp, struct peer *p, struct tp_rel *r)
 {
-	uint32_t nxt, k;
+	uint32_t nxt, k, len;
 
 	while (!r->held && rel_rx_ready(&r->rx)) {
 		nxt = rel_rx_next(&r->rx);
 		k = nxt % REL_SACK_BITS;
+		len = r->ahead_len[k];
 		/* taken now, whatever becomes of it: no longer held */
 		rel_rx_unhold(&r->rx, nxt);
 		tp_rel_take(tp, p, r, r->ahead + k * tp->info.mtu_bytes,
-			    r->ahead_len[k]);
+			    len & ~TP_REL_AHEAD_RETRY,
+			    !!(len & TP_REL_AHEAD_RETRY));
 	}
 }
 
@@ -335,6 +365,7 @@ void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 	struct wire_rel w;
 	long plen = wire_rel_get(dg, dlen, &w);
 	enum rel_verdict v;
+	rel_codes codes;
 	int joined;
 	rel_bits s;
 
@@ -348,8 +379,10 @@ void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 		goto out;
 	if (w.rflags & WIRE_REL_ACK) {
 		memcpy(s.w, w.sack, sizeof(s.w));
+		memcpy(codes.plane, w.codes, sizeof(codes.plane));
 		rel_tx_ack(&r->tx, w.ack_sess, w.ack, w.credit,
-			   !!(w.rflags & WIRE_REL_NAK), s, now);
+			   !!(w.rflags & WIRE_REL_NAK), s,
+			   w.rflags & WIRE_REL_CODES ? &codes : NULL, now);
 	}
 	if (h->type != WIRE_DATA)
 		goto out;
@@ -359,13 +392,15 @@ void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 	if (w.rflags & WIRE_REL_ACKREQ)
 		rel_rx_ask_ack(&r->rx);
 	if (v == REL_AHEAD)
-		tp_rel_keep(tp, r, w.psn, dg, (size_t)plen);
+		tp_rel_keep(tp, r, w.psn, dg, (size_t)plen,
+			    !!(w.rflags & WIRE_REL_RETRY));
 	if (v != REL_ACCEPT)
 		goto out;
 	if (r->held)
 		tp_rel_queue(tp, p->idx); /* its sender asks again */
 	else
-		tp_rel_take(tp, p, r, dg, (size_t)plen);
+		tp_rel_take(tp, p, r, dg, (size_t)plen,
+			    !!(w.rflags & WIRE_REL_RETRY));
 	tp_rel_drain(tp, p, r);
 out:
 	pthread_mutex_unlock(&tp->rel.lock);
@@ -373,10 +408,9 @@ out:
 
 /*
  * Offer each queued held message to deliver, with no lock held, then
- * settle its stream: taken, the stream moves on (and its writer hears at
- * once); refused, it stays held with credit 0 until the next tick or the
- * sender's next probe.  A stream reset meanwhile (gen) keeps its new
- * state.  Progress thread only.
+ * settle its stream (tp_rel_settle): taken or refused, the stream moves
+ * on, and its writer hears at once.  A stream reset meanwhile (gen)
+ * keeps its new state.  Progress thread only.
  */
 void tp_rel_offer(struct tp *tp)
 {
@@ -384,7 +418,7 @@ void tp_rel_offer(struct tp *tp)
 	struct wire_msg m;
 	struct tp_rel *r;
 	uint64_t gen;
-	int i, rc;
+	int i, rc, retry;
 
 	pthread_mutex_lock(&rs->lock);
 	while (rs->noffer) {
@@ -394,6 +428,7 @@ void tp_rel_offer(struct tp *tp)
 		if (!r->held)
 			continue;
 		m = r->hmsg;
+		retry = r->hretry;
 		gen = r->gen;
 		r->held = 0; /* ours while offered: a reset does not free it */
 		pthread_mutex_unlock(&rs->lock);
@@ -402,12 +437,8 @@ void tp_rel_offer(struct tp *tp)
 		if (r->gen != gen) {
 			if (rc)
 				free(m.data);
-		} else if (rc) {
-			r->held = 1;
-			r->hmsg = m;
-			rel_rx_refused(&r->rx);
 		} else {
-			rel_rx_unblock(&r->rx);
+			tp_rel_settle(tp, &tp->peers[i], r, &m, retry, rc);
 			tp_rel_drain(tp, &tp->peers[i], r);
 		}
 	}
@@ -527,7 +558,7 @@ static int tp_rel_admit(struct tp *tp, struct peer *p, struct rel_msg *m,
 		return -ENOTCONN; /* up, yet never met: cannot be */
 	if (d.max_message && m->len > d.max_message)
 		return -EMSGSIZE; /* the peer would refuse it, yet ack it */
-	if ((flags & TP_SEND_NONBLOCK) && rel_tx_would_block(&r->tx))
+	if ((flags & TP_SEND_NONBLOCK) && rel_tx_would_block(&r->tx, m->chan))
 		return -EAGAIN;
 	m->mtu = (uint32_t)d.mtu;
 	m->nfrag = wire_frag_count(m->len, d.mtu - WIRE_REL_LEN, chan_len);

@@ -9,21 +9,47 @@
 #include "util.h"
 #include "wire.h"
 
+/* One bitmap of WIRE_SACK_WORDS words at b, most significant first. */
+static void wire_rel_put_bits(uint8_t *b, const uint64_t *w)
+{
+	int k;
+
+	for (k = 0; k < WIRE_SACK_WORDS; k++) {
+		uint64_t x = w[WIRE_SACK_WORDS - 1 - k];
+
+		util_put32(b + 8 * k, (uint32_t)(x >> 32));
+		util_put32(b + 8 * k + 4, (uint32_t)x);
+	}
+}
+
+/* Read what wire_rel_put_bits wrote. */
+static void wire_rel_get_bits(const uint8_t *b, uint64_t *w)
+{
+	int k;
+
+	for (k = 0; k < WIRE_SACK_WORDS; k++)
+		w[WIRE_SACK_WORDS - 1 - k] = (uint64_t)util_get32(b + 8 * k)
+						     << 32 |
+					     util_get32(b + 8 * k + 4);
+}
+
 /* Append the reliable trailer and set the flag (see wire.h). */
 size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 {
 	uint8_t *b = dgram;
-	int k;
+	int j;
 
 	wire_set_flag(b, WIRE_FLAG_REL);
 	b += len;
+	if (r->rflags & WIRE_REL_CODES) {
+		for (j = 0; j < WIRE_REL_PLANES; j++)
+			wire_rel_put_bits(b + j * WIRE_REL_SACK_LEN,
+					  r->codes[j]);
+		b += WIRE_REL_CODES_LEN;
+		len += WIRE_REL_CODES_LEN;
+	}
 	if (r->rflags & WIRE_REL_SACK) {
-		for (k = 0; k < WIRE_SACK_WORDS; k++) {
-			uint64_t w = r->sack[WIRE_SACK_WORDS - 1 - k];
-
-			util_put32(b + 8 * k, (uint32_t)(w >> 32));
-			util_put32(b + 8 * k + 4, (uint32_t)w);
-		}
+		wire_rel_put_bits(b, r->sack);
 		b += WIRE_REL_SACK_LEN;
 		len += WIRE_REL_SACK_LEN;
 	}
@@ -40,7 +66,7 @@ size_t wire_rel_put(void *dgram, size_t len, const struct wire_rel *r)
 long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 {
 	const uint8_t *b = dgram;
-	int k;
+	int j;
 
 	if (len < WIRE_HDR_LEN + WIRE_REL_LEN ||
 	    !(wire_peek_flags(b, len) & WIRE_FLAG_REL))
@@ -53,15 +79,21 @@ long wire_rel_get(const void *dgram, size_t len, struct wire_rel *r)
 	r->credit = util_get32(b + len + 16);
 	r->rflags = util_get32(b + len + 20);
 	memset(r->sack, 0, sizeof(r->sack));
-	if (!(r->rflags & WIRE_REL_SACK))
-		return (long)len;
-	if (len < WIRE_HDR_LEN + WIRE_REL_SACK_LEN)
-		return -EBADMSG;
-	len -= WIRE_REL_SACK_LEN;
-	for (k = 0; k < WIRE_SACK_WORDS; k++)
-		r->sack[WIRE_SACK_WORDS - 1 - k] =
-			(uint64_t)util_get32(b + len + 8 * k) << 32 |
-			util_get32(b + len + 8 * k + 4);
+	memset(r->codes, 0, sizeof(r->codes));
+	if (r->rflags & WIRE_REL_SACK) {
+		if (len < WIRE_HDR_LEN + WIRE_REL_SACK_LEN)
+			return -EBADMSG;
+		len -= WIRE_REL_SACK_LEN;
+		wire_rel_get_bits(b + len, r->sack);
+	}
+	if (r->rflags & WIRE_REL_CODES) {
+		if (len < WIRE_HDR_LEN + WIRE_REL_CODES_LEN)
+			return -EBADMSG;
+		len -= WIRE_REL_CODES_LEN;
+		for (j = 0; j < WIRE_REL_PLANES; j++)
+			wire_rel_get_bits(b + len + j * WIRE_REL_SACK_LEN,
+					  r->codes[j]);
+	}
 	return (long)len;
 }
 

@@ -2,8 +2,9 @@
 /*
  * libFuzzer target for the reliable trailer and what a sender does with
  * the acks in it: wire_rel_get on whatever arrives, DATA datagrams with
- * the trailer and standalone ACKs with the 512-bit selective ack alike,
- * then rel_tx_ack on a sender with messages in flight.
+ * the trailer and standalone ACKs with the 512-bit selective ack and the
+ * refusal codes alike, then rel_tx_ack on a sender with messages in
+ * flight (refusals put them on their channel's wait list, or fail them).
  *
  * Decoding must never read outside the datagram, must say where the
  * payload ends consistently with the flags, and what it accepts must
@@ -18,6 +19,7 @@
  *                plus 64 * (c & 3)), then that many bytes
  *   c >> 6 == 1  an ACK built by wire_ack_build from the next 12 bytes:
  *                ack relative to una, credit, rflags, a sack pattern
+ *                (with WIRE_REL_CODES, refusal codes made of it too)
  *   c >> 6 == 2  let rel_tx_next send up to (c & 63) datagrams
  *   c >> 6 == 3  the clock steps (c & 63) * 7 ms, then rel_tx_tick
  *
@@ -68,6 +70,8 @@ static int32_t dist(uint32_t a, uint32_t b)
 static long check_trailer(const uint8_t *dg, size_t len, struct wire_rel *w)
 {
 	static const uint64_t zero[WIRE_SACK_WORDS];
+	static const uint64_t zcodes[WIRE_REL_PLANES][WIRE_SACK_WORDS];
+	size_t extra;
 	uint8_t *copy = malloc(len ? len : 1), *re;
 	long end;
 
@@ -80,18 +84,20 @@ static long check_trailer(const uint8_t *dg, size_t len, struct wire_rel *w)
 		CHECK(end == -EBADMSG);
 		CHECK(len < WIRE_HDR_LEN + WIRE_REL_LEN ||
 		      !(dg[7] & WIRE_FLAG_REL) ||
-		      (be32(dg + len - 4) & WIRE_REL_SACK));
+		      (be32(dg + len - 4) & (WIRE_REL_SACK | WIRE_REL_CODES)));
 		free(copy);
 		return end;
 	}
 	CHECK(dg[7] & WIRE_FLAG_REL);
 	CHECK(len >= WIRE_HDR_LEN + WIRE_REL_LEN);
 	CHECK(end >= WIRE_HDR_LEN);
-	if (w->rflags & WIRE_REL_SACK)
-		CHECK((size_t)end == len - WIRE_REL_LEN - WIRE_REL_SACK_LEN);
-	else
-		CHECK((size_t)end == len - WIRE_REL_LEN &&
-		      !memcmp(w->sack, zero, sizeof(zero)));
+	extra = (w->rflags & WIRE_REL_SACK ? WIRE_REL_SACK_LEN : 0) +
+		(w->rflags & WIRE_REL_CODES ? WIRE_REL_CODES_LEN : 0);
+	CHECK((size_t)end == len - WIRE_REL_LEN - extra);
+	if (!(w->rflags & WIRE_REL_SACK))
+		CHECK(!memcmp(w->sack, zero, sizeof(zero)));
+	if (!(w->rflags & WIRE_REL_CODES))
+		CHECK(!memcmp(w->codes, zcodes, sizeof(zcodes)));
 	CHECK(w->sess == be32(dg + len - 24) && w->psn == be32(dg + len - 20));
 	CHECK(w->ack == be32(dg + len - 12));
 	/* What precedes the trailer, with the trailer put back, is it. */
@@ -150,7 +156,8 @@ static void take_done(struct run *u)
 		CHECK(m->msg_id < NMSG && !u->finished[m->msg_id]);
 		u->finished[m->msg_id] = 1;
 		CHECK(m->status == 0 || m->status == -ETIMEDOUT ||
-		      m->status == -ENOTCONN);
+		      m->status == -ENOTCONN || m->status == -ENOSPC ||
+		      m->status == -EINVAL || m->status == -EMSGSIZE);
 		if (m->status == 0)
 			CHECK(dist(u->tx.una, m->first_psn + m->nfrag) >= 0);
 		free(m);
@@ -180,7 +187,7 @@ static void refill(struct run *u, uint8_t nfrag)
 static size_t synth_ack(uint8_t *buf, const struct run *u, const uint8_t *p)
 {
 	struct wire_rel w;
-	int k;
+	int j, k;
 
 	memset(&w, 0, sizeof(w));
 	w.ack_sess = p[0] & 0x80 ? u->sess + (p[0] & 1) : u->sess;
@@ -194,6 +201,10 @@ static size_t synth_ack(uint8_t *buf, const struct run *u, const uint8_t *p)
 			w.sack[k] =
 				(uint64_t)p[4 + k] * 0x0101010101010101ull >>
 				(p[3] >> 6);
+	if (w.rflags & WIRE_REL_CODES)
+		for (j = 0; j < WIRE_REL_PLANES; j++)
+			for (k = 0; k < WIRE_SACK_WORDS; k++)
+				w.codes[j][k] = w.sack[k] >> (j * 3 + 1);
 	return wire_ack_build(buf, 0x1234, &w);
 }
 
@@ -202,6 +213,7 @@ static void feed(struct run *u, const uint8_t *dg, size_t len)
 {
 	struct wire_hdr h;
 	struct wire_rel w;
+	rel_codes codes;
 	rel_bits s;
 	long end;
 
@@ -214,8 +226,10 @@ static void feed(struct run *u, const uint8_t *dg, size_t len)
 	if (!(w.rflags & WIRE_REL_ACK))
 		return;
 	memcpy(s.w, w.sack, sizeof(s.w));
+	memcpy(codes.plane, w.codes, sizeof(codes.plane));
 	if (rel_tx_ack(&u->tx, w.ack_sess, w.ack, w.credit,
-		       !!(w.rflags & WIRE_REL_NAK), s, u->now)) {
+		       !!(w.rflags & WIRE_REL_NAK), s,
+		       w.rflags & WIRE_REL_CODES ? &codes : NULL, u->now)) {
 		CHECK(w.ack_sess == u->tx.sess);
 		/* recounted; a probe not sent yet may still add one */
 		u->probes = u->tx.rtos + u->tx.tail_probes - !!u->tx.probe;
@@ -246,7 +260,8 @@ static void send_some(struct run *u, unsigned n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct run u;
-	uint8_t buf[WIRE_HDR_LEN + WIRE_REL_SACK_LEN + WIRE_REL_LEN];
+	uint8_t buf[WIRE_HDR_LEN + WIRE_REL_CODES_LEN + WIRE_REL_SACK_LEN +
+		    WIRE_REL_LEN];
 	size_t pos = 0, len;
 	uint8_t c;
 	int k;

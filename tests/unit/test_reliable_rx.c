@@ -2,8 +2,9 @@
 /*
  * Unit tests for reliable.c's receiver on its own: when an ack must go at
  * once and when it may wait for a tick, what an ack carries (credit, the
- * cumulative ack, the selective ack, NAK), and the credit of a stream
- * whose whole message waits for queue space.
+ * cumulative ack, the selective ack, NAK), the credit of a stream
+ * whose whole message waits for queue space, and the refusal codes: in
+ * standalone acks only, for REL_SACK_BITS psns.
  */
 #include "unit.h"
 #include "reliable.h"
@@ -102,12 +103,56 @@ static void test_ack_take(void **state)
 	rel_rx_block(&rx);
 	rel_rx_ack_take(&rx, 1, &a);
 	assert_int_equal(a.credit, 0);
-	rel_rx_refused(&rx);
+	/* refused: not held; the stream moves on, and says so at once */
+	rel_rx_unblock_refused(&rx, REL_CODE_FULL);
 	assert_true(rel_rx_ack_wanted(&rx, 0));
-	rel_rx_unblock(&rx);
 	assert_int_equal(rel_rx_next(&rx), 2);
+	rel_rx_ack_take(&rx, 0, &a); /* no room for the codes: none goes */
+	assert_false(a.ack);
+	assert_true(rel_rx_ack_wanted(&rx, 0));
 	rel_rx_ack_take(&rx, 1, &a);
+	assert_true(a.ack && a.refuse);
 	assert_int_equal(a.credit, 64);
+	assert_int_equal(rel_codes_get(&a.codes, a.nxt, 1), REL_CODE_FULL);
+	assert_int_equal(rel_codes_get(&a.codes, a.nxt, 0), REL_CODE_NONE);
+}
+
+/*
+ * A refusal's code stays in every ack for REL_SACK_BITS psns (the
+ * sender's una is never further back), then leaves, and acks may ride
+ * on DATA again.
+ */
+static void test_refusal_span(void **state)
+{
+	struct rel_rx rx;
+	struct rel_ack a;
+	uint32_t psn;
+	int joined;
+
+	rel_rx_init(&rx, 64);
+	assert_int_equal(rel_rx_check(&rx, 3, 0, &joined), REL_ACCEPT);
+	rel_rx_refuse(&rx, REL_CODE_NOSPC);
+	for (psn = 1; psn < REL_SACK_BITS; psn++) {
+		assert_int_equal(rel_rx_check(&rx, 3, psn, &joined),
+				 REL_ACCEPT);
+		rel_rx_advance(&rx);
+		rel_rx_ack_take(&rx, 0, &a);
+		assert_false(a.ack);
+		rel_rx_ack_take(&rx, 1, &a);
+		assert_true(a.ack && a.refuse);
+		assert_int_equal(rel_codes_get(&a.codes, a.nxt, 0),
+				 REL_CODE_NOSPC);
+	}
+	assert_int_equal(rel_rx_check(&rx, 3, psn, &joined), REL_ACCEPT);
+	rel_rx_advance(&rx); /* psn 0 left the span */
+	rel_rx_ack_take(&rx, 0, &a);
+	assert_true(a.ack);
+	assert_false(a.refuse);
+	/* a new session forgets them */
+	rel_rx_refuse(&rx, REL_CODE_FULL);
+	rel_rx_drop(&rx);
+	rel_rx_ack_take(&rx, 0, &a);
+	assert_true(a.ack);
 }
 
 int main(void)
@@ -115,6 +160,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ack_urgency),
 		cmocka_unit_test(test_ack_take),
+		cmocka_unit_test(test_refusal_span),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

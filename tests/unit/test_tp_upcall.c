@@ -5,7 +5,9 @@
  * device whose CQ and QP are the verbs provider's function table, and
  * deliver runs with no lock of the engine held, so it may send (here a
  * reply with tp_send_async) in both delivery modes.  A refused reliable
- * message waits in its stream and is offered again at the next tick.
+ * message is not held: the stream moves on and its acks carry the
+ * refusal; after a refusal for a full queue, later messages to that
+ * channel are refused until a retry goes in, while other channels go on.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,7 +36,7 @@
 #define BETA_QPN 0x123
 #define MTU	 1024
 #define GRH	 sizeof(struct ibv_grh)
-#define MAX_SENT 16
+#define MAX_SENT 64
 
 /* A datagram the engine posted: where it went and its bytes. */
 struct sent {
@@ -254,8 +256,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Beta sends "hello" on "ping" in receive slot 0 (psn 0 when reliable). */
-static void beta_sends(uint32_t msg_id)
+/* Beta sends "hello" on chan in receive slot 0 (psn psn when reliable,
+ * with rflags). */
+static void beta_sends_on(const char *chan, uint32_t msg_id, uint32_t psn,
+			  uint32_t rflags)
 {
 	uint8_t *slot = tp->rx.buf;
 	struct ibv_grh *grh = (struct ibv_grh *)slot;
@@ -268,14 +272,14 @@ static void beta_sends(uint32_t msg_id)
 	memset(grh, 0, GRH);
 	grh->version_tclass_flow = htobe32(6u << 28);
 	beta_gid(&grh->sgid);
-	dlen = wire_frag_build(slot + GRH, room, peers[BETA].id, msg_id, "ping",
+	dlen = wire_frag_build(slot + GRH, room, peers[BETA].id, msg_id, chan,
 			       "hello", 5, 0);
 	assert_true(dlen > 0);
 	if (tp_peer_reliable(tp, &peers[BETA])) {
 		memset(&w, 0, sizeof(w));
 		w.sess = 77;
-		w.psn = 0;
-		w.rflags = WIRE_REL_ACKREQ;
+		w.psn = psn;
+		w.rflags = WIRE_REL_ACKREQ | rflags;
 		dlen = wire_rel_put(slot + GRH, dlen, &w);
 	}
 	memset(wc, 0, sizeof(*wc));
@@ -308,6 +312,12 @@ static void beta_first(uint32_t msg_id, uint8_t flags)
 	wc->byte_len = GRH + dlen;
 	wc->src_qp = BETA_QPN;
 	wc->wc_flags = IBV_WC_GRH;
+}
+
+/* Beta sends "hello" on "ping" in receive slot 0 (psn 0 when reliable). */
+static void beta_sends(uint32_t msg_id)
+{
+	beta_sends_on("ping", msg_id, 0, 0);
 }
 
 /* How many DATA datagrams on channel chan went to beta. */
@@ -394,23 +404,107 @@ static void test_reliable_deliver_sends(void **state)
 	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
 }
 
-/* reliable: a refused message waits (no drop, credit 0) and is offered
- * again at the next tick, then taken once. */
-static void test_reliable_refused_waits(void **state)
+/*
+ * The refusal code of psn in the last ACK to beta; checks that no DATA
+ * datagram to beta carried an ack meanwhile (one could cover a refused
+ * psn without saying so).  -1 when no ACK went.
+ */
+static int acked_code(uint32_t psn)
+{
+	struct wire_hdr h;
+	struct wire_rel w;
+	rel_codes c;
+	int i, code = -1;
+
+	for (i = 0; i < dev.nsent; i++) {
+		const struct sent *s = &dev.sent[i];
+
+		assert_int_equal(wire_hdr_decode(&h, s->buf, s->len), 0);
+		assert_true(wire_rel_get(s->buf, s->len, &w) >= 0);
+		if (h.type == WIRE_DATA) {
+			assert_false(w.rflags & WIRE_REL_ACK);
+			continue;
+		}
+		if (!(w.rflags & WIRE_REL_ACK))
+			continue;
+		/* one may go while the message is offered: ack = psn */
+		assert_true(w.rflags & WIRE_REL_CODES);
+		memcpy(c.plane, w.codes, sizeof(c.plane));
+		code = w.ack == psn + 1 ? (int)rel_codes_get(&c, w.ack, psn)
+					: -1;
+	}
+	return code;
+}
+
+/* Beta's datagram psn on chan arrives and is settled; what alpha's acks
+ * say of it. */
+static int beta_arrives(const char *chan, uint32_t psn, uint32_t rflags)
+{
+	dev.nsent = 0; /* only what this one makes */
+	beta_sends_on(chan, 10 + psn, psn, rflags);
+	assert_int_equal(tp_recv_drain(tp), 1);
+	tp_rel_service(tp, 1);
+	assert_int_equal(rel_rx_next(&tp->rel.peer[BETA]->rx), psn + 1);
+	assert_false(tp->rel.peer[BETA]->held);
+	return acked_code(psn);
+}
+
+/*
+ * reliable: a message refused for a full queue is not held (the stream
+ * moves on, no drop counted) and the ack says FULL; a later one to that
+ * channel, not flagged retry, is refused at once, never offered; another
+ * channel's message goes in meanwhile; then the retry goes in, and the
+ * channel takes what follows.
+ */
+static void test_reliable_full_channel_alone(void **state)
 {
 	refuse = 1;
-	beta_sends(4);
-	assert_int_equal(tp_recv_drain(tp), 1);
+	refuse_rc = -EAGAIN;
+	assert_int_equal(beta_arrives("ping", 0, 0), REL_CODE_FULL);
 	assert_int_equal(delivered, 0);
+	assert_int_equal(refuse, 0);
 	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 0);
-	assert_true(tp_rel_service(tp, 0)); /* between ticks: still held */
-	assert_int_equal(delivered, 0);
-	tp_rel_service(tp, 1);
+	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_FULL);
+	assert_int_equal(delivered, 0); /* not offered: it waits its turn */
+	assert_int_equal(beta_arrives("other", 2, 0), REL_CODE_NONE);
 	assert_int_equal(delivered, 1);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
-	assert_int_equal(sent_on("pong"), 1);
+	assert_string_equal(got, "other:hello");
+	assert_int_equal(beta_arrives("ping", 3, WIRE_REL_RETRY),
+			 REL_CODE_NONE);
+	assert_int_equal(delivered, 2);
+	assert_string_equal(got, "ping:hello");
+	assert_int_equal(beta_arrives("ping", 4, 0), REL_CODE_NONE);
+	assert_int_equal(delivered, 3);
+	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
+	assert_int_equal(peers[BETA].cnt.msgs_rx, 3);
+}
+
+/* reliable: a name the receiver refuses (a leading '.': only a peer that
+ * breaks the sender's own check sends one) is refused for good, EINVAL,
+ * never offered, and the next message goes in. */
+static void test_reliable_bad_name(void **state)
+{
+	dev.nsent = 0;
+	beta_sends_on("xbad", 10, 0, 0);
+	tp->rx.buf[GRH + WIRE_HDR_LEN] = '.';
+	assert_int_equal(tp_recv_drain(tp), 1);
 	tp_rel_service(tp, 1);
+	assert_int_equal(acked_code(0), REL_CODE_INVAL);
+	assert_int_equal(delivered, 0);
+	assert_int_equal(peers[BETA].cnt.drops[DROP_MALFORMED], 1);
+	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
+	assert_int_equal(delivered, 1);
+}
+
+/* reliable: a refusal for good (the channel cap) is acked with its code
+ * and counted as a drop; the channel does not wait for a retry. */
+static void test_reliable_refused_for_good(void **state)
+{
+	refuse = 1;
+	refuse_rc = -ENOSPC;
+	assert_int_equal(beta_arrives("ping", 0, 0), REL_CODE_NOSPC);
+	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 1);
+	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
 	assert_int_equal(delivered, 1);
 }
 
@@ -459,7 +553,12 @@ int main(void)
 						setup_datagram, teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_deliver_sends,
 						setup_reliable, teardown),
-		cmocka_unit_test_setup_teardown(test_reliable_refused_waits,
+		cmocka_unit_test_setup_teardown(
+			test_reliable_full_channel_alone, setup_reliable,
+			teardown),
+		cmocka_unit_test_setup_teardown(test_reliable_refused_for_good,
+						setup_reliable, teardown),
+		cmocka_unit_test_setup_teardown(test_reliable_bad_name,
 						setup_reliable, teardown),
 	};
 

@@ -43,7 +43,7 @@ static void test_node_id(void **state __attribute__((unused)))
 static void test_hdr_roundtrip(void **state __attribute__((unused)))
 {
 	static const uint8_t want[WIRE_HDR_LEN] = {
-		'I',  'B',  'F',  'S',	5,    1,    5,	  0x80,
+		'I',  'B',  'F',  'S',	6,    1,    5,	  0x80,
 		0x01, 0x02, 0x03, 0x04, 0xa1, 0xb2, 0xc3, 0xd4,
 		0x00, 0x02, 0x00, 0x07, 0x00, 0x12, 0x34, 0x56,
 	};

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The sender's wait lists of delivery = reliable (see reliable.h,
+ * "Refusals"): messages the receiver refused for a full channel queue,
+ * per channel, in the order they were first queued, each channel trying
+ * its oldest again after a backoff; and the refusal codes, the one table
+ * between a deliver's errno, the wire's code and a writer's errno.  Pure
+ * logic, as reliable.c.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "rel_int.h"
+
+/* The one table: a code, the deliver errnos that give it (first: the
+ * errno a writer gets; 0 ends a row). */
+static const int rel_code_errnos[][4] = {
+	[REL_CODE_FULL] = {EAGAIN, ENOMEM, ENOBUFS, 0},
+	[REL_CODE_NOSPC] = {ENOSPC, 0},
+	[REL_CODE_INVAL] = {EINVAL, 0},
+	[REL_CODE_MSGSIZE] = {EMSGSIZE, 0},
+};
+
+enum rel_code rel_code_of(int err)
+{
+	size_t c, k;
+
+	if (!err)
+		return REL_CODE_NONE;
+	for (c = 1; c < sizeof(rel_code_errnos) / sizeof(*rel_code_errnos); c++)
+		for (k = 0; k < 4 && rel_code_errnos[c][k]; k++)
+			if (rel_code_errnos[c][k] == -err)
+				return (enum rel_code)c;
+	return REL_CODE_NOSPC; /* refused, no more said: for good */
+}
+
+int rel_code_errno(enum rel_code c)
+{
+	if (c == REL_CODE_NONE)
+		return 0;
+	if ((size_t)c >= sizeof(rel_code_errnos) / sizeof(*rel_code_errnos))
+		return -EINVAL; /* a code this build does not know */
+	return -rel_code_errnos[c][0];
+}
+
+enum rel_code rel_codes_get(const rel_codes *c, uint32_t ack, uint32_t psn)
+{
+	uint32_t i = psn - (ack - REL_SACK_BITS);
+	unsigned code = 0;
+	int j;
+
+	for (j = 0; j < REL_CODE_PLANES; j++)
+		code |= (unsigned)rel_bit(&c->plane[j], i) << j;
+	return (enum rel_code)code;
+}
+
+/* The link that holds chan's head, or NULL when chan does not wait. */
+static struct rel_msg **rel_wait_find(struct rel_tx *tx, const char *chan)
+{
+	struct rel_msg **l;
+
+	for (l = &tx->waiting; *l; l = &(*l)->rchan)
+		if (!strcmp((*l)->chan, chan))
+			return l;
+	return NULL;
+}
+
+int rel_wait_has(const struct rel_tx *tx, const char *chan)
+{
+	return rel_wait_find((struct rel_tx *)tx, chan) != NULL;
+}
+
+/* m heads its channel's list now: it goes again at now + backoff. */
+static void rel_wait_head(struct rel_msg *m, uint64_t now, uint32_t backoff)
+{
+	m->backoff = backoff;
+	m->due = now + backoff;
+	m->out = 0;
+}
+
+/* m waits for room: into its channel's list, in first-queued order (a
+ * new channel heads the list of channels). */
+static void rel_wait_add(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
+{
+	struct rel_msg **l = rel_wait_find(tx, m->chan), *h, **at;
+
+	tx->nwaiting++;
+	m->rnext = NULL;
+	if (!l) {
+		rel_wait_head(m, now, REL_RETRY_MIN_MS);
+		m->rchan = tx->waiting;
+		tx->waiting = m;
+		return;
+	}
+	h = *l;
+	if (m->order < h->order && !h->out) {
+		/* older than the head (cannot be: refusals come in psn
+		 * order), yet keep the order */
+		rel_wait_head(m, now, h->backoff);
+		m->rchan = h->rchan;
+		m->rnext = h;
+		*l = m;
+		return;
+	}
+	for (at = &h->rnext; *at && (*at)->order < m->order; at = &(*at)->rnext)
+		;
+	m->rnext = *at;
+	*at = m;
+}
+
+int rel_wait_join(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
+{
+	if (!rel_wait_find(tx, m->chan))
+		return 0;
+	rel_wait_add(tx, m, now);
+	return 1;
+}
+
+/* Head h leaves its list (taken, or failed): the next one goes now. */
+static void rel_wait_pop(struct rel_tx *tx, struct rel_msg *h, uint64_t now)
+{
+	struct rel_msg **l = rel_wait_find(tx, h->chan), *nx = h->rnext;
+
+	if (!l || *l != h)
+		return; /* cannot be: a retry heads its list */
+	tx->nwaiting--;
+	h->retry = 0;
+	if (!nx) {
+		*l = h->rchan;
+		return;
+	}
+	nx->rchan = h->rchan;
+	rel_wait_head(nx, now, REL_RETRY_MIN_MS);
+	nx->due = now;
+	*l = nx;
+}
+
+void rel_wait_settle(struct rel_tx *tx, struct rel_msg *m, enum rel_code code,
+		     uint64_t now)
+{
+	uint32_t b;
+
+	if (code == REL_CODE_FULL) {
+		tx->refused++;
+		if (!m->retry) {
+			rel_wait_add(tx, m, now);
+			return;
+		}
+		b = m->backoff * 2;
+		rel_wait_head(m, now,
+			      b > REL_RETRY_MAX_MS ? REL_RETRY_MAX_MS : b);
+		return;
+	}
+	if (m->retry)
+		rel_wait_pop(tx, m, now);
+	rel_tx_finish(tx, m, rel_code_errno(code));
+}
+
+int rel_wait_tick(struct rel_tx *tx, uint64_t now)
+{
+	struct rel_msg *h;
+	int64_t next = -1, left;
+
+	for (h = tx->waiting; h; h = h->rchan) {
+		if (h->out)
+			continue;
+		if (now >= h->due) {
+			h->out = 1;
+			h->retry = 1;
+			rel_tx_enqueue(tx, h, now);
+			continue;
+		}
+		left = (int64_t)(h->due - now);
+		if (next < 0 || left < next)
+			next = left;
+	}
+	return (int)next;
+}
+
+void rel_wait_fail(struct rel_tx *tx, struct rel_msg *waiting, int err)
+{
+	struct rel_msg *h, *m, *nh, *nx;
+
+	for (h = waiting; h; h = nh) {
+		nh = h->rchan;
+		for (m = h; m; m = nx) {
+			nx = m->rnext;
+			if (m == h && h->out)
+				continue; /* on the stream: failed there */
+			m->retry = 0;
+			rel_tx_finish(tx, m, err);
+		}
+	}
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * delivery = reliable, the receiver's side of refusals (reliable.h,
+ * "Refusals"): a whole message its channel queue refuses is consumed and
+ * acked with a code, never held, so one full channel stops no other; and
+ * once a channel refused for a full queue, later messages to it not
+ * flagged retry are refused at once, without being offered, until a
+ * retry goes in, so that a channel's messages go in in the order they
+ * were written.  Everything here runs under rel.lock, on the progress
+ * thread; deliver itself is offered with no lock held (tp_rel_offer).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "tp_int.h"
+
+_Static_assert(REL_CODE_PLANES == WIRE_REL_PLANES,
+	       "the wire carries every bit of a refusal code");
+
+/* Where chan is among r's full channels, or -1. */
+static int tp_rel_full_find(const struct tp_rel *r, const char *chan)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nfull; i++)
+		if (!strcmp(r->full[i], chan))
+			return (int)i;
+	return -1;
+}
+
+/* Whether a message to chan, not flagged retry, must wait its turn. */
+static int tp_rel_full_has(const struct tp_rel *r, const char *chan)
+{
+	return r->full_all || tp_rel_full_find(r, chan) >= 0;
+}
+
+/* chan refused for a full queue: note it (all, without memory). */
+static void tp_rel_full_add(struct tp_rel *r, const char *chan)
+{
+	static struct log_rl rl;
+	void *grown;
+	uint32_t n;
+
+	if (tp_rel_full_find(r, chan) >= 0)
+		return;
+	if (r->nfull == r->full_cap) {
+		n = r->full_cap ? r->full_cap * 2 : 8;
+		grown = realloc(r->full, n * sizeof(*r->full));
+		if (!grown) {
+			log_rl_warnx(&rl, "no memory to note a full channel: "
+					  "every channel waits for its retry");
+			r->full_all = 1;
+			return;
+		}
+		r->full = grown;
+		r->full_cap = n;
+	}
+	snprintf(r->full[r->nfull++], sizeof(*r->full), "%s", chan);
+}
+
+/* A retry to chan went in: its later messages go in as they come. */
+static void tp_rel_full_del(struct tp_rel *r, const char *chan)
+{
+	int i = tp_rel_full_find(r, chan);
+
+	if (i >= 0)
+		memcpy(r->full[i], r->full[--r->nfull], sizeof(*r->full));
+	if (!r->nfull)
+		r->full_all = 0;
+}
+
+/* The stream ended: no channel waits for a retry of it. */
+void tp_rel_full_clear(struct tp_rel *r)
+{
+	free(r->full);
+	r->full = NULL;
+	r->nfull = r->full_cap = 0;
+	r->full_all = 0;
+}
+
+/*
+ * The datagram at nxt completed msg: refuse it at once when its channel
+ * waits for a retry and this is none (its sender will send it again in
+ * turn), else hold it for tp_rel_offer, the stream blocked meanwhile.
+ */
+void tp_rel_complete(struct tp *tp, struct peer *p, struct tp_rel *r,
+		     struct wire_msg *msg, int retry)
+{
+	if (!retry && tp_rel_full_has(r, msg->chan)) {
+		free(msg->data);
+		rel_rx_refuse(&r->rx, REL_CODE_FULL);
+		return;
+	}
+	r->held = 1;
+	r->hretry = retry;
+	r->hmsg = *msg;
+	rel_rx_block(&r->rx);
+	tp_rel_queue(tp, p->idx);
+}
+
+/*
+ * What deliver said of held message m (rc): taken, the stream moves on;
+ * refused, it moves on too, the refusal in its acks, and the data goes
+ * (the sender has its own copy).  A permanent refusal is counted as a
+ * drop; one for a full queue is not (the sender tries again).
+ */
+void tp_rel_settle(struct tp *tp, struct peer *p, struct tp_rel *r,
+		   struct wire_msg *m, int retry, int rc)
+{
+	enum rel_code code = rel_code_of(rc);
+
+	if (code == REL_CODE_NONE) {
+		if (retry)
+			tp_rel_full_del(r, m->chan);
+		rel_rx_unblock(&r->rx);
+		return;
+	}
+	free(m->data);
+	if (code == REL_CODE_FULL)
+		tp_rel_full_add(r, m->chan);
+	else
+		peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
+	rel_rx_unblock_refused(&r->rx, code);
+}
