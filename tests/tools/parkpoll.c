@@ -8,8 +8,8 @@
  * Opens PATH (a channel, O_RDWR | O_CREAT: reads always wait) once per
  * reader, poller and the writer.  Each reader blocks in read(2); each
  * poller waits in poll(2) on its own open file, then reads without
- * blocking; the writer sends a short message every 2 ms.  Every 20 ms the
- * number of messages read so far is written to COUNTFILE.  When the
+ * blocking; the writer sends a short message every 10 ms.  Every 100 ms
+ * the number of messages read so far is written to COUNTFILE.  When the
  * daemon goes, every read, poll and write fails: parkpoll exits 0 once
  * all readers and pollers have seen that, 1 on a usage error.
  */
@@ -84,7 +84,8 @@ static void *pp_poller(void *arg)
 	return NULL;
 }
 
-/* The writer: a message every 2 ms, errors ignored (the peer may go). */
+/* The writer: a message every 10 ms (a TCG VM runs ten of these),
+ * errors ignored (the daemon may go). */
 static void *pp_writer(void *arg)
 {
 	int fd = (int)(long)arg;
@@ -92,7 +93,7 @@ static void *pp_writer(void *arg)
 	while (!atomic_load(&pp_done)) {
 		if (write(fd, "m", 1) < 0 && errno == ENOTCONN)
 			usleep(20000);
-		usleep(2000);
+		usleep(10000);
 	}
 	return NULL;
 }
@@ -140,7 +141,7 @@ int main(int argc, char *argv[])
 	pp_start(pp_writer, argv[1], 0);
 	while (atomic_load(&pp_alive) > 0) {
 		pp_count(argv[4], atomic_load(&pp_got));
-		usleep(20000);
+		usleep(100000);
 	}
 	atomic_store(&pp_done, 1);
 	pp_count(argv[4], atomic_load(&pp_got));
