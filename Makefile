@@ -7,6 +7,8 @@
 #                   the soft-RoCE test bed; last line "N passed, N failed"
 #   make unit       unit tests only (no root, no VM)
 #   make e2e        end-to-end tests only, in the test bed
+#   make asan       build/asan/ibfs, with AddressSanitizer (check and e2e
+#                   make it: t_45 stops it under traffic)
 #   make SANITIZE=address,undefined check
 #   make demo       three nodes in the test bed and a conversation among them
 #   make bench      ibfs beside ibv_ud_pingpong, ib_send_bw and a null FUSE fs
@@ -47,8 +49,16 @@ FAKES    := $(wildcard tests/unit/fake_*.c tests/unit/fake_*.h)
 UNITS    := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 TOOLS    := $(patsubst tests/tools/%.c,$(B)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps check unit e2e clean fmt tools
+.PHONY: all deps check unit e2e clean fmt tools asan
 all: $(B)/ibfs tools
+
+# The daemon with AddressSanitizer, in its own tree beside the plain one,
+# for the e2e test that stops it under traffic (t_45); -O0 -g1 and no LTO
+# keep it to seconds from clean.
+ASAN_B := build/asan
+asan:
+	CFLAGS='-O0 -g1' $(MAKE) B=$(ASAN_B) SANITIZE=address LTO= \
+		$(ASAN_B)/ibfs
 
 tools: $(TOOLS)
 
@@ -83,11 +93,11 @@ deps:
 unit: $(UNITS)
 	scripts/check.sh --unit-only
 
-e2e: all
+e2e: all asan
 	scripts/check.sh --e2e-only
 
 check: deps
-	$(MAKE) all $(UNITS)
+	$(MAKE) all $(UNITS) asan
 	scripts/check.sh
 
 fmt:
@@ -95,7 +105,7 @@ fmt:
 		tests/fuzz/*.c tests/fuzz/*.h
 
 clean:
-	rm -rf $(B)/obj $(B)/tests $(B)/tools $(B)/ibfs $(LIB)
+	rm -rf $(B)/obj $(B)/tests $(B)/tools $(B)/ibfs $(LIB) $(ASAN_B)
 
 -include $(OBJS:.o=.d)
 

@@ -143,6 +143,15 @@ enum ann_verdict {
 enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h);
 
 /*
+ * Whether addr (an announce's, its GID checked by the transport) may be
+ * node n's by the config: 0 when n's addr is a numeric IPv4 address and
+ * addr's GID an IPv4-mapped one (RoCE) of another address.  A GID of
+ * another kind (InfiniBand's, IPv6 ones) and an addr given as a host name
+ * (looked up only once met) cannot be checked: 1.
+ */
+int ann_addr_fits(const struct config_node *n, const struct peer_addr *addr);
+
+/*
  * Whether an up node has been silent for timeout_ms by now.  lost_ms is
  * when we last lost announces ourselves (our inbox overflowed, say while
  * a route resolution held the thread): silence before it is not the

@@ -59,7 +59,8 @@ int fs_mount(struct fs *fs, struct fuse_args *args, const char *mountpoint);
 /* Serve requests until unmounted or signalled; returns 0 or -errno. */
 int fs_loop(struct fs *fs);
 
-/* Answer every parked reader with an error, then unmount. */
+/* Answer every parked reader with an error, then unmount; the transport
+ * is closed first (its threads answer through the session). */
 void fs_unmount(struct fs *fs);
 
 /* Free the tree (unmounting first if still mounted). */

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <sys/eventfd.h>
 #include <sys/queue.h>
 
@@ -247,6 +248,27 @@ static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
 	TAILQ_INSERT_TAIL(&a->live, ap, link);
 }
 
+/*
+ * Whether node i's message m comes from where the config puts node i
+ * (ann_addr_fits); a stranger's, from elsewhere, is dropped before it is
+ * challenged or answered, so it learns no proof to guess at offline.
+ */
+static int ann_from_addr(struct announce *a, int i, const struct ann_msg *m)
+{
+	char from[INET_ADDRSTRLEN];
+
+	if (ann_addr_fits(&a->cfg->nodes[i], &m->h.addr))
+		return 1;
+	peer_count_drop(NULL, tp_totals(a->tp), DROP_ANN_REFUSED);
+	if (!inet_ntop(AF_INET, m->h.addr.gid.raw + 12, from, sizeof(from)))
+		snprintf(from, sizeof(from), "?");
+	ann_stranger(a,
+		     "%s announces itself from %s (qpn 0x%06x), not from "
+		     "its addr %s",
+		     m->h.name, from, m->h.addr.qpn, a->cfg->nodes[i].addr);
+	return 0;
+}
+
 /* One message taken: whose, counted, refused or handled by its kind. */
 static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 {
@@ -255,7 +277,7 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 	char buf[96];
 	int i = ann_who(a, m);
 
-	if (i < 0)
+	if (i < 0 || !ann_from_addr(a, i, m))
 		return;
 	p = &a->peers[i];
 	atomic_fetch_add_explicit(&p->cnt.ann_rx, 1, memory_order_relaxed);

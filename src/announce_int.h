@@ -31,22 +31,44 @@
 #define ANN_RTO_MIN 200	 /* ms: a challenge unanswered is sent again */
 #define ANN_RTO_MAX 1000 /* ... at most this far apart */
 
+/*
+ * Exchanges at once per node, one per address speaking for it: a
+ * stranger who announces or challenges under a node's name gets a slot
+ * of its own beside the node's, and a new one takes the slot heard from
+ * least recently, so strangers cost a bounded table and cannot take the
+ * node's own exchange from it unless they outpace its round trips.
+ */
+#define ANN_XCHG_MAX 4
+
+/*
+ * One exchange with one address that speaks for a node (its QPN and GID,
+ * as the transport checked them): our challenge to it (as D), its
+ * challenge to us (as L), and the AH that reaches it, so that every
+ * answer and resend goes back to that address and to no other.
+ */
+struct ann_xchg {
+	TAILQ_ENTRY(ann_xchg) plink; /* in a->pend while our challenge waits */
+	int node;		     /* index in the config */
+	int used;
+	struct peer_addr addr; /* whom: the key */
+	struct ann_auth auth;  /* both directions' state */
+	struct ibv_ah *ah;     /* reaches addr, while it is not installed */
+	int64_t heard;	       /* ms: its last message (eviction order) */
+	int pending;	       /* in a->pend */
+	int rto;	       /* ms to the next resend */
+	int64_t next, until, after; /* resend; give up; no new one before */
+};
+
 /* One configured node, as this thread knows it. */
 struct ann_peer {
 	TAILQ_ENTRY(ann_peer) link; /* in a->live while up */
 	struct ann_known k;
 
 	/* with a secret (announce_trust.c) */
-	TAILQ_ENTRY(ann_peer) plink; /* in a->pend while our challenge waits */
-	struct ann_auth *auth;	     /* made when first met */
-	int trusted;		     /* tboot and taddr proved the secret */
+	struct ann_xchg *x; /* ANN_XCHG_MAX of them, made when first met */
+	int trusted;	    /* tboot and taddr proved the secret */
 	uint32_t tboot;
 	struct peer_addr taddr;
-	struct ibv_ah *sah; /* reaches saddr, while it is not installed */
-	struct peer_addr saddr;
-	int pending;		    /* in a->pend */
-	int rto;		    /* ms to the next resend */
-	int64_t next, until, after; /* resend; give up; no new one before */
 };
 
 struct announce {
@@ -57,7 +79,7 @@ struct announce {
 	struct ann_msg mine; /* our announce */
 	struct ann_key key;  /* the secret; len 0 without one */
 	struct ann_peer *ap;
-	TAILQ_HEAD(, ann_peer) pend; /* our challenges waiting */
+	TAILQ_HEAD(, ann_xchg) pend; /* our challenges waiting */
 	TAILQ_HEAD(, ann_peer) live; /* up, least recently heard first */
 	int64_t next_ann, last_ann;
 	int64_t lost_ms; /* overflow_ms as last taken: silence counts after */

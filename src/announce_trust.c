@@ -4,11 +4,18 @@
  * announce is trusted until the challenge and response of
  * announce_auth.c has gone both ways with its node.  Hearing an
  * incarnation (boot id and address) not proven yet, this node challenges
- * it as D, over UD unicast through an AH of its own (sah: the node is not
+ * it as D, over UD unicast through an AH of its own (the node is not
  * installed, so the source filter still keeps it out), sends its message
  * again while unanswered (ANN_RTO_MIN doubling to ANN_RTO_MAX) and gives
  * up at peer_timeout ("authentication failed: ...").  Challenged by a
  * node, it answers as L.
+ *
+ * Each address that speaks for a node (QPN and GID, as the transport
+ * checked them) has an exchange of its own (struct ann_xchg), both
+ * directions and the AH that reaches it, ANN_XCHG_MAX a node: a stranger
+ * who challenges or announces under a node's name neither resets the
+ * node's exchange nor holds off our challenge to the node, and nothing of
+ * the node's exchange is sent to the stranger's address.
  *
  * The order keeps the TCP handshake's rule that whoever sees the other up
  * first is known to it already: L, once D's proof checks out, accepts
@@ -35,108 +42,150 @@ int ann_trusted(const struct ann_peer *ap, const struct hello *h)
 	       peer_addr_same(&ap->taddr, &h->addr);
 }
 
-/* An AH to addr for node i's exchange (made here: route resolution), and
- * its state; 0, or -errno with the reason noted. */
-static int ann_reach(struct announce *a, int i, const struct peer_addr *addr)
+/* Node i's exchange with addr, or NULL. */
+static struct ann_xchg *ann_xchg_find(struct announce *a, int i,
+				      const struct peer_addr *addr)
 {
-	struct ann_peer *ap = &a->ap[i];
-	struct peer *p = &a->peers[i];
-	struct ibv_ah *ah;
-	char why[96];
-	int rc;
+	struct ann_xchg *x = a->ap[i].x;
+	int j;
 
-	if (!ap->auth && !(ap->auth = calloc(1, sizeof(*ap->auth))))
-		return -ENOMEM;
-	if (ap->sah && peer_addr_same(&ap->saddr, addr))
-		return 0;
-	rc = route_resolve(a->rt, p->conf, addr, &ah);
-	if (rc) {
-		snprintf(why, sizeof(why), "route resolution failed: %s",
-			 strerror(-rc));
-		bootstrap_note(a->tp, p, EHOSTUNREACH, "announce:", why);
-		return rc;
-	}
-	tp_ah_retire(a->tp, ap->sah);
-	ap->sah = ah;
-	ap->saddr = *addr;
-	return 0;
-}
-
-/* The AH a challenge made for node i at addr, for tp_peer_up to keep;
- * NULL when there is none for addr (one for another address goes). */
-struct ibv_ah *ann_take_ah(struct announce *a, int i,
-			   const struct peer_addr *addr)
-{
-	struct ann_peer *ap = &a->ap[i];
-	struct ibv_ah *ah = ap->sah;
-
-	ap->sah = NULL;
-	if (ah && peer_addr_same(&ap->saddr, addr))
-		return ah;
-	tp_ah_retire(a->tp, ah);
+	for (j = 0; x && j < ANN_XCHG_MAX; j++)
+		if (x[j].used && peer_addr_same(&x[j].addr, addr))
+			return &x[j];
 	return NULL;
 }
 
-/* One message of an exchange to node i at addr: as installed when it is
- * up there, else through the exchange's AH. */
-static void ann_send_to(struct announce *a, int i, const struct peer_addr *addr,
-			const struct ann_msg *m)
+/* Our challenge in x is over, answered or not. */
+static void ann_unpend(struct announce *a, struct ann_xchg *x)
+{
+	if (!x->pending)
+		return;
+	TAILQ_REMOVE(&a->pend, x, plink);
+	x->pending = 0;
+	x->auth.d = ANN_AUTH_IDLE;
+}
+
+/* Empty x: its challenge, its state and its AH go. */
+static void ann_xchg_drop(struct announce *a, struct ann_xchg *x)
+{
+	ann_unpend(a, x);
+	tp_ah_retire(a->tp, x->ah);
+	memset(x, 0, sizeof(*x));
+}
+
+/*
+ * Node i's exchange with addr: the one under way, a free slot, or the
+ * slot heard from least recently, emptied; NULL without memory.
+ */
+static struct ann_xchg *ann_xchg_get(struct announce *a, int i,
+				     const struct peer_addr *addr, int64_t now)
 {
 	struct ann_peer *ap = &a->ap[i];
+	struct ann_xchg *x = ann_xchg_find(a, i, addr), *old;
+	int j;
+
+	if (x)
+		return x;
+	if (!ap->x && !(ap->x = calloc(ANN_XCHG_MAX, sizeof(*ap->x))))
+		return NULL;
+	for (old = &ap->x[0], j = 0; j < ANN_XCHG_MAX && ap->x[j].used; j++)
+		if (ap->x[j].heard < old->heard)
+			old = &ap->x[j];
+	x = j < ANN_XCHG_MAX ? &ap->x[j] : old;
+	if (x->used)
+		ann_xchg_drop(a, x);
+	x->used = 1;
+	x->node = i;
+	x->addr = *addr;
+	x->heard = now;
+	return x;
+}
+
+/* An AH to x's address (made here: route resolution); 0, or -errno
+ * with the reason noted. */
+static int ann_reach(struct announce *a, struct ann_xchg *x)
+{
+	struct peer *p = &a->peers[x->node];
+	char why[96];
 	int rc;
 
-	if (ap->k.up && peer_addr_same(&ap->k.addr, addr)) {
-		rc = tp_ann_send(a->tp, &a->peers[i], m);
+	if (x->ah)
+		return 0;
+	rc = route_resolve(a->rt, p->conf, &x->addr, &x->ah);
+	if (rc) {
+		x->ah = NULL;
+		snprintf(why, sizeof(why), "route resolution failed: %s",
+			 strerror(-rc));
+		bootstrap_note(a->tp, p, EHOSTUNREACH, "announce:", why);
+	}
+	return rc;
+}
+
+/* The AH an exchange made for node i at addr, for tp_peer_up to keep;
+ * NULL when there is none for addr. */
+struct ibv_ah *ann_take_ah(struct announce *a, int i,
+			   const struct peer_addr *addr)
+{
+	struct ann_xchg *x = ann_xchg_find(a, i, addr);
+	struct ibv_ah *ah = x ? x->ah : NULL;
+
+	if (x)
+		x->ah = NULL;
+	return ah;
+}
+
+/* One message of exchange x, to its address: as installed when the node
+ * is up there, else through the exchange's AH. */
+static void ann_send_to(struct announce *a, struct ann_xchg *x,
+			const struct ann_msg *m)
+{
+	struct ann_peer *ap = &a->ap[x->node];
+	int rc;
+
+	if (ap->k.up && peer_addr_same(&ap->k.addr, &x->addr)) {
+		rc = tp_ann_send(a->tp, &a->peers[x->node], m);
 	} else {
-		rc = ann_reach(a, i, addr);
+		rc = ann_reach(a, x);
 		if (!rc)
-			rc = tp_ann_send_to(a->tp, ap->sah, addr, m);
+			rc = tp_ann_send_to(a->tp, x->ah, &x->addr, m);
 	}
 	if (rc)
-		log_debug("announce: to %s: %s", a->peers[i].conf->name,
+		log_debug("announce: to %s: %s", a->peers[x->node].conf->name,
 			  strerror(-rc));
 }
 
-/* Our challenge to node i is over, answered or not. */
-static void ann_unpend(struct announce *a, struct ann_peer *ap)
-{
-	if (!ap->pending)
-		return;
-	TAILQ_REMOVE(&a->pend, ap, plink);
-	ap->pending = 0;
-	ap->auth->d = ANN_AUTH_IDLE;
-}
-
-/* Challenge the incarnation h of node i, unless ours is under way or
- * one just failed. */
+/* Challenge the incarnation h of node i, unless ours to that address is
+ * under way or one just failed; others' addresses have their own. */
 void ann_challenge(struct announce *a, int i, const struct hello *h,
 		   int64_t now)
 {
-	struct ann_peer *ap = &a->ap[i];
+	struct ann_xchg *x = ann_xchg_get(a, i, &h->addr, now);
 	uint8_t nonce[HELLO_NONCE_LEN];
 	struct ann_msg out;
 
-	if (ap->pending || now < ap->after || ann_reach(a, i, &h->addr))
+	if (!x || x->pending || now < x->after || ann_reach(a, x))
 		return;
 	if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
 		log_warnx("announce: RAND_bytes failed; no challenge");
 		return;
 	}
-	ann_auth_start(ap->auth, &a->mine.h, nonce, &out);
-	ann_send_to(a, i, &h->addr, &out);
-	ap->pending = 1;
-	ap->rto = ANN_RTO_MIN;
-	ap->next = now + ap->rto;
-	ap->until = now + a->cfg->peer_timeout_ms;
-	TAILQ_INSERT_TAIL(&a->pend, ap, plink);
+	x->heard = now;
+	ann_auth_start(&x->auth, &a->mine.h, nonce, &out);
+	ann_send_to(a, x, &out);
+	x->pending = 1;
+	x->rto = ANN_RTO_MIN;
+	x->next = now + x->rto;
+	x->until = now + a->cfg->peer_timeout_ms;
+	TAILQ_INSERT_TAIL(&a->pend, x, plink);
 }
 
 /* Node i proved the secret with hello who: as L, accept its datagrams
  * (it marks us up next, then announces); as D, mark it up. */
-static void ann_proven(struct announce *a, int i, const struct hello *who,
-		       int as_d, int64_t now)
+static void ann_proven(struct announce *a, struct ann_xchg *x,
+		       const struct hello *who, int as_d, int64_t now)
 {
-	struct ann_peer *ap = &a->ap[i];
+	struct ann_peer *ap = &a->ap[x->node];
+	int i = x->node;
 	enum ann_verdict v;
 
 	ap->trusted = 1;
@@ -148,7 +197,7 @@ static void ann_proven(struct announce *a, int i, const struct hello *who,
 		tp_peer_expect(a->tp, &a->peers[i], &who->addr);
 		return;
 	}
-	ann_unpend(a, ap);
+	ann_unpend(a, x);
 	v = ann_judge(&ap->k, who);
 	if (v != ANN_SAME)
 		ann_install(a, i, who, v, now);
@@ -172,31 +221,42 @@ static void ann_refused(struct announce *a, int i, int rc)
 			  p->conf->name, strerror(-rc));
 }
 
-/* A CHALLENGE, ANSWER, PROOF or CONFIRM of node i (its source checked). */
+/*
+ * A CHALLENGE, ANSWER, PROOF or CONFIRM of node i (its source checked),
+ * in the exchange with the address it came from: only a CHALLENGE opens
+ * one, so the rest of a stranger's exchange never touches the node's.
+ */
 void ann_exchange(struct announce *a, int i, const struct ann_msg *m,
 		  int64_t now)
 {
-	struct ann_peer *ap = &a->ap[i];
 	uint8_t fresh[HELLO_NONCE_LEN];
+	struct ann_xchg *x;
 	struct ann_msg out;
 	struct hello who;
 	int rc;
 
-	if (!ap->auth && !(ap->auth = calloc(1, sizeof(*ap->auth))))
+	if (m->kind == ANN_CHALLENGE)
+		x = ann_xchg_get(a, i, &m->h.addr, now);
+	else
+		x = ann_xchg_find(a, i, &m->h.addr);
+	if (!x) {
+		ann_refused(a, i, -EPROTO);
 		return;
+	}
 	if (RAND_bytes(fresh, sizeof(fresh)) != 1) {
 		log_warnx("announce: RAND_bytes failed; no answer");
 		return;
 	}
-	rc = ann_auth_recv(ap->auth, &a->key, &a->mine.h, fresh, m, &out, &who);
+	x->heard = now;
+	rc = ann_auth_recv(&x->auth, &a->key, &a->mine.h, fresh, m, &out, &who);
 	if (rc < 0) {
 		ann_refused(a, i, rc);
 		return;
 	}
 	if (rc & ANN_AUTH_REPLY)
-		ann_send_to(a, i, &m->h.addr, &out);
+		ann_send_to(a, x, &out);
 	if (rc & ANN_AUTH_OK)
-		ann_proven(a, i, &who, m->kind == ANN_CONFIRM, now);
+		ann_proven(a, x, &who, m->kind == ANN_CONFIRM, now);
 }
 
 /*
@@ -231,38 +291,38 @@ static void ann_gave_up(struct announce *a, int i)
  * peer_timeout; when the next is due. */
 int64_t ann_pending(struct announce *a, int64_t now, int64_t wake)
 {
-	struct ann_peer *ap, *tmp;
+	struct ann_xchg *x, *tmp;
 	struct ann_msg out;
-	int i;
 
-	for (ap = TAILQ_FIRST(&a->pend); ap; ap = tmp) {
-		tmp = TAILQ_NEXT(ap, plink);
-		i = (int)(ap - a->ap);
-		if (now >= ap->until) {
-			ann_unpend(a, ap);
-			ap->after = now + a->cfg->peer_timeout_ms / 2;
-			ann_gave_up(a, i);
+	for (x = TAILQ_FIRST(&a->pend); x; x = tmp) {
+		tmp = TAILQ_NEXT(x, plink);
+		if (now >= x->until) {
+			ann_unpend(a, x);
+			x->after = now + a->cfg->peer_timeout_ms / 2;
+			ann_gave_up(a, x->node);
 			continue;
 		}
-		if (now >= ap->next && ann_auth_resend(ap->auth, &out)) {
-			ann_send_to(a, i, &ap->saddr, &out);
-			ap->rto = ap->rto * 2 > ANN_RTO_MAX ? ANN_RTO_MAX
-							    : ap->rto * 2;
-			ap->next = now + ap->rto;
+		if (now >= x->next && ann_auth_resend(&x->auth, &out)) {
+			ann_send_to(a, x, &out);
+			x->rto = x->rto * 2 > ANN_RTO_MAX ? ANN_RTO_MAX
+							  : x->rto * 2;
+			x->next = now + x->rto;
 		}
-		wake = ap->next < wake ? ap->next : wake;
-		wake = ap->until < wake ? ap->until : wake;
+		wake = x->next < wake ? x->next : wake;
+		wake = x->until < wake ? x->until : wake;
 	}
 	return wake;
 }
 
-/* At close: node i's exchange state and AH go. */
+/* At close: node i's exchanges, their state and AHs go. */
 void ann_trust_free(struct announce *a, int i)
 {
 	struct ann_peer *ap = &a->ap[i];
+	int j;
 
-	tp_ah_retire(a->tp, ap->sah);
-	ap->sah = NULL;
-	free(ap->auth);
-	ap->auth = NULL;
+	for (j = 0; ap->x && j < ANN_XCHG_MAX; j++)
+		if (ap->x[j].used)
+			ann_xchg_drop(a, &ap->x[j]);
+	free(ap->x);
+	ap->x = NULL;
 }

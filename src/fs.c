@@ -620,7 +620,7 @@ static void fs_op_poll(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	pthread_mutex_lock(&fs->lock);
-	revents |= fs_park_poll(fh->chan, ph);
+	revents |= fs_park_poll(fh->chan, fh, ph);
 	fs_fh_drop_locked(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_poll(req, revents);

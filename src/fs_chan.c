@@ -164,8 +164,7 @@ void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c)
 		return;
 	fs->chans[fs_chan_slot(fs, c->ino)] = NULL;
 	fs_chan_discard(fs, c);
-	if (c->ph)
-		fuse_pollhandle_destroy(c->ph);
+	fs_park_poll_drop(c);
 	free(c);
 }
 

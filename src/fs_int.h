@@ -146,6 +146,16 @@ struct fs_waiter {
 
 TAILQ_HEAD(fs_waitq, fs_waiter);
 
+/*
+ * A poll parked on a channel: the open file it came on and its handle.
+ * The kernel's handle names the open file (one per open, shared by every
+ * poller of it), so a channel keeps one per open file, the newest.
+ */
+struct fs_poller {
+	struct fs_fh *fh;
+	struct fuse_pollhandle *ph;
+};
+
 struct fs_node;
 
 /* A write waiting for its peer to be met: the message, copied. */
@@ -175,7 +185,8 @@ struct fs_chan {
 	size_t queued; /* payload bytes: the file's size */
 	uint64_t cost; /* what its messages are charged (fs_msg_cost) */
 	struct fs_waitq waiters;
-	struct fuse_pollhandle *ph;
+	struct fs_poller *polls; /* parked polls, one per open file */
+	unsigned npolls, cap_polls;
 	struct timespec mtime;
 	uint64_t nlookup;
 	int nopen;
@@ -304,8 +315,9 @@ static inline size_t fs_chan_slot(const struct fs *fs, fuse_ino_t ino)
 
 /* Whom a delivery wakes once fs->lock is dropped (fs_park_arrived). */
 struct fs_park_wake {
-	struct fs_waiter *reader;	/* answer now: a small message */
-	struct fuse_pollhandle *poller; /* notify now */
+	struct fs_waiter *reader; /* answer now: a small message */
+	struct fs_poller *polls;  /* notify now (malloc'ed), npolls of them */
+	unsigned npolls;
 };
 
 /* ---- fs.c: the tree ---- */
@@ -400,8 +412,15 @@ void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 int fs_park_write(struct fs *fs, fuse_req_t req, struct fs_node *node,
 		  const char *name, const char *buf, size_t size, int nonblock);
 
-/* POLLIN if c is readable now, else park ph on it (under fs->lock). */
-unsigned fs_park_poll(struct fs_chan *c, struct fuse_pollhandle *ph);
+/*
+ * POLLIN if c is readable now, else park ph on it for open file fh,
+ * replacing fh's older handle (under fs->lock).
+ */
+unsigned fs_park_poll(struct fs_chan *c, struct fs_fh *fh,
+		      struct fuse_pollhandle *ph);
+
+/* Drop every poll parked on c, telling none (under fs->lock or alone). */
+void fs_park_poll_drop(struct fs_chan *c);
 
 /* Move the reads parked on fh onto q: RELEASE came (under fs->lock). */
 void fs_park_release(struct fs *fs, struct fs_fh *fh, struct fs_waitq *q);

@@ -85,8 +85,9 @@ int fs_loop(struct fs *fs)
 
 /*
  * Stop serving: answer parked readers, drop poll handles (they point into
- * the session), unmount and destroy the session.  Messages may still be
- * delivered afterwards; they only queue.
+ * the session), unmount and destroy the session.  The transport must be
+ * stopped first (main.c): its threads answer and tell through the
+ * session with no lock held.  A message delivered afterwards only queues.
  */
 void fs_unmount(struct fs *fs)
 {

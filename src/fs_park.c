@@ -287,27 +287,77 @@ int fs_park_write(struct fs *fs, fuse_req_t req, struct fs_node *node,
 	return 0;
 }
 
-/* Readable while a message is queued (or c is gone); else keep ph. */
-unsigned fs_park_poll(struct fs_chan *c, struct fuse_pollhandle *ph)
+/*
+ * Readable while a message is queued (or c is gone); else keep ph until
+ * one comes.  Every open file polling c keeps its own handle, so that
+ * every poller wakes; a newer handle from the same open file replaces
+ * its older one (the kernel wakes all of that file's pollers with
+ * either).  Out of memory, say readable: a wake-up too early, not lost.
+ */
+unsigned fs_park_poll(struct fs_chan *c, struct fs_fh *fh,
+		      struct fuse_pollhandle *ph)
 {
-	if (!TAILQ_EMPTY(&c->msgs) || c->unlinked) {
-		if (ph)
-			fuse_pollhandle_destroy(ph);
-		return POLLIN | POLLRDNORM;
+	struct fs_poller *v;
+	unsigned i, cap;
+
+	if (!TAILQ_EMPTY(&c->msgs) || c->unlinked)
+		goto ready;
+	if (!ph)
+		return 0;
+	for (i = 0; i < c->npolls; i++)
+		if (c->polls[i].fh == fh) {
+			fuse_pollhandle_destroy(c->polls[i].ph);
+			c->polls[i].ph = ph;
+			return 0;
+		}
+	if (c->npolls == c->cap_polls) {
+		cap = c->cap_polls ? c->cap_polls * 2 : 2;
+		v = realloc(c->polls, cap * sizeof(*v));
+		if (!v)
+			goto ready;
+		c->polls = v;
+		c->cap_polls = cap;
 	}
-	if (ph) {
-		if (c->ph)
-			fuse_pollhandle_destroy(c->ph);
-		c->ph = ph;
-	}
+	c->polls[c->npolls++] = (struct fs_poller){.fh = fh, .ph = ph};
 	return 0;
+ready:
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	return POLLIN | POLLRDNORM;
 }
 
-/* Reads a killed owner left parked must not take messages. */
+/* fh is released: the handle it parked on its channel goes with it. */
+static void fs_park_poll_forget(struct fs_chan *c, struct fs_fh *fh)
+{
+	unsigned i;
+
+	for (i = 0; i < c->npolls; i++)
+		if (c->polls[i].fh == fh) {
+			fuse_pollhandle_destroy(c->polls[i].ph);
+			c->polls[i] = c->polls[--c->npolls];
+			return;
+		}
+}
+
+/* Drop every poll parked on c, telling none: c or the session goes. */
+void fs_park_poll_drop(struct fs_chan *c)
+{
+	unsigned i;
+
+	for (i = 0; i < c->npolls; i++)
+		fuse_pollhandle_destroy(c->polls[i].ph);
+	free(c->polls);
+	c->polls = NULL;
+	c->npolls = c->cap_polls = 0;
+}
+
+/* Reads a killed owner left parked must not take messages, nor its
+ * polls be told. */
 void fs_park_release(struct fs *fs, struct fs_fh *fh, struct fs_waitq *q)
 {
 	struct fs_waiter *w, *next;
 
+	fs_park_poll_forget(fh->chan, fh);
 	for (w = TAILQ_FIRST(&fh->chan->waiters); w; w = next) {
 		next = TAILQ_NEXT(w, chan_link);
 		if (w->fh != fh)
@@ -354,8 +404,29 @@ static void fs_park_notify(struct fuse_pollhandle *ph)
 }
 
 /*
- * A message arrived on c: the parked reader it goes to and the poller.  A
- * large message is answered by fs_announce instead, once the transport
+ * Hand c's parked polls to wake, but those a large message leaves to
+ * fs_announce (fs_park_arrived); those announce cannot keep are told now.
+ */
+static void fs_park_polls_take(struct fs *fs, struct fs_chan *c, int later,
+			       struct fs_park_wake *wake)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < c->npolls; i++)
+		if (!later || fs_park_keep_poll(fs, c->polls[i].ph))
+			c->polls[n++] = c->polls[i];
+	c->npolls = 0;
+	if (!n)
+		return;
+	wake->polls = c->polls;
+	wake->npolls = n;
+	c->polls = NULL;
+	c->cap_polls = 0;
+}
+
+/*
+ * A message arrived on c: the parked reader it goes to and every poller.
+ * A large message is answered by fs_announce instead, once the transport
  * has acked it: handing over a large message takes a while, and on a busy
  * CPU the woken reader runs ahead of the ack its writer waits for.  A
  * small one is answered at once, so that a reply the reader writes at
@@ -377,20 +448,20 @@ void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
 		else
 			wake->reader = w;
 	}
-	if (c->ph && !fs->stopping) {
-		if (!later || fs_park_keep_poll(fs, c->ph))
-			wake->poller = c->ph;
-		c->ph = NULL;
-	}
+	if (c->npolls && !fs->stopping)
+		fs_park_polls_take(fs, c, later, wake);
 }
 
-/* The reader first, then the poller, as fs_park_arrived chose them. */
+/* The reader first, then the pollers, as fs_park_arrived chose them. */
 void fs_park_tell(struct fs *fs, struct fs_park_wake *wake)
 {
+	unsigned i;
+
 	if (wake->reader)
 		fs_park_answer(fs, wake->reader);
-	if (wake->poller)
-		fs_park_notify(wake->poller);
+	for (i = 0; i < wake->npolls; i++)
+		fs_park_notify(wake->polls[i].ph);
+	free(wake->polls);
 }
 
 /* fs_announce: answer the readers and pollers fs_park_arrived left. */
@@ -562,10 +633,8 @@ void fs_park_stop(struct fs *fs)
 	/* parked polls point into the session, which goes next */
 	pthread_mutex_lock(&fs->lock);
 	for (i = 0; i < fs->nslots; i++)
-		if (fs->chans[i] && fs->chans[i]->ph) {
-			fuse_pollhandle_destroy(fs->chans[i]->ph);
-			fs->chans[i]->ph = NULL;
-		}
+		if (fs->chans[i])
+			fs_park_poll_drop(fs->chans[i]);
 	pthread_mutex_unlock(&fs->lock);
 }
 

@@ -57,9 +57,8 @@ static void fs_status_parked(struct fs *fs, struct fs_node *node, FILE *f)
 	if (fs->all && (!node || node == fs->all))
 		meets += fs->all->nmeets;
 	for (i = 0; i < fs->nslots; i++)
-		if (fs->chans[i] && fs->chans[i]->ph &&
-		    (!node || fs->chans[i]->node == node))
-			polls++;
+		if (fs->chans[i] && (!node || fs->chans[i]->node == node))
+			polls += fs->chans[i]->npolls;
 	fprintf(f, "parked_reads=%u\nparked_polls=%u\nwaiting_writes=%u\n",
 		reads, polls, writes);
 	fprintf(f, "meeting_writes=%u\n", meets);

@@ -6,10 +6,11 @@
  *
  * Start-up runs in order — config, (fork), peers, file tree, the fabric
  * (verbs, resolver, bootstrap: fabric.c), mount — and shutdown undoes it
- * in reverse.  Without -f the parent waits until the child has mounted and
- * exits with the child's verdict, so `ibfs … && echo hi > MNT/beta/chat`
- * works in scripts.
- * Exit status: 0 on success, 2 for bad usage or config, 1 otherwise.
+ * in reverse, except that the fabric's threads stop before the FUSE session
+ * goes (main_run says why).  Without -f the parent waits until the child has
+ * mounted and exits with the child's verdict, so `ibfs … && echo hi >
+ * MNT/beta/chat` works in scripts. Exit status: 0 on success, 2 for bad usage
+ * or config, 1 otherwise.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -371,7 +372,7 @@ static void main_fuse_args(struct ibfs *d)
 		fuse_opt_add_arg(&d->args, "-odebug");
 }
 
-/* Mounted: tell the parent, serve until unmounted; the exit status. */
+/* Mounted: tell the parent, serve until a signal or umount; the status. */
 static int main_serve(struct ibfs *d)
 {
 	int rc;
@@ -385,14 +386,18 @@ static int main_serve(struct ibfs *d)
 		log_warnx("serving %s failed: %s", d->fo.mountpoint,
 			  strerror(-rc));
 	log_info("unmounting %s", d->fo.mountpoint);
-	fs_unmount(d->fs);
 	return rc ? 1 : 0;
 }
 
 /*
  * Peers, the file tree (it needs the peers before the fabric delivers),
- * the fabric, the mount; serve; then all of it closed in reverse.  0 once
- * served, with the exit status in *status, or -errno from start-up.
+ * the fabric, the mount; serve; then all of it closed in reverse, but for
+ * one step: the fabric's threads stop before the FUSE session goes.  They
+ * answer parked reads and tell pollers through the session with no lock
+ * held (fs_deliver, fs_announce, a reliable write's completion), so the
+ * session must outlive them; the mount comes last at start so that a
+ * fabric that fails leaves nothing mounted.  0 once served, with the exit
+ * status in *status, or -errno from start-up.
  */
 static int main_run(struct ibfs *d, int *status)
 {
@@ -415,11 +420,10 @@ static int main_run(struct ibfs *d, int *status)
 		goto out_fs;
 	fs_set_transport(d->fs, fabric_tp(d->fab));
 	rc = fs_mount(d->fs, &d->args, d->fo.mountpoint);
-	if (rc)
-		goto out_fabric;
-	*status = main_serve(d);
-out_fabric:
+	if (!rc)
+		*status = main_serve(d);
 	fabric_close(d->fab);
+	fs_unmount(d->fs); /* nothing to undo when the mount failed */
 out_fs:
 	fs_close(d->fs);
 out_peers:

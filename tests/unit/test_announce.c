@@ -4,10 +4,12 @@
  * round-trips around the hello's codec and refuses every malformed field;
  * an announce must name the QP and GID (or LID) it came from; what an
  * announce means for its node (alive, new, restarted), when silence takes
- * a node down, and the jitter of the announce timer.
+ * a node down, and the jitter of the announce timer; an announce from
+ * another IPv4 address than its node's configured one is refused.
  */
 #include <errno.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include "unit.h"
 #include "announce.h"
@@ -171,6 +173,36 @@ static void test_from(void **state)
 	assert_int_equal(ann_msg_from(&m, 0x13, NULL, 7), -EPERM);
 }
 
+/*
+ * An announce must come from where the config puts its node, when the
+ * config gives a numeric IPv4 addr and the GID is IPv4-mapped (RoCE):
+ * beta's GID is ::ffff:10.0.0.15.  Other GIDs and addrs given as names
+ * cannot be checked and pass.
+ */
+static void test_addr_fits(void **state)
+{
+	struct config_node n;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&n.addr_sa;
+	struct ann_msg m;
+
+	msg_beta(&m);
+	memset(&n, 0, sizeof(n));
+	sin->sin_family = AF_INET;
+	assert_int_equal(inet_pton(AF_INET, "10.0.0.15", &sin->sin_addr), 1);
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), 1);
+	assert_int_equal(inet_pton(AF_INET, "10.0.0.16", &sin->sin_addr), 1);
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), 0);
+	/* a GID that is no IPv4 address (InfiniBand's): not checked */
+	m.h.addr.gid.raw[0] = 0xfe;
+	m.h.addr.gid.raw[1] = 0x80;
+	m.h.addr.gid.raw[10] = m.h.addr.gid.raw[11] = 0;
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), 1);
+	/* addr a host name, not looked up yet */
+	msg_beta(&m);
+	n.addr_sa.ss_family = AF_UNSPEC;
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), 1);
+}
+
 /* What is known of beta once installed from m. */
 static void known_from(struct ann_known *k, const struct ann_msg *m)
 {
@@ -261,10 +293,14 @@ static void test_next(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_layout),
-		cmocka_unit_test(test_malformed), cmocka_unit_test(test_from),
-		cmocka_unit_test(test_judge),	  cmocka_unit_test(test_silent),
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_from),
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_silent),
 		cmocka_unit_test(test_next),
+		cmocka_unit_test(test_addr_fits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 
 #include "unit.h"
 #include "announce.h"
+#include "ann_hello.h"
 
 static const struct ann_key key = {"sesame", 6};
 static const struct ann_key other_key = {"sesamf", 6};
@@ -26,20 +27,6 @@ struct end {
 };
 
 static struct end alpha, beta;
-
-/* A hello for name at qpn, boot id given. */
-static void hello_of(struct hello *h, const char *name, uint32_t qpn)
-{
-	memset(h, 0, sizeof(*h));
-	h->version = HELLO_VERSION;
-	strcpy(h->name, name);
-	h->delivery = DELIVERY_DATAGRAM;
-	h->addr.qpn = qpn;
-	h->addr.qkey = 0x1b1f5000;
-	h->addr.mtu = IBV_MTU_1024;
-	h->addr.gid.raw[15] = (uint8_t)qpn;
-	h->boot = 0x1000 + qpn;
-}
 
 /* Fresh ends; each draws nonces from its own counter. */
 static int setup(void **state)

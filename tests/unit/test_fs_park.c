@@ -10,8 +10,8 @@
  * loses no message, nor does a reply the kernel refuses; a reliable write
  * is answered by its completion (EAGAIN at once under O_NONBLOCK, nothing
  * after unmount); a poll is always writable, readable while a message is
- * queued, and notified once.  After every test each request has had
- * exactly one reply.
+ * queued, and notified once, every open file polling it.  After every test each
+ * request has had exactly one reply.
  */
 #include "fs_harness.h"
 
@@ -432,6 +432,75 @@ static void test_poll_large(void **state)
 	release(&fi);
 }
 
+/* Two open files polling one channel: a message wakes both. */
+static void test_poll_two_files(void **state)
+{
+	struct fuse_pollhandle *ph[2] = {fake_pollhandle(), fake_pollhandle()};
+	struct fuse_file_info fi[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		open_chan("chat", O_RDONLY, &fi[i]);
+		fs_ops.poll(req(), 0, &fi[i], ph[i]);
+	}
+	assert_int_equal(ph[0]->destroyed, 0);
+	assert_rc(deliver("chat", "m"), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(ph[i]->notified, 1);
+		assert_int_equal(ph[i]->destroyed, 1);
+		release(&fi[i]);
+	}
+}
+
+/* The same for a large message, told at announce. */
+static void test_poll_two_files_large(void **state)
+{
+	struct fuse_pollhandle *ph[2] = {fake_pollhandle(), fake_pollhandle()};
+	size_t len = FS_ANSWER_NOW_MAX + 1;
+	struct fuse_file_info fi[2];
+	char *big = calloc(1, len);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		open_chan("chat", O_RDONLY, &fi[i]);
+		fs_ops.poll(req(), 0, &fi[i], ph[i]);
+	}
+	assert_rc(deliver_len(ALPHA, "chat", big, len), 0);
+	assert_int_equal(ph[0]->notified + ph[1]->notified, 0);
+	fs_announce(t.fs);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(ph[i]->notified, 1);
+		release(&fi[i]);
+	}
+	free(big);
+}
+
+/*
+ * A second poll on the same open file replaces its first handle (the
+ * kernel's wake-up for either reaches every poller of that file); a
+ * released file's handle is dropped, never told.
+ */
+static void test_poll_same_file_and_release(void **state)
+{
+	struct fuse_pollhandle *ph[3] = {fake_pollhandle(), fake_pollhandle(),
+					 fake_pollhandle()};
+	struct fuse_file_info fi[2];
+
+	open_chan("chat", O_RDONLY, &fi[0]);
+	open_chan("chat", O_RDONLY, &fi[1]);
+	fs_ops.poll(req(), 0, &fi[0], ph[0]);
+	fs_ops.poll(req(), 0, &fi[0], ph[1]);
+	assert_int_equal(ph[0]->destroyed, 1);
+	fs_ops.poll(req(), 0, &fi[1], ph[2]);
+	release(&fi[1]);
+	assert_int_equal(ph[2]->destroyed, 1);
+	assert_rc(deliver("chat", "m"), 0);
+	assert_int_equal(ph[0]->notified, 0);
+	assert_int_equal(ph[1]->notified, 1);
+	assert_int_equal(ph[2]->notified, 0);
+	release(&fi[0]);
+}
+
 /* A poll handle still held at unmount is dropped, not notified. */
 static void test_poll_unmount(void **state)
 {
@@ -475,6 +544,9 @@ int main(void)
 		T(test_poll),
 		T(test_poll_large),
 		T(test_poll_unmount),
+		T(test_poll_two_files),
+		T(test_poll_two_files_large),
+		T(test_poll_same_file_and_release),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
