@@ -183,7 +183,9 @@ void wire_seq_reset(struct wire_seq *s);
  *    -4 u32 rflags    WIRE_REL_ACK (ack fields valid), WIRE_REL_NAK,
  *                     WIRE_REL_ACKREQ (ack this one at once; a receiver
  *                     that ignores it acks at its next tick),
- *                     WIRE_REL_SACK (the sack precedes the fixed part)
+ *                     WIRE_REL_SACK (the sack precedes the fixed part),
+ *                     WIRE_REL_FWD (DATA: no psn before this one will
+ *                     come, the messages there were failed; reliable.h)
  * and with WIRE_REL_SACK they follow WIRE_REL_SACK_LEN bytes of selective
  * ack: the psns past ack the receiver holds (bit i: ack + 1 + i), most
  * significant word first.  Fragments are cut for mtu - WIRE_REL_LEN, so a
@@ -205,6 +207,7 @@ void wire_seq_reset(struct wire_seq *s);
 #define WIRE_REL_NAK	  0x2
 #define WIRE_REL_ACKREQ	  0x4
 #define WIRE_REL_SACK	  0x8
+#define WIRE_REL_FWD	  0x80
 
 struct wire_rel {
 	uint32_t sess, psn;

@@ -31,7 +31,7 @@
 /* Whether h is the incarnation node ap proved. */
 int ann_trusted(const struct ann_peer *ap, const struct hello *h)
 {
-	return ap->trusted && ap->tboot == h->boot &&
+	return ap->trusted && ap->tboot == h->addr.boot &&
 	       peer_addr_same(&ap->taddr, &h->addr);
 }
 
@@ -140,10 +140,10 @@ static void ann_proven(struct announce *a, int i, const struct hello *who,
 	enum ann_verdict v;
 
 	ap->trusted = 1;
-	ap->tboot = who->boot;
+	ap->tboot = who->addr.boot;
 	ap->taddr = who->addr;
 	log_debug("announce: %s authenticated (qpn 0x%06x, boot 0x%08x)",
-		  who->name, who->addr.qpn, who->boot);
+		  who->name, who->addr.qpn, who->addr.boot);
 	if (!as_d) {
 		tp_peer_expect(a->tp, &a->peers[i], &who->addr);
 		return;

@@ -369,7 +369,6 @@ void tp_recv_src_set(struct tp *tp, struct peer *p,
 		pthread_mutex_lock(&tp->rx.rlock);
 		wire_reasm_forget_peer(tp->rx.reasm, p->idx);
 		wire_reasm_forget_peer(tp->rx.reasm, tp_recv_mcast_key(tp, p));
-		tp_rel_forget(tp, p);
 		pthread_mutex_unlock(&tp->rx.rlock);
 	}
 }

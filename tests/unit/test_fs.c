@@ -234,7 +234,7 @@ static void test_tree_status_counters(void **state)
 	assert_non_null(at);
 	assert_string_equal(at, want);
 	assert_non_null(strstr(s, "drop_malformed=11\n"));
-	assert_non_null(strstr(s, "rel_rto_ms=26\n"));
+	assert_non_null(strstr(s, "rel_rto_ms=27\n"));
 	release(&fi);
 	/* the stream gauges are per peer: never in the root's totals */
 	assert_int_equal(open_ino(FS_ROOT_STATUS_INO, O_RDONLY, &fi), 0);

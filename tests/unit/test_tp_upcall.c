@@ -264,7 +264,8 @@ static void beta_sends(uint32_t msg_id)
 	assert_true(dlen > 0);
 	if (tp_peer_reliable(tp, &peers[BETA])) {
 		memset(&w, 0, sizeof(w));
-		w.sess = 77;
+		/* the session the bootstrap agreed on (tp_rel_attach) */
+		w.sess = tp->rel.peer[BETA]->rx.sess;
 		w.psn = 0;
 		w.rflags = WIRE_REL_ACKREQ;
 		dlen = wire_rel_put(slot + GRH, dlen, &w);
