@@ -6,7 +6,10 @@
  * and our ack of the peer's stream; a whole message is offered to deliver
  * only once every lock is dropped (tp_rel_offer), and while its channel
  * queue refuses it the stream holds it and advertises no credit, so the
- * sender keeps it (backpressure, not loss).  The state machines are
+ * sender keeps it (backpressure, not loss).  Both streams of a peer are
+ * named when the bootstrap meets it (tp_rel_attach: the sessions of the
+ * two boot ids, reliable.h), never by what a datagram says; one of any
+ * other session is dropped as drop_rel_session.  The state machines are
  * touched only through reliable.h's functions, under rel.lock.
  */
 #include <errno.h>
