@@ -55,46 +55,48 @@ log "alpha qpn $aqpn, beta qpn $bqpn, qkey $qkey"
 cat >"$WORK/inject.py" <<'EOF'
 import socket, struct, sys, zlib
 
-ifname, src_mac, dst_mac, ip, dqpn, sqpn, qkey, payload = sys.argv[1:]
+ifname, src_mac, dst_mac, ip, dqpn, sqpn, qkey = sys.argv[1:8]
 dqpn, sqpn, qkey = int(dqpn), int(sqpn), int(qkey, 0)
-payload = bytes.fromhex(payload)
-pad = -len(payload) % 4
-body = payload + b"\0" * pad
-bth = struct.pack("!BBHII", 0x64, pad << 4, 0xFFFF, dqpn, 0)  # UD SEND_ONLY
-deth = struct.pack("!II", qkey, sqpn)
-udp_len = 8 + len(bth) + len(deth) + len(body) + 4
 addr = socket.inet_aton(ip)
+eth = bytes.fromhex(dst_mac.replace(":", "")) + \
+    bytes.fromhex(src_mac.replace(":", "")) + b"\x08\x00"
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+sock.bind((ifname, 0))
 
-def iphdr(tos, ttl, csum):
+def iphdr(tos, ttl, csum, udp_len):
     return struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + udp_len, 0x1234,
                        0x4000, ttl, 17, csum, addr, addr)
 
-h = iphdr(0, 64, 0)
-s = sum(struct.unpack("!10H", h))
-s = (s & 0xFFFF) + (s >> 16)
-s = (s & 0xFFFF) + (s >> 16)
-ip_h = iphdr(0, 64, ~s & 0xFFFF)
-udp = struct.pack("!HHHH", 0xC123, 4791, udp_len, 0)
-# ICRC (rxe_icrc.c): CRC32 over 8 bytes of ones, then the IP header with
-# tos, ttl and checksum all ones, the UDP header with checksum all ones,
-# the BTH with its reserved byte all ones, the DETH and the payload;
-# stored little-endian after the payload.
-masked = (b"\xff" * 8 + iphdr(0xFF, 0xFF, 0xFFFF) + udp[:6] + b"\xff\xff"
-          + bth[:4] + b"\xff" + bth[5:] + deth + body)
-icrc = struct.pack("<I", zlib.crc32(masked) & 0xFFFFFFFF)
-eth = bytes.fromhex(dst_mac.replace(":", "")) + \
-    bytes.fromhex(src_mac.replace(":", "")) + b"\x08\x00"
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((ifname, 0))
-s.send(eth + ip_h + udp + bth + deth + body + icrc)
+def frame(payload):
+    pad = -len(payload) % 4
+    body = payload + b"\0" * pad
+    bth = struct.pack("!BBHII", 0x64, pad << 4, 0xFFFF, dqpn, 0)  # UD SEND_ONLY
+    deth = struct.pack("!II", qkey, sqpn)
+    udp_len = 8 + len(bth) + len(deth) + len(body) + 4
+    h = iphdr(0, 64, 0, udp_len)
+    s = sum(struct.unpack("!10H", h))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    udp = struct.pack("!HHHH", 0xC123, 4791, udp_len, 0)
+    # ICRC (rxe_icrc.c): CRC32 over 8 bytes of ones, then the IP header
+    # with tos, ttl and checksum all ones, the UDP header with checksum
+    # all ones, the BTH with its reserved byte all ones, the DETH and the
+    # payload; stored little-endian after the payload.
+    masked = (b"\xff" * 8 + iphdr(0xFF, 0xFF, 0xFFFF, udp_len) + udp[:6] +
+              b"\xff\xff" + bth[:4] + b"\xff" + bth[5:] + deth + body)
+    icrc = struct.pack("<I", zlib.crc32(masked) & 0xFFFFFFFF)
+    return (eth + iphdr(0, 64, ~s & 0xFFFF, udp_len) + udp + bth + deth +
+            body + icrc)
+
+for payload in sys.argv[8:]:
+    sock.send(frame(bytes.fromhex(payload)))
 EOF
 mac0=$(cat /sys/class/net/ibfsf0/address)
 mac1=$(cat /sys/class/net/ibfsf1/address)
-for sess in 0x00000001 0x80000001; do
-	dg=$("$forge" beta x forged "$sess" 0) || fail "rel_forge"
-	python3 "$WORK/inject.py" ibfsf1 "$mac1" "$mac0" 10.9.0.1 "$aqpn" \
-		"$bqpn" "$qkey" "$dg" || fail "injecting the forged packet"
-done
+dg1=$("$forge" beta x forged 0x00000001 0) || fail "rel_forge"
+dg2=$("$forge" beta x forged 0x80000001 0) || fail "rel_forge"
+python3 "$WORK/inject.py" ibfsf1 "$mac1" "$mac0" 10.9.0.1 "$aqpn" \
+	"$bqpn" "$qkey" "$dg1" "$dg2" || fail "injecting the forged packets"
 log "two forged datagrams sent to alpha as beta"
 wait_for "[ \$(peer_status '$A' beta drop_rel_session) -ge $((drops0 + 2)) ]" 10 ||
 	fail "alpha did not count the forged datagrams (drop_rel_session" \
