@@ -342,7 +342,8 @@ static void *ann_thread(void *arg)
 	return NULL;
 }
 
-/* Our announce: our hello with a fresh boot id, encoded once. */
+/* Our announce: our hello, with the transport's boot id (it names our
+ * reliable streams too, so no other may go here), encoded once. */
 static void ann_make(struct announce *a)
 {
 	memset(&a->mine, 0, sizeof(a->mine));
@@ -350,8 +351,6 @@ static void ann_make(struct announce *a)
 	hello_make(&a->mine.h, a->cfg, tp_info(a->tp));
 	if (a->cfg->secret[0])
 		a->mine.h.flags |= HELLO_F_AUTH;
-	while (!a->mine.h.addr.boot)
-		a->mine.h.addr.boot = util_random32((uint32_t)getpid());
 	hello_encode(&a->mine.h, a->mine.hello);
 }
 
