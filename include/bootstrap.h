@@ -49,16 +49,13 @@ struct hello {
 	uint8_t delivery; /* enum config_delivery */
 	struct peer_addr addr;
 	uint32_t flags; /* HELLO_F_* */
-	/* random per start (announce.c: a restart shows even at one QPN);
-	 * 0 over TCP, where sessions tell a restart */
-	uint32_t boot;
 	/* With HELLO_F_AUTH: fresh per session, the other side's challenge */
 	uint8_t nonce[HELLO_NONCE_LEN];
 };
 
 #define HELLO_WIRE_LEN 128 /* encoded size; see bootstrap.c */
 
-/* Our own hello, boot 0 and no nonce: what tp says we are, and the
+/* Our own hello, no nonce: what tp says we are (boot id included), and the
  * local node's name, delivery and max_message. */
 void hello_make(struct hello *h, const struct config *cfg,
 		const struct tp_info *ti);

@@ -52,7 +52,9 @@
 	X(DUPLICATE, duplicate, "fragment seen twice")                         \
 	X(TOO_BIG, too_big, "beyond max_message")                              \
 	X(ANN_REFUSED, ann_refused,                                            \
-	  "announce refused: forged source, malformed, not authenticated")
+	  "announce refused: forged source, malformed, not authenticated")     \
+	X(REL_SESSION, rel_session,                                            \
+	  "reliable datagram of a session the bootstrap did not agree on")
 
 /* delivery = reliable (zero otherwise), summed into the totals. */
 #define PEER_COUNTERS_REL(X)                                                   \
@@ -96,6 +98,7 @@ struct peer_addr {
 	uint8_t link_layer; /* IBV_LINK_LAYER_* */
 	union ibv_gid gid;
 	uint32_t max_message; /* the largest message it takes; 0: not said */
+	uint32_t boot; /* its incarnation: the hello's boot id (hello_decode) */
 };
 
 struct peer {

@@ -36,6 +36,29 @@
  * went out, a loss at its end has nothing after it to show it: a tail
  * probe (RACK-TLP) goes at 1.25 srtt, before the timer.
  *
+ * Sessions.  A stream is named by a session number that both ends agree
+ * on through the bootstrap, never through a datagram: every daemon picks a
+ * random boot id when it starts, and every hello carries it (authenticated
+ * when there is a secret: the TCP hellos are MACed, and with bootstrap =
+ * multicast a boot id is trusted only once its challenge is answered).  The
+ * stream from A to B is then named by a function of A's and B's boot ids
+ * (an HMAC under the secret when there is one, so nobody without it can
+ * name the stream), which each end computes on its own when the bootstrap
+ * meets the other: the sender starts it at psn 0 (rel_tx_reset) and the
+ * receiver follows it from psn 0 (rel_rx_join).  A datagram of any other
+ * session is dropped (REL_FOREIGN, counted): one of an old incarnation
+ * still in flight, or a forgery, which therefore cannot move the stream.
+ *
+ * So a session lasts as long as both incarnations do, and a reset within
+ * it (the peer went down and came back, or stayed silent for peer_timeout)
+ * starts no new session: the sender fails what was queued and goes on at
+ * the next psn (rel_tx_abandon), and the datagram at that psn carries a
+ * forward mark (FWD), which tells the receiver that nothing before it will
+ * come (rel_rx_forward: it drops what it held of the abandoned messages
+ * and moves on), as SCTP's FORWARD TSN does.  It goes as often as that
+ * datagram does, so a lost mark is repaired like lost data.  psn
+ * comparisons use serial-number arithmetic, so wrapping is harmless.
+ *
  * Refusals.  A whole message the receiver's channel queue refuses is not
  * held (that stopped every channel behind one full one): its psns are
  * consumed and acked like any others, and the refusal goes with the ack
@@ -58,11 +81,6 @@
  * retry, until a retry to X goes in: psns are taken in order, and while
  * X waits only retries to X go, so nothing overtakes on X.  Other
  * channels go on meanwhile.
- *
- * A stream is named by the sender's session number: a sender starts a new
- * session (psn 0) after every reset (peer down, restart, timeout); the
- * receiver joins a newer session only at psn 0.  psn comparisons use
- * serial-number arithmetic, so wrapping is harmless.
  */
 #ifndef IBFS_RELIABLE_H
 #define IBFS_RELIABLE_H
@@ -208,6 +226,8 @@ struct rel_tx {
 	uint64_t pto_at;   /* tail probe due (all sent); 0 = not armed */
 	int tlp_out;	   /* a tail probe went, no news since */
 	uint64_t heard_at; /* last ack of this session, or queue start */
+	uint32_t fwd;	   /* first psn after the last abandon ... */
+	int fwd_on;	   /* ... while not acked: its datagram says FWD */
 	uint32_t peer_timeout_ms;
 	struct rel_msg *head, *tail; /* queued, in psn order */
 	struct rel_msg *done;	     /* finished, for rel_tx_take_done */
@@ -259,15 +279,23 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
 
 /*
  * Timers: the retransmission timeout (go back to una, back off), the peer
- * timeout (every queued message fails -ETIMEDOUT and a new session
- * new_sess starts; only while something is on the wire: a channel that
- * waits for room is not silence) and the retries of waiting channels.
+ * timeout (every queued message fails -ETIMEDOUT: rel_tx_abandon; only
+ * while something is on the wire: a channel that waits for room is not
+ * silence) and the retries of waiting channels.
  * Returns ms until the next timer, or -1 for none.
  */
-int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess);
+int rel_tx_tick(struct rel_tx *tx, uint64_t now);
 
-/* Fail every queued message with err and start session new_sess. */
+/* Fail every queued message with err and start session new_sess at psn 0
+ * (the bootstrap met a new incarnation of either end). */
 void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess);
+
+/* Fail every queued message with err, in the same session: what comes
+ * next goes on at the next psn, its first datagram marked FWD. */
+void rel_tx_abandon(struct rel_tx *tx, int err);
+
+/* Whether the datagram at psn must carry the forward mark. */
+int rel_tx_fwd(const struct rel_tx *tx, uint32_t psn);
 
 /* Detach the finished messages (oldest first); the caller calls done. */
 struct rel_msg *rel_tx_take_done(struct rel_tx *tx);
@@ -291,7 +319,8 @@ int rel_tx_would_block(const struct rel_tx *tx, const char *chan);
 enum rel_verdict {
 	REL_ACCEPT = 1, /* in order: process it, then rel_rx_advance */
 	REL_DUP,	/* seen before: drop, ack again */
-	REL_OOO,	/* beyond a gap or an unjoined session: drop */
+	REL_OOO,	/* beyond a gap: drop */
+	REL_FOREIGN,	/* not the session agreed (or none yet): drop, count */
 	REL_AHEAD,	/* beyond a gap, close: the caller keeps it for later
 			 * (or calls rel_rx_unhold) */
 };
@@ -318,15 +347,23 @@ struct rel_rx {
 
 void rel_rx_init(struct rel_rx *rx, uint32_t window);
 
-/* Forget the session (the sender restarted with a new address). */
+/* Forget the session: nothing is taken until the next rel_rx_join. */
 void rel_rx_forget(struct rel_rx *rx);
 
+/* Follow session sess from psn 0: the bootstrap met the sender's new
+ * incarnation (the caller drops what it held of the old one). */
+void rel_rx_join(struct rel_rx *rx, uint32_t sess);
+
 /*
- * Classify a datagram (sess, psn).  A newer session is joined at psn 0
- * (*joined set: the caller drops what it held of the old one).
+ * A datagram (sess, psn) marked FWD: nothing before psn will come.  Returns
+ * 1 when the stream moved there (the caller drops what it held of the
+ * messages abandoned), 0 when the mark says nothing new or is not of the
+ * session followed.
  */
-enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
-			      int *joined);
+int rel_rx_forward(struct rel_rx *rx, uint32_t sess, uint32_t psn);
+
+/* Classify a datagram (sess, psn); only the session joined is taken. */
+enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn);
 
 /* The datagram at nxt was taken (or its message queued): move on. */
 void rel_rx_advance(struct rel_rx *rx);

@@ -78,6 +78,7 @@ struct tp_info {
 	size_t mtu_bytes; /* datagram payload: what one send may carry */
 	uint32_t recv_depth;
 	uint32_t send_depth;
+	uint32_t boot; /* random per start, never 0: the hello's boot id */
 };
 
 /*

@@ -219,6 +219,8 @@ void wire_seq_reset(struct wire_seq *s);
  *                     WIRE_REL_CODES (the refusal codes precede that),
  *                     WIRE_REL_RETRY (DATA: a message sent again after
  *                     its channel queue refused it, reliable.h)
+ *                     WIRE_REL_FWD (DATA: no psn before this one will
+ *                     come, the messages there were failed; reliable.h)
  * and with WIRE_REL_SACK they follow WIRE_REL_SACK_LEN bytes of selective
  * ack: the psns past ack the receiver holds (bit i: ack + 1 + i), most
  * significant word first.  With WIRE_REL_CODES, WIRE_REL_CODES_LEN bytes
@@ -245,6 +247,7 @@ void wire_seq_reset(struct wire_seq *s);
 #define WIRE_REL_SACK	   0x8
 #define WIRE_REL_RETRY	   0x10
 #define WIRE_REL_CODES	   0x20
+#define WIRE_REL_FWD	   0x80
 #define WIRE_REL_PLANES	   3
 #define WIRE_REL_CODES_LEN (WIRE_REL_PLANES * WIRE_REL_SACK_LEN)
 

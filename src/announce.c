@@ -178,7 +178,7 @@ void ann_install(struct announce *a, int i, const struct hello *h,
 		 v == ANN_RESTART ? "restarted" : "up", h->addr.qpn,
 		 rc ? "" : ", address handle cached");
 	ap->k.up = 1;
-	ap->k.boot = h->boot;
+	ap->k.boot = h->addr.boot;
 	ap->k.addr = h->addr;
 	ap->k.heard_ms = now;
 	TAILQ_INSERT_TAIL(&a->live, ap, link);
@@ -192,7 +192,7 @@ static int ann_who(struct announce *a, const struct ann_msg *m)
 	int i = config_node_index(a->cfg, m->h.name);
 
 	if (i == a->cfg->local && m->h.addr.qpn == a->mine.h.addr.qpn &&
-	    m->h.boot == a->mine.h.boot)
+	    m->h.addr.boot == a->mine.h.addr.boot)
 		return -1;
 	if (i < 0 || i == a->cfg->local) {
 		peer_count_drop(NULL, tp_totals(a->tp), DROP_ANN_REFUSED);
@@ -364,7 +364,8 @@ static void *ann_thread(void *arg)
 	return NULL;
 }
 
-/* Our announce: our hello with a fresh boot id, encoded once. */
+/* Our announce: our hello, with the transport's boot id (it names our
+ * reliable streams too, so no other may go here), encoded once. */
 static void ann_make(struct announce *a)
 {
 	memset(&a->mine, 0, sizeof(a->mine));
@@ -372,8 +373,6 @@ static void ann_make(struct announce *a)
 	hello_make(&a->mine.h, a->cfg, tp_info(a->tp));
 	if (a->cfg->secret[0])
 		a->mine.h.flags |= HELLO_F_AUTH;
-	while (!a->mine.h.boot)
-		a->mine.h.boot = util_random32((uint32_t)getpid());
 	hello_encode(&a->mine.h, a->mine.hello);
 }
 
@@ -450,7 +449,7 @@ int ann_open(struct announce **out, const struct config *cfg,
 	log_info("peer %s up (qpn 0x%06x, local); announcing on mcast_group "
 		 "%s every %d ms (boot 0x%08x)",
 		 me->conf->name, a->mine.h.addr.qpn, cfg->mcast_group,
-		 cfg->announce_interval_ms, a->mine.h.boot);
+		 cfg->announce_interval_ms, a->mine.h.addr.boot);
 	rc = -pthread_create(&a->thr, NULL, ann_thread, a);
 	if (rc)
 		goto fail;

@@ -77,7 +77,7 @@ int ann_msg_decode(struct ann_msg *m, const void *buf, size_t len)
 	rc = hello_decode(&t.h, b + AO_HELLO, HELLO_WIRE_LEN);
 	if (rc)
 		return rc;
-	if (!t.h.boot)
+	if (!t.h.addr.boot)
 		return -EBADMSG; /* every start draws one */
 	if (ann_kinds[t.kind].auth && !(t.h.flags & HELLO_F_AUTH))
 		return -EBADMSG; /* a challenge without its nonce */
@@ -128,7 +128,7 @@ enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h)
 {
 	if (!k->up)
 		return ANN_UP;
-	if (k->boot != h->boot || !peer_addr_same(&k->addr, &h->addr))
+	if (k->boot != h->addr.boot || !peer_addr_same(&k->addr, &h->addr))
 		return ANN_RESTART;
 	return ANN_SAME;
 }

@@ -38,7 +38,7 @@
 /* Whether h is the incarnation node ap proved. */
 int ann_trusted(const struct ann_peer *ap, const struct hello *h)
 {
-	return ap->trusted && ap->tboot == h->boot &&
+	return ap->trusted && ap->tboot == h->addr.boot &&
 	       peer_addr_same(&ap->taddr, &h->addr);
 }
 
@@ -189,10 +189,10 @@ static void ann_proven(struct announce *a, struct ann_xchg *x,
 	enum ann_verdict v;
 
 	ap->trusted = 1;
-	ap->tboot = who->boot;
+	ap->tboot = who->addr.boot;
 	ap->taddr = who->addr;
 	log_debug("announce: %s authenticated (qpn 0x%06x, boot 0x%08x)",
-		  who->name, who->addr.qpn, who->boot);
+		  who->name, who->addr.qpn, who->addr.boot);
 	if (!as_d) {
 		tp_peer_expect(a->tp, &a->peers[i], &who->addr);
 		return;

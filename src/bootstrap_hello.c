@@ -33,7 +33,7 @@ enum {
 	HO_GID = HO_PAD + 1,		    /* 84: 16 bytes */
 	HO_FLAGS = HO_GID + 16,	   /* 100: u32 HELLO_F_*, others zero */
 	HO_MAX_MSG = HO_FLAGS + 4, /* 104: u32 its max_message, 0 = not said */
-	HO_BOOT = HO_MAX_MSG + 4,  /* 108: u32 boot id, 0 = not said */
+	HO_BOOT = HO_MAX_MSG + 4,  /* 108: u32 boot id (names streams) */
 	HO_NONCE = HO_BOOT + 4,	   /* 112: 16 bytes, zero without AUTH */
 	HO_END = HO_NONCE + HELLO_NONCE_LEN, /* 128 */
 };
@@ -63,6 +63,7 @@ void hello_make(struct hello *h, const struct config *cfg,
 	h->addr.link_layer = ti->link_layer;
 	h->addr.gid = ti->gid;
 	h->addr.max_message = (uint32_t)cfg->max_message;
+	h->addr.boot = ti->boot;
 }
 
 /* One fixed layout on every host, whatever struct hello looks like. */
@@ -83,7 +84,7 @@ size_t hello_encode(const struct hello *h, void *buf)
 	memcpy(b + HO_GID, h->addr.gid.raw, 16);
 	util_put32(b + HO_FLAGS, h->flags);
 	util_put32(b + HO_MAX_MSG, h->addr.max_message);
-	util_put32(b + HO_BOOT, h->boot);
+	util_put32(b + HO_BOOT, h->addr.boot);
 	if (h->flags & HELLO_F_AUTH)
 		memcpy(b + HO_NONCE, h->nonce, HELLO_NONCE_LEN);
 	return HELLO_WIRE_LEN;
@@ -123,7 +124,7 @@ int hello_decode(struct hello *h, const void *buf, size_t len)
 	t.flags = util_get32(b + HO_FLAGS);
 	/* Older daemons sent zero here: then nothing is known. */
 	t.addr.max_message = util_get32(b + HO_MAX_MSG);
-	t.boot = util_get32(b + HO_BOOT);
+	t.addr.boot = util_get32(b + HO_BOOT);
 	if (t.flags & ~HELLO_F_AUTH)
 		return -EBADMSG;
 	if (t.flags & HELLO_F_AUTH)

@@ -21,7 +21,8 @@ const char *const peer_drop_names[DROP_MAX] = {PEER_DROPS(PEER_DROP_NAME)};
 int peer_addr_same(const struct peer_addr *a, const struct peer_addr *b)
 {
 	return a->qpn == b->qpn && a->qkey == b->qkey && a->lid == b->lid &&
-	       a->mtu == b->mtu && !memcmp(&a->gid, &b->gid, sizeof(a->gid));
+	       a->mtu == b->mtu && a->boot == b->boot &&
+	       !memcmp(&a->gid, &b->gid, sizeof(a->gid));
 }
 
 /* One peer per node, wire ids derived from names so they survive restarts. */

@@ -286,6 +286,8 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
 	if (rel_diff(ack, tx->una) > 0 && rel_diff(ack, tx->top) <= 0) {
 		for (; tx->una != ack; tx->una++)
 			rel_tx_got(tx, tx->una, &newest, &fresh);
+		if (tx->fwd_on && rel_diff(tx->una, tx->fwd) > 0)
+			tx->fwd_on = 0; /* the receiver moved past the mark */
 		if (rel_diff(tx->nxt, tx->una) < 0)
 			tx->nxt = tx->una;
 		tx->rto_ms = tx->rto_base;
@@ -338,6 +340,17 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
 	return 1;
 }
 
+/* Move every queued message to the done list with status err. */
+static void rel_tx_fail_all(struct rel_tx *tx, struct rel_msg *m, int err)
+{
+	while (m) {
+		struct rel_msg *next = m->next;
+
+		rel_tx_finish(tx, m, err);
+		m = next;
+	}
+}
+
 void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 {
 	struct rel_msg *m, *done = tx->done, *waiting = tx->waiting;
@@ -361,16 +374,34 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 		tx->done = done;
 		tx->done_tail = done_tail;
 	}
-	while (m) {
-		struct rel_msg *next = m->next;
-
-		rel_tx_finish(tx, m, err);
-		m = next;
-	}
+	rel_tx_fail_all(tx, m, err);
 	rel_wait_fail(tx, waiting, err);
 }
 
-int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
+void rel_tx_abandon(struct rel_tx *tx, int err)
+{
+	struct rel_msg *m = tx->head;
+
+	tx->head = tx->tail = NULL;
+	rel_tx_fail_all(tx, m, err);
+	/* Nothing in flight is wanted any more: the next psn starts afresh,
+	 * and says so (FWD) until it is acked. */
+	tx->una = tx->nxt = tx->top = tx->end;
+	tx->pipe = 0;
+	memset(&tx->sacked, 0, sizeof(tx->sacked));
+	tx->probe = tx->tlp_out = 0;
+	tx->rto_at = tx->pto_at = 0;
+	tx->rto_ms = tx->rto_base;
+	tx->fwd = tx->end;
+	tx->fwd_on = 1;
+}
+
+int rel_tx_fwd(const struct rel_tx *tx, uint32_t psn)
+{
+	return tx->fwd_on && psn == tx->fwd;
+}
+
+int rel_tx_tick(struct rel_tx *tx, uint64_t now)
 {
 	int wait_ms = rel_wait_tick(tx, now);
 	uint64_t due;
@@ -382,7 +413,7 @@ int rel_tx_tick(struct rel_tx *tx, uint64_t now, uint32_t new_sess)
 	due = tx->heard_at + tx->peer_timeout_ms;
 	if (now >= due) {
 		tx->timeouts++;
-		rel_tx_reset(tx, -ETIMEDOUT, new_sess);
+		rel_tx_abandon(tx, -ETIMEDOUT);
 		return -1;
 	}
 	if (tx->pto_at && now >= tx->pto_at &&
@@ -440,26 +471,39 @@ void rel_rx_forget(struct rel_rx *rx)
 	rx->ack_due = rx->nak_due = rx->nak_sent = rx->ack_now = 0;
 }
 
-enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn,
-			      int *joined)
+void rel_rx_join(struct rel_rx *rx, uint32_t sess)
+{
+	rel_rx_forget(rx);
+	rx->joined = 1;
+	rx->sess = sess;
+	rx->nxt = 0;
+	rx->ack_now = 1; /* the first ack of a session goes at once */
+}
+
+int rel_rx_forward(struct rel_rx *rx, uint32_t sess, uint32_t psn)
+{
+	if (!rx->joined || sess != rx->sess || rel_diff(psn, rx->nxt) <= 0)
+		return 0;
+	/* What was held before psn belongs to messages the sender failed;
+	 * what is held past it was kept relative to the old nxt. */
+	rx->nxt = psn;
+	rx->blocked = 0;
+	rx->nak_sent = 0;
+	rx->nak_due = 0;
+	memset(&rx->ahead, 0, sizeof(rx->ahead));
+	rx->ack_due = 1;
+	rx->ack_now = 1;
+	return 1;
+}
+
+enum rel_verdict rel_rx_check(struct rel_rx *rx, uint32_t sess, uint32_t psn)
 {
 	uint32_t d;
 
-	*joined = 0;
-	if (!rx->joined || sess != rx->sess) {
-		/* Only the start of a newer session is joined; stale
-		 * datagrams of an older one are never taken. */
-		if (psn != 0 || (rx->joined && rel_diff(sess, rx->sess) < 0))
-			return REL_OOO;
-		rx->joined = 1;
-		rx->sess = sess;
-		rx->nxt = 0;
-		rx->blocked = 0;
-		rx->nak_sent = 0;
-		memset(&rx->ahead, 0, sizeof(rx->ahead));
-		rx->ack_now = 1;
-		*joined = 1;
-	}
+	/* Only the session the bootstrap agreed on: a datagram never names
+	 * a new one (a forged one would take the stream away). */
+	if (!rx->joined || sess != rx->sess)
+		return REL_FOREIGN;
 	rx->arrived++;
 	d = psn - rx->nxt;
 	if (rel_bit(&rx->ahead, d)) {

@@ -479,6 +479,9 @@ static int tp_dev_publish(struct tp *tp)
 	tp->info.qkey = tp->cfg->qkey;
 	tp->info.recv_depth = tp->cfg->recv_depth;
 	tp->info.send_depth = tp->cfg->send_depth;
+	/* this incarnation: it names our reliable streams (reliable.h) */
+	while (!tp->info.boot)
+		tp->info.boot = util_random32(tp->info.qpn);
 	return 0;
 }
 

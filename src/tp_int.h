@@ -166,6 +166,7 @@ struct tp_rel {
 	uint8_t *ahead;	     /* REL_SACK_BITS datagrams past a gap (lazy) */
 	uint32_t ahead_len[REL_SACK_BITS]; /* | TP_REL_AHEAD_RETRY */
 	struct rel_stats pub;		   /* counters published so far */
+	uint32_t boot; /* the peer's boot id both sessions are of */
 };
 
 /* Every reliable peer's streams, and the messages waiting for deliver. */
@@ -348,7 +349,7 @@ void tp_ann_deliver(struct tp *tp, struct tp_anns *anns);
 
 /* tp_rel.c */
 int tp_rel_open(struct tp *tp);
-void tp_rel_attach(struct tp *tp, struct peer *p);
+void tp_rel_attach(struct tp *tp, struct peer *p, const struct peer_addr *addr);
 void tp_rel_close(struct tp *tp);
 void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 		 const uint8_t *dg, size_t dlen, uint64_t now);
@@ -357,7 +358,6 @@ void tp_rel_offer(struct tp *tp);
 int tp_rel_service(struct tp *tp, int tick);
 int tp_rel_tick(struct tp *tp);
 void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too);
-void tp_rel_forget(struct tp *tp, struct peer *p);
 void tp_rel_queue(struct tp *tp, int i);
 
 /* tp_rel_refuse.c: the receiver's refusals (under rel.lock) */

@@ -362,7 +362,6 @@ void tp_recv_src_set(struct tp *tp, struct peer *p,
 	if (changed) {
 		pthread_mutex_lock(&tp->rx.rlock);
 		wire_reasm_forget_peer(tp->rx.reasm, p->idx);
-		tp_rel_forget(tp, p);
 		pthread_mutex_unlock(&tp->rx.rlock);
 	}
 }

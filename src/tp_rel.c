@@ -9,12 +9,19 @@
  * the acks (tp_rel_refuse.c), so the sender fails its writer or, for a
  * full queue, keeps it and tries again later (backpressure, not loss; a
  * full channel holds up no other).  The state machines are touched only
+ * Both streams of a peer are named when the bootstrap meets it
+ * (tp_rel_attach: the sessions of the two boot ids, reliable.h), never by
+ * what a datagram says; one of any other session is dropped as
+ * drop_rel_session.  The state machines are touched only
  * through reliable.h's functions, under rel.lock.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "log.h"
 #include "tp_int.h"
@@ -62,35 +69,6 @@ int tp_rel_open(struct tp *tp)
 	return 0;
 }
 
-/*
- * p (delivery = reliable) is being met: give it its streams, from a
- * random session number, unless it has them.  Bootstrap thread, before
- * p's datagrams are accepted (tp_peer_expect, tp_peer_up) and sends to
- * it can succeed, so every other user finds them made.  Without memory
- * that is logged, and sends to p fail ENOTCONN.
- */
-void tp_rel_attach(struct tp *tp, struct peer *p)
-{
-	struct tp_relset *rs = &tp->rel;
-	struct tp_rel *r;
-
-	if (!tp_peer_reliable(tp, p) || rs->peer[p->idx])
-		return;
-	r = calloc(1, sizeof(*r));
-	if (!r) {
-		log_warnx("%s: no memory for %s's streams", __func__,
-			  p->conf->name);
-		return;
-	}
-	rel_tx_init(&r->tx, util_random32((uint32_t)p->idx), REL_WINDOW_DEFAULT,
-		    (uint32_t)tp->cfg->peer_timeout_ms);
-	rel_rx_init(&r->rx, REL_WINDOW_DEFAULT);
-	pthread_mutex_lock(&rs->lock);
-	rs->peer[p->idx] = r;
-	rs->active[rs->nactive++] = p->idx;
-	pthread_mutex_unlock(&rs->lock);
-}
-
 /* Forget the held message and the one arriving (their stream is gone). */
 static void tp_rel_drop_held(struct tp_rel *r)
 {
@@ -101,6 +79,76 @@ static void tp_rel_drop_held(struct tp_rel *r)
 	rel_rx_drop(&r->rx);
 	wire_seq_reset(&r->seq);
 	tp_rel_full_clear(r);
+}
+
+/*
+ * The session of the stream from the node booted as from to the one
+ * booted as to (reliable.h): both ends compute it from the boot ids the
+ * bootstrap exchanged.  Under the secret, an HMAC, so that nobody without
+ * it can name a stream; without one, anyone who can forge a datagram can
+ * forge a hello too, and a mix of the two ids will do.
+ */
+static uint32_t tp_rel_sess(const struct tp *tp, uint32_t from, uint32_t to)
+{
+	static const char label[] = "ibfs stream v1";
+	uint8_t msg[sizeof(label) - 1 + 8], mac[EVP_MAX_MD_SIZE];
+	const char *k = tp->cfg->secret;
+	unsigned int n = 0;
+
+	memcpy(msg, label, sizeof(label) - 1);
+	util_put32(msg + sizeof(label) - 1, from);
+	util_put32(msg + sizeof(label) + 3, to);
+	if (k[0] &&
+	    HMAC(EVP_sha256(), k, (int)strlen(k), msg, sizeof(msg), mac, &n) &&
+	    n >= 4)
+		return util_get32(mac);
+	return util_fnv1a(msg, sizeof(msg), 2166136261u);
+}
+
+/*
+ * p (delivery = reliable) is being met at addr: give it its streams
+ * unless it has them, and when addr is another incarnation of p (its boot
+ * id), start both afresh in the sessions the two boot ids name: ours at
+ * psn 0 (what waited for the old one fails), and p's followed from psn 0.
+ * Bootstrap thread, before p's datagrams are accepted (tp_peer_expect,
+ * tp_peer_up) and sends to it can succeed, so every other user finds them
+ * made.  Without memory that is logged, and sends to p fail ENOTCONN.
+ */
+void tp_rel_attach(struct tp *tp, struct peer *p, const struct peer_addr *addr)
+{
+	struct tp_relset *rs = &tp->rel;
+	struct tp_rel *r, *fresh = NULL;
+	struct rel_msg *done;
+
+	if (!tp_peer_reliable(tp, p))
+		return;
+	if (!rs->peer[p->idx]) {
+		fresh = calloc(1, sizeof(*fresh));
+		if (!fresh) {
+			log_warnx("%s: no memory for %s's streams", __func__,
+				  p->conf->name);
+			return;
+		}
+		rel_tx_init(&fresh->tx, 0, REL_WINDOW_DEFAULT,
+			    (uint32_t)tp->cfg->peer_timeout_ms);
+		rel_rx_init(&fresh->rx, REL_WINDOW_DEFAULT);
+	}
+	pthread_mutex_lock(&rs->lock);
+	if (fresh) {
+		rs->peer[p->idx] = fresh;
+		rs->active[rs->nactive++] = p->idx;
+	}
+	r = rs->peer[p->idx];
+	if (fresh || r->boot != addr->boot) {
+		r->boot = addr->boot;
+		rel_tx_reset(&r->tx, -ENOTCONN,
+			     tp_rel_sess(tp, tp->info.boot, addr->boot));
+		rel_rx_join(&r->rx, tp_rel_sess(tp, addr->boot, tp->info.boot));
+		tp_rel_drop_held(r);
+	}
+	done = rel_tx_take_done(&r->tx);
+	pthread_mutex_unlock(&rs->lock);
+	tp_up_done(tp, p, done);
 }
 
 /* Free what tp_rel_open made (after tp_rel_reset of every peer). */
@@ -182,6 +230,8 @@ static size_t tp_rel_build(struct tp *tp, struct tp_rel *r, uint8_t *sb,
 		w.rflags = WIRE_REL_ACKREQ;
 	if (m->retry)
 		w.rflags |= WIRE_REL_RETRY;
+	if (rel_tx_fwd(&r->tx, psn))
+		w.rflags |= WIRE_REL_FWD;
 	tp_rel_ack_fields(r, &w, 0);
 	return wire_rel_put(sb, dlen, &w);
 }
@@ -366,7 +416,6 @@ void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 	long plen = wire_rel_get(dg, dlen, &w);
 	enum rel_verdict v;
 	rel_codes codes;
-	int joined;
 	rel_bits s;
 
 	if (plen < 0) {
@@ -386,9 +435,13 @@ void tp_rel_recv(struct tp *tp, struct peer *p, const struct wire_hdr *h,
 	}
 	if (h->type != WIRE_DATA)
 		goto out;
-	v = rel_rx_check(&r->rx, w.sess, w.psn, &joined);
-	if (joined)
-		tp_rel_drop_held(r);
+	if ((w.rflags & WIRE_REL_FWD) && rel_rx_forward(&r->rx, w.sess, w.psn))
+		tp_rel_drop_held(r); /* what it held, its sender failed */
+	v = rel_rx_check(&r->rx, w.sess, w.psn);
+	if (v == REL_FOREIGN) {
+		peer_count_drop(p, &tp->totals, DROP_REL_SESSION);
+		goto out;
+	}
 	if (w.rflags & WIRE_REL_ACKREQ)
 		rel_rx_ask_ack(&r->rx);
 	if (v == REL_AHEAD)
@@ -484,7 +537,7 @@ int tp_rel_service(struct tp *tp, int tick)
 		pthread_mutex_lock(&tp->rel.lock);
 		if (tick) {
 			tp_rel_drain(tp, p, r);
-			rel_tx_tick(&r->tx, now, rel_tx_sess(&r->tx) + 1);
+			rel_tx_tick(&r->tx, now);
 		}
 		tp_rel_flush(tp, p, now, tick);
 		tp_rel_publish(tp, p, r);
@@ -615,7 +668,11 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 	return 0;
 }
 
-/* p restarted, went down or is gone: its writers get err (new session). */
+/*
+ * p went down or is gone: its writers get err, and the stream goes on in
+ * its session past what they wrote (rel_tx_abandon); with rx_too (the
+ * transport closes) p's stream to us is forgotten too.
+ */
 void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too)
 {
 	struct tp_rel *r;
@@ -627,7 +684,7 @@ void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too)
 		pthread_mutex_unlock(&tp->rel.lock);
 		return;
 	}
-	rel_tx_reset(&r->tx, err, rel_tx_sess(&r->tx) + 1);
+	rel_tx_abandon(&r->tx, err);
 	if (rx_too) {
 		rel_rx_forget(&r->rx);
 		tp_rel_drop_held(r);
@@ -636,19 +693,4 @@ void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too)
 	done = rel_tx_take_done(&r->tx);
 	pthread_mutex_unlock(&tp->rel.lock);
 	tp_up_done(tp, p, done);
-}
-
-/* p has a new address: forget its stream to us and what we held of it
- * (under rx.rlock). */
-void tp_rel_forget(struct tp *tp, struct peer *p)
-{
-	struct tp_rel *r;
-
-	pthread_mutex_lock(&tp->rel.lock);
-	r = tp->rel.peer[p->idx];
-	if (r) {
-		rel_rx_forget(&r->rx);
-		tp_rel_drop_held(r);
-	}
-	pthread_mutex_unlock(&tp->rel.lock);
 }

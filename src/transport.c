@@ -385,7 +385,7 @@ struct peer_counters *tp_totals(struct tp *tp)
 /* Accept p's datagrams before it is up (handshake, first half). */
 void tp_peer_expect(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 {
-	tp_rel_attach(tp, p);
+	tp_rel_attach(tp, p, addr);
 	tp_recv_src_set(tp, p, addr);
 }
 
@@ -422,20 +422,16 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	       struct ibv_ah *ah, enum config_route route)
 {
 	struct ibv_ah *old;
-	int changed;
 
 	pthread_mutex_lock(&p->lock);
-	changed = p->addr.qpn != addr->qpn ||
-		  memcmp(&p->addr.gid, &addr->gid, sizeof(addr->gid));
 	if (!ah && !tp_ah_fits(p, addr)) {
 		pthread_mutex_unlock(&p->lock);
 		return -ESTALE;
 	}
 	pthread_mutex_unlock(&p->lock);
-	/* A new incarnation: what was pending for the old one fails. */
-	if (changed)
-		tp_rel_reset(tp, p, -ENOTCONN, 0);
-	tp_rel_attach(tp, p);
+	/* A new incarnation (boot id): what was pending for the old one
+	 * fails, and its streams start again in their new sessions. */
+	tp_rel_attach(tp, p, addr);
 	tp_recv_src_set(tp, p, addr);
 	pthread_mutex_lock(&tp->ring.lock);
 	pthread_mutex_lock(&p->lock);

@@ -33,7 +33,7 @@ static void check_accepted(const struct ann_msg *m)
 	CHECK(!util_name_problem(m->h.name));
 	CHECK(m->h.addr.qpn >= 1 && m->h.addr.qpn <= 0xffffff);
 	CHECK(m->h.addr.mtu >= IBV_MTU_256 && m->h.addr.mtu <= IBV_MTU_4096);
-	CHECK(m->h.boot != 0);
+	CHECK(m->h.addr.boot != 0);
 	CHECK(m->kind == ANN_ANNOUNCE || (m->h.flags & HELLO_F_AUTH));
 	CHECK(ann_msg_from(m, m->h.addr.qpn, &m->h.addr.gid, 0) == 0);
 }
@@ -54,7 +54,7 @@ static void check_auth(const struct ann_msg *m)
 	strcpy(me.name, "alpha");
 	me.addr.qpn = 1;
 	me.addr.mtu = IBV_MTU_1024;
-	me.boot = 1;
+	me.addr.boot = 1;
 	rc = ann_auth_recv(&a, &key, &me, fresh, m, &out, &who);
 	/* a fresh node proves nobody: only a CHALLENGE gets an answer */
 	CHECK(rc == -EPROTO || rc == ANN_AUTH_REPLY);

@@ -11,6 +11,7 @@
  * encode back (wire_rel_put) to the very same bytes.  The sender must keep
  * its own invariants whatever the acks claim: una <= nxt <= end, una <=
  * top <= end, top - una within the window, pipe within what is in flight,
+ * the forward mark (after a peer timeout) between una and end,
  * each message finished exactly once and acked only when all of it is,
  * timeouts within their bounds.
  *
@@ -122,6 +123,10 @@ static void check_tx(const struct run *u)
 	CHECK(dist(tx->nxt, tx->una) >= 0 && dist(tx->end, tx->nxt) >= 0);
 	CHECK(dist(tx->top, tx->una) >= 0 && dist(tx->end, tx->top) >= 0);
 	CHECK(tx->top - tx->una <= tx->window);
+	/* the forward mark is at or past una until acked, and was queued */
+	if (tx->fwd_on)
+		CHECK(dist(tx->fwd, tx->una) >= 0 &&
+		      dist(tx->end, tx->fwd) >= 0);
 	CHECK(tx->window <= REL_SACK_BITS);
 	/* A probe resends una even if it is still counted (the next ack
 	 * recounts), so the pipe may exceed the span by one per probe. */
@@ -301,9 +306,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		default:
 			u.now += (c & 63) * 7u;
-			/* a peer timeout starts the next session */
-			rel_tx_tick(&u.tx, u.now, u.sess + 1);
-			u.sess = u.tx.sess;
+			/* a peer timeout abandons what was queued, in the
+			 * same session (reliable.h) */
+			rel_tx_tick(&u.tx, u.now);
+			CHECK(u.tx.sess == u.sess);
 			break;
 		}
 		check_tx(&u);

@@ -9,13 +9,16 @@
  * A sender model cuts messages (lengths from the input) into reliable
  * datagrams with wire_frag_build and wire_rel_put; the input picks which
  * psn of which session arrives next (anywhere: in order, duplicated,
- * beyond a gap, far ahead, from a stale session), starts new sessions,
+ * beyond a gap, far ahead, from a stale session or a forged newer one),
+ * starts new sessions (taken only once the bootstrap's agreement,
+ * rel_rx_join, comes), abandons messages (a FWD mark at a later one),
  * and mixes in raw junk.  Checked after every step:
  *   - no crash, no leak (ASan), no read outside a datagram;
  *   - every delivered message is within max_message, with a valid channel;
  *   - without junk in the stream: each message of the session followed
  *     is delivered once, in order, whole and byte for byte (no message
- *     twice, none skipped);
+ *     twice, none skipped but those a FWD mark abandoned); no datagram
+ *     of a session not joined ever moves the receiver;
  *   - the kept datagrams are exactly those the bitmap says, each at its
  *     psn; memory is one partial message of at most max_message plus the
  *     REL_SACK_BITS slots;
@@ -25,9 +28,13 @@
  * The input: byte 0 the MTU, byte 1 the message count (1..8), then a
  * length byte pair per message, then records with a control byte c:
  *   c >> 6 == 0  psn nxt - 4 + (c & 63) of the current session
- *   c >> 6 == 1  psn from the next two bytes, session current - (c & 3)
- *   c >> 6 == 2  c & 3: 0 a new session, 1 toggle refusing, 2 retry the
- *                held message (the service tick), 3 psn nxt + 1 + byte
+ *   c >> 6 == 1  psn from the next two bytes, session current - (c & 3),
+ *                or with c & 4 current + 1 + (c & 3) (forged, or the
+ *                next one before its agreement)
+ *   c >> 6 == 2  c & 3: 0 a new session (with c & 4: the receiver joins
+ *                the current one; with c & 8: FWD at message c >> 4 & 3),
+ *                1 toggle refusing, 2 retry the held message (the service
+ *                tick), 3 psn nxt + 1 + byte
  *   c >> 6 == 3  junk: the next byte is a length, then raw bytes (the
  *                trailer flag forced when c & 1)
  *
@@ -101,8 +108,9 @@ static uint32_t msg_id_of(uint32_t s, int k)
 	return s << 8 | (uint32_t)k;
 }
 
-/* Datagram psn of session s as the sender builds it; 0 past the end. */
-static size_t build(uint8_t *dg, uint32_t s, uint32_t psn)
+/* Datagram psn of session s as the sender builds it, with rflags; 0 past
+ * the end. */
+static size_t build(uint8_t *dg, uint32_t s, uint32_t psn, uint32_t rflags)
 {
 	struct wire_rel w;
 	size_t len;
@@ -122,6 +130,7 @@ static size_t build(uint8_t *dg, uint32_t s, uint32_t psn)
 	memset(&w, 0, sizeof(w));
 	w.sess = s;
 	w.psn = psn;
+	w.rflags = rflags;
 	return wire_rel_put(dg, len, &w);
 }
 
@@ -248,7 +257,7 @@ static void recv_dg(const uint8_t *dg, size_t dlen, int junk)
 	enum rel_verdict v;
 	struct wire_hdr h;
 	struct wire_rel w;
-	int joined;
+	uint32_t nxt = R.rx.nxt, sess = R.rx.sess;
 	long plen;
 
 	if (wire_hdr_decode(&h, dg, dlen) || h.src != SRC)
@@ -256,11 +265,27 @@ static void recv_dg(const uint8_t *dg, size_t dlen, int junk)
 	plen = wire_rel_get(dg, dlen, &w);
 	if (plen < 0 || h.type != WIRE_DATA)
 		return;
-	v = rel_rx_check(&R.rx, w.sess, w.psn, &joined);
-	CHECK(v == REL_ACCEPT || v == REL_DUP || v == REL_OOO ||
-	      v == REL_AHEAD);
-	if (joined)
+	if ((w.rflags & WIRE_REL_FWD) && rel_rx_forward(&R.rx, w.sess, w.psn)) {
+		CHECK(w.sess == sess && R.rx.nxt == w.psn &&
+		      w.psn - nxt < 1u << 31);
 		drop_held();
+		if (junk)
+			R.tainted = 1;
+		/* the sender failed what came before: the next message of
+		 * the session is the one that starts at psn */
+		R.want_sess = w.sess;
+		for (R.want = 0; R.want < S.nmsg && S.first[R.want] < w.psn;
+		     R.want++)
+			;
+	}
+	v = rel_rx_check(&R.rx, w.sess, w.psn);
+	CHECK(v == REL_ACCEPT || v == REL_DUP || v == REL_OOO ||
+	      v == REL_AHEAD || v == REL_FOREIGN);
+	/* only the session joined moves anything */
+	CHECK((v == REL_FOREIGN) == (!R.rx.joined || w.sess != R.rx.sess));
+	CHECK(R.rx.sess == sess);
+	if (v == REL_FOREIGN)
+		CHECK(R.rx.nxt == nxt);
 	if ((w.rflags & WIRE_REL_ACKREQ) && R.rx.joined)
 		rel_rx_ask_ack(&R.rx);
 	if (junk && (v == REL_ACCEPT || v == REL_AHEAD))
@@ -306,13 +331,25 @@ static void check_rx(void)
 }
 
 /* Feed psn of session s, if the sender ever sends it. */
-static void send_psn(uint32_t s, uint32_t psn)
+static void send_psn(uint32_t s, uint32_t psn, uint32_t rflags)
 {
 	uint8_t dg[MTU_MAX];
-	size_t len = build(dg, s, psn);
+	size_t len = build(dg, s, psn, rflags);
 
 	if (len)
 		recv_dg(dg, len, 0);
+}
+
+/* tp_rel_attach: the bootstrap met the sender's incarnation of the
+ * current session (a new one only: the same is never joined twice). */
+static void join(void)
+{
+	if (R.rx.joined && R.rx.sess == S.sess)
+		return;
+	rel_rx_join(&R.rx, S.sess);
+	drop_held();
+	R.want_sess = S.sess;
+	R.want = 0;
 }
 
 /* The sender resends from the receiver's nxt: all of it must arrive. */
@@ -323,14 +360,12 @@ static void finish(void)
 	R.refuse = 0;
 	try_held();
 	drain();
-	if (!R.rx.joined || R.rx.sess != S.sess) {
-		/* stale or nothing yet: the current session from psn 0 */
-		send_psn(S.sess, 0);
-	}
+	if (!R.rx.joined || R.rx.sess != S.sess)
+		join(); /* the bootstrap agrees on the current session */
 	CHECK(R.rx.joined && R.rx.sess == S.sess);
 	while (R.rx.nxt < end) {
 		CHECK(guard++ <= end);
-		send_psn(S.sess, R.rx.nxt);
+		send_psn(S.sess, R.rx.nxt, 0);
 		check_rx();
 	}
 	CHECK(!R.held && R.seq.buf == NULL);
@@ -368,6 +403,7 @@ static size_t setup(const uint8_t *data, size_t size)
 						 sizeof(CHAN) - 1);
 	}
 	rel_rx_init(&R.rx, REL_WINDOW_DEFAULT);
+	join();
 	return pos;
 }
 
@@ -386,7 +422,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		c = data[pos++];
 		switch (c >> 6) {
 		case 0:
-			send_psn(S.sess, R.rx.nxt - 4 + (c & 63));
+			send_psn(S.sess, R.rx.nxt - 4 + (c & 63), 0);
 			break;
 		case 1:
 			if (size - pos < 2) {
@@ -396,11 +432,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			psn = (uint32_t)data[pos] << 8 | data[pos + 1];
 			pos += 2;
 			s = c & 3;
-			if (s < S.sess) /* sessions are 1.. */
-				send_psn(S.sess - s, psn);
+			if (c & 4)
+				send_psn(S.sess + 1 + s, psn,
+					 c & 8 ? WIRE_REL_FWD : 0);
+			else if (s < S.sess) /* sessions are 1.. */
+				send_psn(S.sess - s, psn, 0);
 			break;
 		case 2:
-			if ((c & 3) == 0) {
+			if ((c & 3) == 0 && (c & 4)) {
+				join();
+			} else if ((c & 3) == 0 && (c & 8)) {
+				s = (uint32_t)(c >> 4 & 3) % (uint32_t)S.nmsg;
+				send_psn(S.sess, S.first[s], WIRE_REL_FWD);
+			} else if ((c & 3) == 0) {
 				S.sess++;
 			} else if ((c & 3) == 1) {
 				R.refuse = !R.refuse;
@@ -408,7 +452,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				try_held();
 				drain();
 			} else if (pos < size) {
-				send_psn(S.sess, R.rx.nxt + 1 + data[pos++]);
+				send_psn(S.sess, R.rx.nxt + 1 + data[pos++], 0);
 			}
 			break;
 		default:

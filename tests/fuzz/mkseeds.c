@@ -120,7 +120,7 @@ static void seeds_ann(void)
 	m.h.addr.mtu = IBV_MTU_1024;
 	m.h.addr.gid.raw[10] = m.h.addr.gid.raw[11] = 0xff;
 	m.h.addr.max_message = 1 << 20;
-	m.h.boot = 0xb0075eed;
+	m.h.addr.boot = 0xb0075eed;
 	hello_encode(&m.h, m.hello);
 	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
 	save("ann", "announce", &s);
@@ -214,7 +214,8 @@ static void relseq_head(struct seed *s, unsigned mtu, unsigned n,
 	}
 }
 
-/* fuzz_relseq: in order, a gap and its repair, backpressure, sessions. */
+/* fuzz_relseq: in order, a gap and its repair, backpressure, sessions,
+ * forgeries and forward marks. */
 static void seeds_relseq(void)
 {
 	static const unsigned lens[] = {0, 1, 300, 2999, 77, 1000};
@@ -258,6 +259,29 @@ static void seeds_relseq(void)
 	put8(&s, 8);
 	put(&s, "IBFS\x05\x01\x01\x00", 8);
 	save("relseq", "refuse-session", &s);
+
+	/* issue 20: a forged "newer" session at psn 0, then the stream goes
+	 * on; a new session taken only once joined; a FWD past a message
+	 * abandoned mid-way */
+	s.n = 0;
+	relseq_head(&s, 60, 6, lens);
+	for (k = 0; k < 6; k++)
+		put8(&s, 4);
+	put8(&s, 0x44); /* session current + 1, psn 0 */
+	put(&s, "\x00\x00", 2);
+	put8(&s, 0x4c); /* ... with a FWD mark, far ahead */
+	put(&s, "\x00\x40", 2);
+	for (k = 0; k < 6; k++)
+		put8(&s, 4);
+	put8(&s, 0x80 | 0x08 | 0x30); /* FWD at message 3 */
+	for (k = 0; k < 6; k++)
+		put8(&s, 4);
+	put8(&s, 0x80); /* a new session: refused until joined */
+	put8(&s, 4);
+	put8(&s, 0x84); /* joined */
+	for (k = 0; k < 6; k++)
+		put8(&s, 4);
+	save("relseq", "forged-fwd-join", &s);
 }
 
 /* fuzz_wire: raw records of real fragments, then a replay. */

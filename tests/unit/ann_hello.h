@@ -22,7 +22,7 @@ static void hello_of(struct hello *h, const char *name, uint32_t qpn)
 	h->addr.qkey = 0x1b1f5000;
 	h->addr.mtu = IBV_MTU_1024;
 	h->addr.gid.raw[15] = (uint8_t)qpn;
-	h->boot = 0x1000 + qpn;
+	h->addr.boot = 0x1000 + qpn;
 }
 
 #endif

@@ -32,7 +32,7 @@ static void msg_beta(struct ann_msg *m)
 	m->h.addr.gid.raw[12] = 10;
 	m->h.addr.gid.raw[15] = 15;
 	m->h.addr.max_message = 1 << 20;
-	m->h.boot = 0xb0075eed;
+	m->h.addr.boot = 0xb0075eed;
 	hello_encode(&m->h, m->hello);
 }
 
@@ -62,7 +62,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(d.h.addr.qkey, 0x1b1f5000);
 	assert_int_equal(d.h.addr.mtu, IBV_MTU_1024);
 	assert_int_equal(d.h.addr.max_message, 1 << 20);
-	assert_int_equal(d.h.boot, 0xb0075eed);
+	assert_int_equal(d.h.addr.boot, 0xb0075eed);
 	assert_memory_equal(&d.h.addr.gid, &m.h.addr.gid, 16);
 	assert_memory_equal(d.hello, m.hello, HELLO_WIRE_LEN);
 }
@@ -208,7 +208,7 @@ static void known_from(struct ann_known *k, const struct ann_msg *m)
 {
 	memset(k, 0, sizeof(*k));
 	k->up = 1;
-	k->boot = m->h.boot;
+	k->boot = m->h.addr.boot;
 	k->addr = m->h.addr;
 	k->heard_ms = 1000;
 }
@@ -225,7 +225,7 @@ static void test_judge(void **state)
 	known_from(&k, &m);
 	assert_int_equal(ann_judge(&k, &m.h), ANN_SAME);
 	h = m.h;
-	h.boot++;
+	h.addr.boot++;
 	assert_int_equal(ann_judge(&k, &h), ANN_RESTART); /* same QPN */
 	h = m.h;
 	h.addr.qpn++;

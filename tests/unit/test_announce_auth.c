@@ -117,10 +117,10 @@ static void test_good(void **state)
 	exchange(&r);
 	assert_string_equal(r.who_at_beta.name, "alpha");
 	assert_int_equal(r.who_at_beta.addr.qpn, 0x11);
-	assert_int_equal(r.who_at_beta.boot, alpha.me.boot);
+	assert_int_equal(r.who_at_beta.addr.boot, alpha.me.addr.boot);
 	assert_string_equal(r.who_at_alpha.name, "beta");
 	assert_int_equal(r.who_at_alpha.addr.qpn, 0x12);
-	assert_int_equal(r.who_at_alpha.boot, beta.me.boot);
+	assert_int_equal(r.who_at_alpha.addr.boot, beta.me.addr.boot);
 	/* the nonces travel in the hellos, the echoes answer them */
 	assert_memory_equal(r.answer.echo, r.chal.h.nonce, HELLO_NONCE_LEN);
 	assert_memory_equal(r.proof.echo, r.answer.h.nonce, HELLO_NONCE_LEN);

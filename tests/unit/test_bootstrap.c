@@ -39,10 +39,10 @@ static void test_roundtrip(void **state)
 	h.addr.lid = 0x1234;
 	h.delivery = DELIVERY_RELIABLE;
 	h.addr.max_message = 0x000ff000;
-	h.boot = 0xb0075eed;
+	h.addr.boot = 0xb0075eed;
 	assert_int_equal(hello_encode(&h, buf), HELLO_WIRE_LEN);
 	assert_int_equal(hello_decode(&d, buf, sizeof(buf)), 0);
-	assert_int_equal(d.boot, 0xb0075eed); /* big-endian at 108 */
+	assert_int_equal(d.addr.boot, 0xb0075eed); /* big-endian at 108 */
 	assert_int_equal(buf[108], 0xb0);
 	assert_int_equal(buf[111], 0xed);
 	assert_int_equal(d.version, HELLO_VERSION);
@@ -360,7 +360,7 @@ static void test_longer_buffer(void **state)
 }
 
 /* hello_make: what the transport says, and the local node's name,
- * delivery and max_message; boot 0 and no nonce (TCP's). */
+ * delivery and max_message; the transport's boot id and no nonce. */
 static void test_make(void **state)
 {
 	struct config_node nodes[2];
@@ -384,6 +384,7 @@ static void test_make(void **state)
 	ti.mtu = IBV_MTU_2048;
 	ti.link_layer = IBV_LINK_LAYER_INFINIBAND;
 	ti.gid.raw[15] = 9;
+	ti.boot = 0xb0075eed;
 	memset(&h, 0xee, sizeof(h));
 	hello_make(&h, &cfg, &ti);
 	assert_int_equal(h.version, HELLO_VERSION);
@@ -397,7 +398,7 @@ static void test_make(void **state)
 	assert_int_equal(h.addr.gid.raw[15], 9);
 	assert_int_equal(h.addr.max_message, 1 << 20);
 	assert_int_equal(h.flags, 0);
-	assert_int_equal(h.boot, 0);
+	assert_int_equal(h.addr.boot, 0xb0075eed);
 }
 
 int main(void)

@@ -101,6 +101,7 @@ static void sim_init(struct sim *s)
 	memset(s, 0, sizeof(*s));
 	rel_tx_init(&s->tx, 7, 64, 5000);
 	rel_rx_init(&s->rx, 64);
+	rel_rx_join(&s->rx, 7); /* the session the bootstrap agreed on */
 	for (c = 0; c < NCHAN; c++)
 		s->cap[c] = NMSG;
 	s->now = 1000;
@@ -151,8 +152,7 @@ static void rx_take(struct sim *s, const struct pkt *p)
 /* One datagram arrives: taken in order, kept past a gap. */
 static void rx_datagram(struct sim *s, const struct pkt *p)
 {
-	int joined;
-	enum rel_verdict v = rel_rx_check(&s->rx, 7, p->psn, &joined);
+	enum rel_verdict v = rel_rx_check(&s->rx, 7, p->psn);
 	uint32_t nxt;
 
 	if (v == REL_AHEAD)
@@ -213,7 +213,7 @@ static void sim_step(struct sim *s)
 			rel_tx_ack(&s->tx, p.a.sess, p.a.nxt, p.a.credit,
 				   p.a.nak, p.a.bits,
 				   p.a.refuse ? &p.a.codes : NULL, s->now);
-	rel_tx_tick(&s->tx, s->now, 8);
+	rel_tx_tick(&s->tx, s->now);
 	take_done(s);
 	s->now++;
 }
@@ -260,19 +260,18 @@ static void test_code_survives_lost_ack(void **state)
 	struct rel_msg *m;
 	struct rel_ack a;
 	uint32_t frag, psn;
-	int joined;
 
 	sim_init(&s);
 	sim_write(&s, 0, 1);
 	sim_write(&s, 1, 1);
 	assert_true(rel_tx_next(&s.tx, s.now, &m, &frag, &psn));
 	assert_true(rel_tx_next(&s.tx, s.now, &m, &frag, &psn));
-	assert_int_equal(rel_rx_check(&s.rx, 7, 0, &joined), REL_ACCEPT);
+	assert_int_equal(rel_rx_check(&s.rx, 7, 0), REL_ACCEPT);
 	rel_rx_refuse(&s.rx, REL_CODE_FULL);
 	rel_rx_ack_take(&s.rx, 0, &a);
 	assert_false(a.ack);	       /* never in a DATA datagram */
 	rel_rx_ack_take(&s.rx, 1, &a); /* this one is lost */
-	assert_int_equal(rel_rx_check(&s.rx, 7, 1, &joined), REL_ACCEPT);
+	assert_int_equal(rel_rx_check(&s.rx, 7, 1), REL_ACCEPT);
 	rel_rx_advance(&s.rx);
 	rel_rx_ack_take(&s.rx, 1, &a);
 	assert_true(a.ack && a.refuse);
@@ -293,10 +292,9 @@ static void test_code_survives_lost_ack(void **state)
 		   s.now);
 	assert_int_equal(s.tx.nwaiting, 1);
 	/* not before its backoff */
-	assert_int_equal(rel_tx_tick(&s.tx, s.now + 1, 8),
-			 REL_RETRY_MIN_MS - 1);
+	assert_int_equal(rel_tx_tick(&s.tx, s.now + 1), REL_RETRY_MIN_MS - 1);
 	assert_false(rel_tx_next(&s.tx, s.now + 1, &m, &frag, &psn));
-	rel_tx_tick(&s.tx, s.now + REL_RETRY_MIN_MS, 8);
+	rel_tx_tick(&s.tx, s.now + REL_RETRY_MIN_MS);
 	assert_true(
 		rel_tx_next(&s.tx, s.now + REL_RETRY_MIN_MS, &m, &frag, &psn));
 	assert_int_equal(m->msg_id, 0);

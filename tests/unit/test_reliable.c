@@ -36,6 +36,7 @@ struct pkt {
 	uint32_t ack, credit;
 	int nak;
 	int ackreq; /* the sender has nothing more to send now */
+	int fwd;    /* nothing before psn will come (rel_tx_fwd) */
 	rel_bits sack;
 };
 
@@ -57,6 +58,7 @@ struct sim {
 	int ngot;
 	uint32_t cur_msg, cur_frag; /* fragment expected next */
 	int capacity; /* messages the receiver queue takes; <0 = inf */
+	int foreign;  /* datagrams of a session not joined, dropped */
 	int queued;
 	int held;     /* a whole message waits for space */
 	int no_sack;  /* receiver keeps nothing past a gap */
@@ -135,6 +137,7 @@ static void sim_init(struct sim *s, uint32_t window, uint32_t pt)
 	memset(s, 0, sizeof(*s));
 	rel_tx_init(&s->tx, 7, window, pt);
 	rel_rx_init(&s->rx, window);
+	rel_rx_join(&s->rx, 7); /* as the bootstrap agreed */
 	s->capacity = -1;
 	s->now = 1000;
 }
@@ -164,13 +167,15 @@ static void rx_take(struct sim *s, const struct pkt *p);
 
 static void rx_one(struct sim *s, const struct pkt *p)
 {
-	int joined;
-	enum rel_verdict v = rel_rx_check(&s->rx, p->sess, p->psn, &joined);
+	enum rel_verdict v;
 
-	if (joined) {
-		s->held = 0;
+	if (p->fwd && rel_rx_forward(&s->rx, p->sess, p->psn)) {
+		s->held = 0; /* what was held, its sender failed */
 		s->cur_frag = 0;
 	}
+	v = rel_rx_check(&s->rx, p->sess, p->psn);
+	if (v == REL_FOREIGN)
+		s->foreign++;
 	if (p->ackreq && s->rx.joined)
 		rel_rx_ask_ack(&s->rx);
 	if (v == REL_AHEAD) {
@@ -252,6 +257,7 @@ static void sim_step(struct sim *s)
 	while ((go = rel_tx_next(&s->tx, s->now, &m, &frag, &psn))) {
 		memset(&p, 0, sizeof(p));
 		p.ackreq = go == REL_GO_LAST;
+		p.fwd = rel_tx_fwd(&s->tx, psn);
 		p.sess = s->tx.sess;
 		p.psn = psn;
 		p.frag = frag;
@@ -274,7 +280,7 @@ static void sim_step(struct sim *s)
 	while (link_get(&s->back, s->now, &p))
 		rel_tx_ack(&s->tx, p.sess, p.ack, p.credit, p.nak, p.sack, NULL,
 			   s->now);
-	rel_tx_tick(&s->tx, s->now, s->tx.sess + 1);
+	rel_tx_tick(&s->tx, s->now);
 	drain_done(s);
 	s->now++;
 }
@@ -382,12 +388,12 @@ static void test_backoff(void **state)
 	t = s.now;
 	for (int k = 0; k < 8; k++) {
 		/* nothing before the timeout ... */
-		rel_tx_tick(&s.tx, t + expect - 1, 99);
+		rel_tx_tick(&s.tx, t + expect - 1);
 		assert_int_equal(
 			rel_tx_next(&s.tx, t + expect - 1, &m, &frag, &psn), 0);
 		/* ... a retransmission at it */
 		t += expect;
-		rel_tx_tick(&s.tx, t, 99);
+		rel_tx_tick(&s.tx, t);
 		assert_int_equal(rel_tx_next(&s.tx, t, &m, &frag, &psn),
 				 REL_GO_LAST);
 		assert_int_equal(psn, 0);
@@ -414,46 +420,111 @@ static void test_timeout(void **state)
 	assert_int_equal(s.nfail, 5);
 	assert_int_equal(s.last_status, -ETIMEDOUT);
 	assert_int_equal(s.tx.timeouts, 1);
-	assert_int_equal(s.tx.sess, 8);
+	assert_int_equal(s.tx.sess, 7); /* no new session: psn goes on */
 	assert_int_equal(s.ngot, 0);
 	assert_true(s.now - 1000 >= 2000 && s.now - 1000 < 2100);
 }
 
+/*
+ * A reset within a session (the peer went down and came back): what was
+ * queued fails, and the stream goes on at the next psn, marked FWD; the
+ * receiver, stuck behind the abandoned message, moves there and drops its
+ * part of it, and everything after arrives exactly once.  A datagram of
+ * the old session at psn 0, or of any other, never gets in.
+ */
 static void test_restart(void **state)
 {
 	static struct sim s;
-	struct pkt p;
-	int joined;
+	uint32_t at;
 
 	rnd_state = 5;
-	sim_init(&s, 8, 10000);
+	sim_init(&s, 2, 10000); /* two datagrams a step */
 	run_msgs(&s, 4, 3, 1000);
 	check_exactly_once(&s, 4);
-	/* queue more, send some, then the peer goes down mid-message */
+	/* queue more, send some of it, then the peer goes down mid-message */
 	rel_tx_queue(&s.tx, mk_msg(&s, 100, 5), s.now);
+	sim_step(&s);
 	s.fwd.loss_pct = 100;
 	sim_step(&s);
-	rel_tx_reset(&s.tx, -ENOTCONN, s.tx.sess + 1);
+	assert_int_equal(s.cur_frag, 2);
+	at = s.tx.end;
+	rel_tx_abandon(&s.tx, -ENOTCONN);
 	drain_done(&s);
 	assert_int_equal(s.nfail, 1);
 	assert_int_equal(s.last_status, -ENOTCONN);
-	/* a stale datagram of the old session never gets in */
-	assert_int_equal(rel_rx_check(&s.rx, 7, 0, &joined), REL_DUP);
-	assert_int_equal(rel_rx_check(&s.rx, 6, 0, &joined), REL_OOO);
-	/* the new session starts at psn 0 and is joined */
+	assert_int_equal(s.tx.sess, 7);
+	assert_true(rel_tx_fwd(&s.tx, at));
+	assert_true(s.rx.nxt != at); /* the receiver waits for the rest */
+	/* a datagram of another session, at psn 0 or anywhere, stays out */
+	assert_int_equal(rel_rx_check(&s.rx, 8, 0), REL_FOREIGN);
+	assert_int_equal(rel_rx_check(&s.rx, 6, 0), REL_FOREIGN);
+	assert_int_equal(rel_rx_forward(&s.rx, 8, at + 9), 0);
+	/* and a mark of the session backwards says nothing */
+	assert_int_equal(rel_rx_forward(&s.rx, 7, 1), 0);
 	s.fwd.loss_pct = 0;
 	s.ndone = 0;
 	s.ngot = 0;
 	s.nfail = 0;
 	run_msgs(&s, 6, 4, 5000);
 	check_exactly_once(&s, 6);
-	assert_int_equal(s.rx.sess, 8);
-	/* a receiver that restarted (forgot) joins only at psn 0 */
-	rel_rx_forget(&s.rx);
-	memset(&p, 0, sizeof(p));
-	assert_int_equal(rel_rx_check(&s.rx, 8, 3, &joined), REL_OOO);
-	assert_int_equal(rel_rx_check(&s.rx, 9, 0, &joined), REL_ACCEPT);
-	assert_int_equal(joined, 1);
+	assert_int_equal(s.rx.sess, 7);
+	assert_false(rel_tx_fwd(&s.tx, at)); /* acked: marks no more */
+	assert_true(rel_rx_next(&s.rx) - at >= 6);
+}
+
+/*
+ * The attack of issue 20: one forged datagram of a "newer" session at
+ * psn 0 used to be joined, and the real sender's datagrams looked older
+ * for good.  Now it is dropped, the receiver does not move, and the
+ * stream goes on.
+ */
+static void test_forged_session(void **state)
+{
+	static struct sim s;
+	uint32_t nxt;
+
+	rnd_state = 9;
+	sim_init(&s, 8, 10000);
+	run_msgs(&s, 3, 3, 1000);
+	check_exactly_once(&s, 3);
+	nxt = rel_rx_next(&s.rx);
+	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess + 1, 0), REL_FOREIGN);
+	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess + 0x40000000u, 0),
+			 REL_FOREIGN);
+	assert_int_equal(rel_rx_forward(&s.rx, s.tx.sess + 1, nxt + 100), 0);
+	assert_int_equal(s.rx.sess, 7);
+	assert_int_equal(rel_rx_next(&s.rx), nxt);
+	s.ndone = 0;
+	s.ngot = 0;
+	run_msgs(&s, 5, 3, 2000);
+	check_exactly_once(&s, 5);
+	assert_int_equal(s.nfail, 0);
+}
+
+/*
+ * A new session (the bootstrap met a new incarnation) is taken only once
+ * the receiver joined it: before, all of it is dropped and the writers
+ * wait; after rel_rx_join it starts at psn 0.
+ */
+static void test_new_session_agreed(void **state)
+{
+	static struct sim s;
+
+	rnd_state = 11;
+	sim_init(&s, 8, 10000);
+	run_msgs(&s, 2, 2, 1000);
+	check_exactly_once(&s, 2);
+	rel_tx_reset(&s.tx, -ENOTCONN, 8);
+	s.ndone = 0;
+	s.ngot = 0;
+	run_msgs(&s, 3, 2, 300);
+	assert_int_equal(s.ngot, 0);
+	assert_true(s.foreign > 0);
+	assert_int_equal(s.rx.sess, 7);
+	rel_rx_join(&s.rx, 8);
+	while (s.ndone < 3 && s.now < 5000)
+		sim_step(&s);
+	check_exactly_once(&s, 3);
 }
 
 static void test_ack_bounds(void **state)
@@ -495,7 +566,7 @@ static void test_sack(void **state)
 	static struct sim s;
 	struct rel_msg *m;
 	uint32_t frag, psn, i, sent[8];
-	int joined, n = 0;
+	int n = 0;
 
 	sim_init(&s, 8, 10000);
 	rel_tx_queue(&s.tx, mk_msg(&s, 0, 8), s.now);
@@ -507,7 +578,7 @@ static void test_sack(void **state)
 
 		if (i == 2 || i == 5)
 			continue;
-		v = rel_rx_check(&s.rx, s.tx.sess, i, &joined);
+		v = rel_rx_check(&s.rx, s.tx.sess, i);
 		if (i < 2) {
 			assert_int_equal(v, REL_ACCEPT);
 			rel_rx_advance(&s.rx);
@@ -520,7 +591,7 @@ static void test_sack(void **state)
 	/* bit i is 3 + i: 3, 4, 6, 7 */
 	assert_int_equal(rel_rx_sack(&s.rx).w[0], 0x1b);
 	/* a copy of a kept one is a duplicate */
-	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 4, &joined), REL_DUP);
+	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 4), REL_DUP);
 	rel_tx_ack(&s.tx, s.tx.sess, 2, 8, 1, rel_rx_sack(&s.rx), NULL, s.now);
 	n = 0;
 	while (rel_tx_next(&s.tx, s.now, &m, &frag, &psn))
@@ -530,8 +601,7 @@ static void test_sack(void **state)
 	assert_int_equal(sent[1], 5);
 	assert_int_equal(s.tx.retrans, 2);
 	/* 2 arrives: 3 and 4 are ready in turn, then the gap at 5 */
-	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 2, &joined),
-			 REL_ACCEPT);
+	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 2), REL_ACCEPT);
 	rel_rx_acked(&s.rx);
 	rel_rx_advance(&s.rx);
 	assert_true(rel_rx_ready(&s.rx));
@@ -559,7 +629,6 @@ static void test_sack_wide(void **state)
 	static struct sim s;
 	struct rel_msg *m;
 	uint32_t frag, psn, i, n = 0;
-	int joined;
 
 	sim_init(&s, REL_SACK_BITS, 10000);
 	s.tx.cwnd = REL_SACK_BITS;
@@ -568,12 +637,10 @@ static void test_sack_wide(void **state)
 		n++;
 	assert_int_equal(n, REL_SACK_BITS);
 	/* psn 1 is lost; all the rest arrive, and past it are kept */
-	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 0, &joined),
-			 REL_ACCEPT);
+	assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, 0), REL_ACCEPT);
 	rel_rx_advance(&s.rx);
 	for (i = 2; i < REL_SACK_BITS; i++)
-		assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, i, &joined),
-				 REL_AHEAD);
+		assert_int_equal(rel_rx_check(&s.rx, s.tx.sess, i), REL_AHEAD);
 	assert_int_equal(s.rx.nxt, 1);
 	assert_false(rel_rx_ready(&s.rx));
 	/* the ack's bit i is psn 2 + i: the last, REL_SACK_BITS - 1, is in */
@@ -772,9 +839,9 @@ static void test_tail_probe(void **state)
 	assert_int_equal(rel_tx_next(&s.tx, t0, &m, &frag, &psn), REL_GO_LAST);
 	/* 0 and 1 arrive, 2 is lost: the probe is re-armed by the ack */
 	rel_tx_ack(&s.tx, 7, 2, 64, 0, none, NULL, t0 + 10);
-	assert_int_equal(rel_tx_tick(&s.tx, t0 + 21, 8), 1);
+	assert_int_equal(rel_tx_tick(&s.tx, t0 + 21), 1);
 	assert_int_equal(rel_tx_next(&s.tx, t0 + 21, &m, &frag, &psn), 0);
-	rel_tx_tick(&s.tx, t0 + 22, 8);
+	rel_tx_tick(&s.tx, t0 + 22);
 	assert_int_equal(rel_tx_next(&s.tx, t0 + 22, &m, &frag, &psn),
 			 REL_GO_LAST);
 	assert_int_equal(psn, 2);
@@ -782,11 +849,11 @@ static void test_tail_probe(void **state)
 	assert_int_equal(s.tx.rtos, 0);
 	/* the probe is lost too: one per silence, then the timeout, which
 	 * waited for the probe's answer */
-	rel_tx_tick(&s.tx, t0 + 50, 8);
+	rel_tx_tick(&s.tx, t0 + 50);
 	assert_int_equal(rel_tx_next(&s.tx, t0 + 50, &m, &frag, &psn), 0);
-	rel_tx_tick(&s.tx, t0 + 111, 8);
+	rel_tx_tick(&s.tx, t0 + 111);
 	assert_int_equal(rel_tx_next(&s.tx, t0 + 111, &m, &frag, &psn), 0);
-	rel_tx_tick(&s.tx, t0 + 112, 8);
+	rel_tx_tick(&s.tx, t0 + 112);
 	assert_int_equal(rel_tx_next(&s.tx, t0 + 112, &m, &frag, &psn),
 			 REL_GO_LAST);
 	assert_int_equal(psn, 2);
@@ -814,6 +881,8 @@ int main(void)
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_forged_session),
+		cmocka_unit_test(test_new_session_agreed),
 		cmocka_unit_test(test_ack_bounds),
 		cmocka_unit_test(test_sack),
 		cmocka_unit_test(test_sack_wide),

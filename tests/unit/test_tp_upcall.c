@@ -277,7 +277,8 @@ static void beta_sends_on(const char *chan, uint32_t msg_id, uint32_t psn,
 	assert_true(dlen > 0);
 	if (tp_peer_reliable(tp, &peers[BETA])) {
 		memset(&w, 0, sizeof(w));
-		w.sess = 77;
+		/* the session the bootstrap agreed on (tp_rel_attach) */
+		w.sess = tp->rel.peer[BETA]->rx.sess;
 		w.psn = psn;
 		w.rflags = WIRE_REL_ACKREQ | rflags;
 		dlen = wire_rel_put(slot + GRH, dlen, &w);
