@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <openssl/rand.h>
 
@@ -65,18 +66,20 @@
 
 /*
  * Record why meeting a peer failed, as its last_error; log only when the
- * reason changes, since a stranger or a dead peer can repeat it at will.
+ * reason changes, since a stranger or a dead peer can repeat it at will,
+ * and then within a rate limit, since one can also alternate reasons.
  */
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {
+	static struct log_rl rl;
 	int same;
 
 	pthread_mutex_lock(&p->lock);
 	same = !strncmp(msg, p->last_error, sizeof(p->last_error) - 1);
 	pthread_mutex_unlock(&p->lock);
 	if (!same)
-		log_warnx("%s %s: %s", prefix, p->conf->name, msg);
+		log_rl_warnx(&rl, "%s %s: %s", prefix, p->conf->name, msg);
 	else
 		log_debug("%s %s: %s", prefix, p->conf->name, msg);
 	peer_set_error(p, err ? err : EIO, msg);
@@ -235,6 +238,8 @@ static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
 	}
 	if (c->outgoing)
 		b->dialing--;
+	else
+		bs_stranger_drop(b, c); /* authenticated: no stranger now */
 	c->live = 1;
 	bp->live++;
 	bp->active_ms = util_now_ms();
@@ -283,6 +288,7 @@ void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
 		bp->out = NULL;
 	} else {
 		b->nin--;
+		bs_stranger_drop(b, c);
 	}
 	if (c->live) {
 		c->live = 0;
@@ -327,14 +333,16 @@ static int bs_my_hello(struct bootstrap *b, struct bs_conn *c)
 	return 0;
 }
 
-/* Wait for len more bytes in state st, within the handshake deadline. */
+/* Wait for len more bytes in state st, within the handshake deadline:
+ * a dialer's per step, an incoming session's the one set at its accept. */
 static void bs_await(struct bootstrap *b, struct bs_conn *c, enum bs_state st,
 		     size_t len)
 {
 	c->st = st;
 	c->rxlen = 0;
 	c->rxwant = len;
-	c->deadline = util_now_ms() + b->timeout_ms;
+	if (c->outgoing)
+		c->deadline = util_now_ms() + b->timeout_ms;
 }
 
 /* Outgoing connect finished: send our hello, await theirs. */
@@ -356,10 +364,42 @@ static int bs_out_connected(struct bootstrap *b, struct bs_conn *c)
 	return bs_queue(c, c->mine, HELLO_WIRE_LEN);
 }
 
+/*
+ * Which node an incoming hello speaks for: its index, or -EPERM when it
+ * is no other node of the config, or (strict_source) says it from an
+ * address that is not that node's.  Refused before the node's own state
+ * is touched, so a stranger cannot fail a writer waiting for it.
+ */
+static int bs_hello_node(struct bootstrap *b, struct bs_conn *c)
+{
+	static struct log_rl rl_name, rl_source;
+	char s[INET6_ADDRSTRLEN + 8];
+	int pi = config_node_index(b->cfg, c->h.name);
+
+	if (pi < 0 || pi == b->cfg->local) {
+		log_rl_warnx(&rl_name, "bootstrap: hello from %s (%s), %s",
+			     bs_src_str(&c->src, s, sizeof(s)), c->h.name,
+			     pi < 0 ? "which is not in the config"
+				    : "which is our own name");
+		return -EPERM;
+	}
+	if (!bs_source_ok(b, c, pi)) {
+		log_rl_warnx(&rl_source,
+			     "bootstrap: %s said hello as %s, which is not "
+			     "at that address in the config: refused "
+			     "(strict_source; see its addr and bootstrap)",
+			     bs_src_str(&c->src, s, sizeof(s)), c->h.name);
+		return -EPERM;
+	}
+	return pi;
+}
+
 /* Decode a hello and check it against what the config says of node pi. */
 static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 {
+	static struct log_rl rl_bad;
 	const struct config_node *n;
+	char s[INET6_ADDRSTRLEN + 8];
 	int rc;
 
 	rc = hello_decode(&c->h, c->rx, c->rxlen);
@@ -368,18 +408,16 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 			bs_session_fail(b, pi, -rc, "bad hello: %s",
 					strerror(-rc));
 		else
-			log_warnx("bootstrap: bad hello from a client: %s",
-				  strerror(-rc));
+			log_rl_warnx(&rl_bad,
+				     "bootstrap: bad hello from %s: %s",
+				     bs_src_str(&c->src, s, sizeof(s)),
+				     strerror(-rc));
 		return rc;
 	}
 	if (pi < 0) {
-		pi = config_node_index(b->cfg, c->h.name);
-		if (pi < 0 || pi == b->cfg->local) {
-			log_warnx("bootstrap: hello from %s, %s", c->h.name,
-				  pi < 0 ? "which is not in the config"
-					 : "which is our own name");
-			return -EPERM;
-		}
+		pi = bs_hello_node(b, c);
+		if (pi < 0)
+			return pi;
 		c->peer = pi;
 	} else if (strcmp(c->h.name, b->cfg->nodes[pi].name)) {
 		bs_session_fail(b, pi, EPERM,
@@ -476,6 +514,7 @@ static int bs_dialer_step(struct bootstrap *b, struct bs_conn *c)
 /* The listener's side: their hello, their proof, then READY. */
 static int bs_listener_step(struct bootstrap *b, struct bs_conn *c)
 {
+	static struct log_rl rl_garbage;
 	int rc;
 
 	if (c->st == BS_READ_HELLO) {
@@ -506,8 +545,10 @@ static int bs_listener_step(struct bootstrap *b, struct bs_conn *c)
 	}
 	if (c->st == BS_READ_READY) {
 		if (util_get32(c->rx) != BS_READY_MAGIC) {
-			log_warnx("bootstrap: %s sent garbage after its hello",
-				  c->h.name);
+			log_rl_warnx(&rl_garbage,
+				     "bootstrap: %s sent garbage after its "
+				     "hello",
+				     c->h.name);
 			return -EBADMSG;
 		}
 		return bs_session_up(b, c);
@@ -549,6 +590,8 @@ static int bs_readable(struct bootstrap *b, struct bs_conn *c)
 void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 		      int64_t now)
 {
+	static struct log_rl rl_silent;
+	char s[INET6_ADDRSTRLEN + 8];
 	int rc = 0, was_up = c->st == BS_UP;
 
 	if (c->st == BS_CONNECTING) {
@@ -566,11 +609,13 @@ void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 					"no answer within %d ms",
 					b->timeout_ms);
 		else
-			log_warnx("bootstrap: a client sent no %s within %d ms",
-				  c->st == BS_READ_READY   ? "READY"
-				  : c->st == BS_READ_PROOF ? "proof"
-							   : "hello",
-				  b->timeout_ms);
+			log_rl_warnx(&rl_silent,
+				     "bootstrap: %s sent no %s within %d ms",
+				     bs_src_str(&c->src, s, sizeof(s)),
+				     c->st == BS_READ_READY   ? "READY"
+				     : c->st == BS_READ_PROOF ? "proof"
+							      : "hello",
+				     BS_UNAUTH_MS);
 		rc = -ETIMEDOUT;
 	}
 	if (!rc)

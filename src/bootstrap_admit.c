@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Who may hold one of the listener's session slots, and for how long
+ * (issue 20).  Anyone who reaches the port can connect, so:
+ *
+ *  - an incoming session has BS_UNAUTH_MS from its accept to finish its
+ *    handshake (hello, proof, READY), whatever peer_timeout says;
+ *  - a stranger (a source that is no node's addr or bootstrap host, as
+ *    numbers in the config) holds at most BS_PER_SOURCE handshakes and
+ *    strangers together at most BS_STRANGERS_MAX;
+ *  - when every slot is taken, a newcomer closes the oldest stranger's
+ *    handshake, and one from a node's address the oldest handshake of
+ *    anyone, so a configured peer's reconnection is never starved by
+ *    strangers; a session that is up is never evicted;
+ *  - with strict_source (the default) a hello speaks for node NAME only
+ *    from an address the config gives NAME (its addr or its bootstrap
+ *    host, host names looked up then): anyone else saying "beta" is
+ *    refused before beta's state is touched, and logged;
+ *  - when accept4 runs out of descriptors (EMFILE, ENFILE, ENOBUFS,
+ *    ENOMEM) the listener is left out of the epoll set for
+ *    BS_ACCEPT_PAUSE_MS instead of waking the loop at once for ever, and
+ *    this is said once per shortage.
+ *
+ * Every line a stranger can cause goes through its own log_rl.  All of it
+ * runs on the bootstrap thread; nothing here takes a lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "bootstrap.h"
+#include "bootstrap_session.h"
+#include "log.h"
+#include "util.h"
+
+/* An address as 16 bytes, IPv4 as ::ffff:a.b.c.d; 0, or -EAFNOSUPPORT. */
+static int bs_addr16(const struct sockaddr_storage *ss, uint8_t out[16])
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET6) {
+		memcpy(out, &s6->sin6_addr, 16);
+		return 0;
+	}
+	if (ss->ss_family != AF_INET)
+		return -EAFNOSUPPORT;
+	memset(out, 0, 10);
+	out[10] = out[11] = 0xff;
+	memcpy(out + 12, &s4->sin_addr, 4);
+	return 0;
+}
+
+/* A source address as text, for log lines. */
+const char *bs_src_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	uint8_t a[16];
+
+	if (bs_addr16(ss, a)) {
+		snprintf(buf, len, "a non-IP source");
+		return buf;
+	}
+	if (!memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
+		inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, a, buf, (socklen_t)len);
+	return buf;
+}
+
+/* The set's slot for a (empty or equal), by FNV-1a. */
+static uint32_t bs_set_slot(const struct bootstrap *b, const uint8_t a[16])
+{
+	uint32_t h = util_fnv1a(a, 16, UTIL_FNV1A_INIT) & b->src_mask;
+
+	while (b->src_used[h] && memcmp(b->src_set[h], a, 16))
+		h = (h + 1) & b->src_mask;
+	return h;
+}
+
+/* Add the numeric address of ss to the set (names are left out). */
+static void bs_set_add(struct bootstrap *b, const struct sockaddr_storage *ss)
+{
+	uint8_t a[16];
+	uint32_t h;
+
+	if (bs_addr16(ss, a))
+		return;
+	h = bs_set_slot(b, a);
+	memcpy(b->src_set[h], a, 16);
+	b->src_used[h] = 1;
+}
+
+/*
+ * The configured nodes' numeric addresses, addr and bootstrap host, in an
+ * open-addressed set, so an accept tells a node's address from a
+ * stranger's in constant time.  0 or -ENOMEM.
+ */
+int bs_admit_open(struct bootstrap *b)
+{
+	uint32_t size = 16;
+	int i;
+
+	while (size < 4u * (uint32_t)b->cfg->nnodes)
+		size *= 2;
+	b->src_set = calloc(size, sizeof(*b->src_set));
+	b->src_used = calloc(size, 1);
+	if (!b->src_set || !b->src_used)
+		return -ENOMEM;
+	b->src_mask = size - 1;
+	for (i = 0; i < b->cfg->nnodes; i++) {
+		bs_set_add(b, &b->cfg->nodes[i].addr_sa);
+		bs_set_add(b, &b->cfg->nodes[i].bootstrap_sa);
+	}
+	return 0;
+}
+
+/* Free what bs_admit_open made. */
+void bs_admit_close(struct bootstrap *b)
+{
+	free(b->src_set);
+	free(b->src_used);
+}
+
+/* Whether ss is one of the config's numeric node addresses. */
+static int bs_src_member(const struct bootstrap *b,
+			 const struct sockaddr_storage *ss)
+{
+	uint8_t a[16];
+
+	if (bs_addr16(ss, a))
+		return 0;
+	return b->src_used[bs_set_slot(b, a)];
+}
+
+/* Whether two sockaddrs hold the same address (ports aside). */
+static int bs_same_host(const struct sockaddr_storage *x,
+			const struct sockaddr_storage *y)
+{
+	uint8_t a[16], c[16];
+
+	return !bs_addr16(x, a) && !bs_addr16(y, c) && !memcmp(a, c, 16);
+}
+
+/*
+ * Whether session c may speak for node pi: always without strict_source;
+ * else only from pi's addr or bootstrap host (a host name is looked up
+ * now, as a dial would).
+ */
+int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
+{
+	const struct config_node *n = &b->cfg->nodes[pi];
+	struct sockaddr_storage ss;
+	char err[CONFIG_ERR_MAX];
+	socklen_t len;
+
+	if (!b->cfg->strict_source)
+		return 1;
+	if (n->addr_sa.ss_family != AF_UNSPEC) {
+		if (bs_same_host(&c->src, &n->addr_sa))
+			return 1;
+	} else if (!config_node_addr(n, &ss, &len, err, sizeof(err)) &&
+		   bs_same_host(&c->src, &ss)) {
+		return 1;
+	}
+	if (n->bootstrap_sa.ss_family != AF_UNSPEC)
+		return bs_same_host(&c->src, &n->bootstrap_sa);
+	return !config_node_bootstrap(n, &ss, &len, err, sizeof(err)) &&
+	       bs_same_host(&c->src, &ss);
+}
+
+/* A stranger's handshake ended or came up: it holds no stranger slot. */
+void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c)
+{
+	if (!c->stranger)
+		return;
+	TAILQ_REMOVE(&b->strangers, c, slink);
+	c->stranger = 0;
+	b->nstrangers--;
+}
+
+/* Handshakes open from the stranger at ss (at most BS_STRANGERS_MAX). */
+static int bs_stranger_count(const struct bootstrap *b,
+			     const struct sockaddr_storage *ss)
+{
+	const struct bs_conn *c;
+	int n = 0;
+
+	TAILQ_FOREACH (c, &b->strangers, slink)
+		n += bs_same_host(&c->src, ss);
+	return n;
+}
+
+/* The oldest incoming session still in its handshake, or NULL. */
+static struct bs_conn *bs_oldest_unauth(struct bootstrap *b)
+{
+	struct bs_conn *c;
+
+	TAILQ_FOREACH (c, &b->conns, link)
+		if (!c->outgoing && c->st != BS_UP)
+			return c;
+	return NULL;
+}
+
+/*
+ * Room for one more incoming session from ss (a stranger or not): 0, or
+ * -EBUSY when there is none.  Makes room by closing the oldest stranger's
+ * handshake, or, for a node's address, the oldest handshake of anyone.
+ */
+static int bs_make_room(struct bootstrap *b, const struct sockaddr_storage *ss,
+			int stranger)
+{
+	static struct log_rl rl_full, rl_evict, rl_source;
+	struct bs_conn *victim = NULL;
+	char s[INET6_ADDRSTRLEN + 8];
+
+	if (stranger && bs_stranger_count(b, ss) >= BS_PER_SOURCE) {
+		log_rl_warnx(&rl_source,
+			     "bootstrap: %s has %d handshakes open already; "
+			     "refusing another",
+			     bs_src_str(ss, s, sizeof(s)), BS_PER_SOURCE);
+		return -EBUSY;
+	}
+	if (b->nin < b->max_in &&
+	    (!stranger || b->nstrangers < b->max_strangers))
+		return 0;
+	victim = TAILQ_FIRST(&b->strangers);
+	if (!victim && !stranger)
+		victim = bs_oldest_unauth(b);
+	if (!victim) {
+		log_rl_warnx(
+			&rl_full,
+			"bootstrap: %d sessions open; refusing one from %s",
+			b->nin, bs_src_str(ss, s, sizeof(s)));
+		return -EBUSY;
+	}
+	log_rl_info(&rl_evict,
+		    "bootstrap: every session slot is taken; closing the "
+		    "oldest handshake (from %s) for one from %s",
+		    bs_src_str(&victim->src, s, sizeof(s)),
+		    stranger ? "another stranger" : "a node's address");
+	bs_conn_close(b, victim);
+	return 0;
+}
+
+/* Leave the listener out of epoll for a while: the fds ran out. */
+static void bs_accept_pause(struct bootstrap *b, int err, int64_t now)
+{
+	static struct log_rl rl_fd;
+	struct epoll_event ev = {.events = 0, .data.ptr = &b->lfd};
+
+	if (epoll_ctl(b->ep, EPOLL_CTL_MOD, b->lfd, &ev))
+		log_warn("bootstrap: epoll_ctl");
+	b->accept_paused_until = now + BS_ACCEPT_PAUSE_MS;
+	if (!b->fd_short)
+		log_rl_warnx(&rl_fd,
+			     "bootstrap: cannot accept connections: %s; "
+			     "pausing the listener %d ms at a time until "
+			     "descriptors free up (raise the open-files "
+			     "limit, LimitNOFILE)",
+			     strerror(err), BS_ACCEPT_PAUSE_MS);
+	b->fd_short = 1;
+	b->fd_short_ms = now;
+}
+
+/* After a pause, listen again; returns the earliest time still due. */
+int64_t bs_accept_timer(struct bootstrap *b, int64_t now, int64_t wake)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &b->lfd};
+
+	if (!b->accept_paused_until)
+		return wake;
+	if (now < b->accept_paused_until)
+		return b->accept_paused_until < wake ? b->accept_paused_until
+						     : wake;
+	b->accept_paused_until = 0;
+	if (epoll_ctl(b->ep, EPOLL_CTL_MOD, b->lfd, &ev))
+		log_warn("bootstrap: epoll_ctl");
+	return wake;
+}
+
+/* A new incoming session on fd from ss, its deadline BS_UNAUTH_MS away. */
+static void bs_admit(struct bootstrap *b, int fd,
+		     const struct sockaddr_storage *ss, int64_t now)
+{
+	int stranger = !bs_src_member(b, ss);
+	struct bs_conn *c;
+
+	if (bs_make_room(b, ss, stranger)) {
+		close(fd);
+		return;
+	}
+	bs_sockopts(b, fd);
+	c = bs_conn_new(b, fd, -1);
+	if (!c)
+		return;
+	b->nin++;
+	c->src = *ss;
+	c->deadline = now + BS_UNAUTH_MS;
+	if (stranger) {
+		c->stranger = 1;
+		TAILQ_INSERT_TAIL(&b->strangers, c, slink);
+		b->nstrangers++;
+	}
+	c->st = BS_READ_HELLO;
+	c->rxwant = HELLO_WIRE_LEN;
+	bs_arm(b, c);
+}
+
+/* Take every pending connection, within the caps above. */
+void bs_accept(struct bootstrap *b, int64_t now)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd;
+
+	for (;;) {
+		len = sizeof(ss);
+		memset(&ss, 0, sizeof(ss));
+		fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				bs_accept_pause(b, errno, now);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+				 errno != EINTR && errno != ECONNABORTED)
+				log_warn("bootstrap: accept");
+			return;
+		}
+		/* a shortage is over once accepts went well a whole period */
+		if (b->fd_short && now - b->fd_short_ms >= LOG_RL_PERIOD_MS)
+			b->fd_short = 0;
+		bs_admit(b, fd, &ss, now);
+	}
+}
