@@ -175,7 +175,8 @@ bench-scale: all
 
 # libFuzzer targets (clang), FUZZ_TIME seconds each: the datagram decoder
 # with reassembly (wire), the config loader (config), the bootstrap hello
-# (hello), the reliable trailer and the sender's handling of acks (rel),
+# (hello), the bootstrap handshake driven over a socketpair (bshake),
+# the reliable trailer and the sender's handling of acks (rel),
 # in-order reassembly of reliable streams (relseq), the hostlist
 # expander (hostlist), and bootstrap = multicast's announces and their
 # challenge and response (ann).  Each runs in build/fuzz/NAME on top of its seeds
@@ -196,6 +197,9 @@ FUZZ_OBJ_config := $(CONFIG_MODS) hostlist util log
 FUZZ_LIB_config := -linih
 FUZZ_OBJ_hello  := bootstrap_hello util
 FUZZ_LIB_hello  := -lcrypto
+FUZZ_OBJ_bshake := bootstrap_session bootstrap_admit bootstrap_hello \
+		   $(CONFIG_MODS) hostlist peer wire util log
+FUZZ_LIB_bshake := -lcrypto -linih
 FUZZ_OBJ_rel    := wire wire_rel reliable util log
 FUZZ_OBJ_relseq := wire wire_rel reliable util log
 FUZZ_OBJ_hostlist := hostlist

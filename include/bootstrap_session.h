@@ -152,7 +152,7 @@ void bs_conn_close(struct bootstrap *b, struct bs_conn *c);
 
 /* Keepalive and timeouts of a session's socket (bootstrap.c). */
 void bs_sockopts(struct bootstrap *b, int fd);
-/* Register c's fd for the events its state waits for. */
+/* Register c's fd for the events its state waits for (bootstrap.c). */
 void bs_arm(struct bootstrap *b, struct bs_conn *c);
 /* A new session on fd (peer pi, or -1), in b->conns; NULL without memory
  * (fd closed). */
@@ -161,6 +161,9 @@ struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi);
 /* bootstrap_admit.c: the set of node addresses (0 or -ENOMEM), its end. */
 int bs_admit_open(struct bootstrap *b);
 void bs_admit_close(struct bootstrap *b);
+/* New incoming session c is a handshake from ss (a stranger's or not). */
+void bs_in_start(struct bootstrap *b, struct bs_conn *c,
+		 const struct sockaddr_storage *ss, int64_t now);
 /* Take every pending connection, within the caps. */
 void bs_accept(struct bootstrap *b, int64_t now);
 /* The listener's pause after a shortage; the earliest time still due. */

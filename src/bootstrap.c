@@ -83,22 +83,6 @@ void bs_arm(struct bootstrap *b, struct bs_conn *c)
 	c->armed = ev.events;
 }
 
-/* A new session on fd, in b->conns; NULL without memory (fd closed). */
-struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
-{
-	struct bs_conn *c = calloc(1, sizeof(*c));
-
-	if (!c) {
-		close(fd);
-		return NULL;
-	}
-	c->fd = fd;
-	c->peer = pi;
-	c->deadline = util_now_ms() + b->timeout_ms;
-	TAILQ_INSERT_TAIL(&b->conns, c, link);
-	return c;
-}
-
 /* Start a non-blocking connect to node pi, looking its name up first
  * (a name is looked up at every dial: it may have moved). */
 static void bs_out_start(struct bootstrap *b, int pi)

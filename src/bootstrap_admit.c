@@ -284,14 +284,30 @@ int64_t bs_accept_timer(struct bootstrap *b, int64_t now, int64_t wake)
 	return wake;
 }
 
-/* A new incoming session on fd from ss, its deadline BS_UNAUTH_MS away. */
+/* New session c is a handshake from ss: BS_UNAUTH_MS to its end, and
+ * a stranger's slot unless ss is a node's address. */
+void bs_in_start(struct bootstrap *b, struct bs_conn *c,
+		 const struct sockaddr_storage *ss, int64_t now)
+{
+	b->nin++;
+	c->src = *ss;
+	c->deadline = now + BS_UNAUTH_MS;
+	if (!bs_src_member(b, ss)) {
+		c->stranger = 1;
+		TAILQ_INSERT_TAIL(&b->strangers, c, slink);
+		b->nstrangers++;
+	}
+	c->st = BS_READ_HELLO;
+	c->rxwant = HELLO_WIRE_LEN;
+}
+
+/* A new incoming session on fd from ss, if there is room for it. */
 static void bs_admit(struct bootstrap *b, int fd,
 		     const struct sockaddr_storage *ss, int64_t now)
 {
-	int stranger = !bs_src_member(b, ss);
 	struct bs_conn *c;
 
-	if (bs_make_room(b, ss, stranger)) {
+	if (bs_make_room(b, ss, !bs_src_member(b, ss))) {
 		close(fd);
 		return;
 	}
@@ -299,16 +315,7 @@ static void bs_admit(struct bootstrap *b, int fd,
 	c = bs_conn_new(b, fd, -1);
 	if (!c)
 		return;
-	b->nin++;
-	c->src = *ss;
-	c->deadline = now + BS_UNAUTH_MS;
-	if (stranger) {
-		c->stranger = 1;
-		TAILQ_INSERT_TAIL(&b->strangers, c, slink);
-		b->nstrangers++;
-	}
-	c->st = BS_READ_HELLO;
-	c->rxwant = HELLO_WIRE_LEN;
+	bs_in_start(b, c, ss, now);
 	bs_arm(b, c);
 }
 

@@ -270,6 +270,22 @@ static void bs_peer_gone(struct bootstrap *b, int pi, int bye)
 	}
 }
 
+/* A new session on fd, in b->conns; NULL without memory (fd closed). */
+struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
+{
+	struct bs_conn *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->fd = fd;
+	c->peer = pi;
+	c->deadline = util_now_ms() + b->timeout_ms;
+	TAILQ_INSERT_TAIL(&b->conns, c, link);
+	return c;
+}
+
 /* Close a session (freed after the event batch); the last live one of
  * a peer takes the peer down, or idle after a BYE. */
 void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
