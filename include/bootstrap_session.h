@@ -40,6 +40,7 @@
 #define BS_PER_SOURCE	    4	 /* handshakes one stranger's address holds */
 #define BS_STRANGERS_MAX    64	 /* ... all strangers, at most (max_in / 2) */
 #define BS_ACCEPT_PAUSE_MS  250	 /* listener left alone when fds run out */
+#define BS_NAME_RECHECK_MS  5000 /* a node's host names looked up again */
 
 enum bs_state {
 	BS_CONNECTING, /* outgoing: connect in progress */
@@ -92,6 +93,12 @@ struct bs_peer {
 	int wanted;	       /* in b->want */
 	int queued;	       /* in needq (under need_lock) */
 	struct peer_addr addr; /* what is installed */
+	/* strict_source for a node written with host names: what its addr
+	 * and bootstrap host resolved to (16 bytes, IPv4 mapped), and when,
+	 * so that a stranger's hellos cost one lookup per BS_NAME_RECHECK_MS */
+	uint8_t name_addr[2][16];
+	uint8_t name_ok[2];
+	int64_t name_ms;
 };
 
 struct bootstrap {

@@ -147,31 +147,62 @@ static int bs_same_host(const struct sockaddr_storage *x,
 	return !bs_addr16(x, a) && !bs_addr16(y, c) && !memcmp(a, c, 16);
 }
 
-/*
- * Whether session c may speak for node pi: always without strict_source;
- * else only from pi's addr or bootstrap host (a host name is looked up
- * now, as a dial would).
- */
-int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
+/* Look node pi's host names up again (blocks: the resolver), into its
+ * cache; numeric addresses are left to the config's own. */
+static void bs_names_lookup(struct bootstrap *b, int pi, int64_t now)
 {
 	const struct config_node *n = &b->cfg->nodes[pi];
+	struct bs_peer *bp = &b->bp[pi];
 	struct sockaddr_storage ss;
 	char err[CONFIG_ERR_MAX];
 	socklen_t len;
 
+	bp->name_ok[0] = n->addr_sa.ss_family == AF_UNSPEC &&
+			 !config_node_addr(n, &ss, &len, err, sizeof(err)) &&
+			 !bs_addr16(&ss, bp->name_addr[0]);
+	bp->name_ok[1] =
+		n->bootstrap_sa.ss_family == AF_UNSPEC &&
+		!config_node_bootstrap(n, &ss, &len, err, sizeof(err)) &&
+		!bs_addr16(&ss, bp->name_addr[1]);
+	bp->name_ms = now;
+}
+
+/* Whether src is one of node pi's host names' addresses, as cached. */
+static int bs_names_match(const struct bs_peer *bp, const uint8_t src[16])
+{
+	return (bp->name_ok[0] && !memcmp(bp->name_addr[0], src, 16)) ||
+	       (bp->name_ok[1] && !memcmp(bp->name_addr[1], src, 16));
+}
+
+/*
+ * Whether session c may speak for node pi: always without strict_source;
+ * else only from pi's addr or bootstrap host.  Host names are looked up
+ * when first needed and again, on a mismatch, at most every
+ * BS_NAME_RECHECK_MS: a stranger's hellos cannot keep the resolver busy.
+ */
+int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
+{
+	const struct config_node *n = &b->cfg->nodes[pi];
+	struct bs_peer *bp = &b->bp[pi];
+	int64_t now = util_now_ms();
+	uint8_t src[16];
+
 	if (!b->cfg->strict_source)
 		return 1;
-	if (n->addr_sa.ss_family != AF_UNSPEC) {
-		if (bs_same_host(&c->src, &n->addr_sa))
-			return 1;
-	} else if (!config_node_addr(n, &ss, &len, err, sizeof(err)) &&
-		   bs_same_host(&c->src, &ss)) {
+	if (bs_addr16(&c->src, src))
+		return 0;
+	if (bs_same_host(&c->src, &n->addr_sa) ||
+	    bs_same_host(&c->src, &n->bootstrap_sa))
 		return 1;
-	}
-	if (n->bootstrap_sa.ss_family != AF_UNSPEC)
-		return bs_same_host(&c->src, &n->bootstrap_sa);
-	return !config_node_bootstrap(n, &ss, &len, err, sizeof(err)) &&
-	       bs_same_host(&c->src, &ss);
+	if (n->addr_sa.ss_family != AF_UNSPEC &&
+	    n->bootstrap_sa.ss_family != AF_UNSPEC)
+		return 0;
+	if (bs_names_match(bp, src))
+		return 1;
+	if (bp->name_ms && now - bp->name_ms < BS_NAME_RECHECK_MS)
+		return 0;
+	bs_names_lookup(b, pi, now);
+	return bs_names_match(bp, src);
 }
 
 /* A stranger's handshake ended or came up: it holds no stranger slot. */

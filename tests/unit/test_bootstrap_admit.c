@@ -31,7 +31,8 @@
 	"[global]\npeer_timeout = 2s\n"                                        \
 	"[node alpha]\naddr = 127.0.0.1\nbootstrap = 127.0.0.1:1\n"            \
 	"[node beta]\naddr = 127.0.0.1\nbootstrap = 10.9.0.2:9000\n"           \
-	"[node gamma]\naddr = 10.9.0.3\n"
+	"[node gamma]\naddr = 10.9.0.3\n"                                      \
+	"[node delta]\naddr = localhost\nbootstrap = 10.9.0.4:1\n"
 
 static struct config cfg;
 static struct bootstrap b;
@@ -134,9 +135,9 @@ static void t_per_source(void **state)
 static void t_strangers_share(void **state)
 {
 	char src[32];
-	int i, n = 4 * BS_PER_SOURCE;
+	int i, n = 5 * BS_PER_SOURCE;
 
-	assert_int_equal(b.max_strangers, 14);
+	assert_int_equal(b.max_strangers, 16);
 	for (i = 0; i < n; i++) {
 		snprintf(src, sizeof(src), "127.0.0.%d", 2 + i / BS_PER_SOURCE);
 		dial_from(src);
@@ -232,6 +233,7 @@ static struct bs_conn from(const char *src)
 static void t_strict_source(void **state)
 {
 	struct bs_conn c;
+	int64_t then;
 
 	c = from("127.0.0.1");
 	assert_true(bs_source_ok(&b, &c, 1));
@@ -249,6 +251,18 @@ static void t_strict_source(void **state)
 	assert_false(bs_source_ok(&b, &c, 1));
 	memset(&c, 0, sizeof(c)); /* AF_UNSPEC: not an IP source at all */
 	assert_false(bs_source_ok(&b, &c, 1));
+	/* a host name: looked up once, and not again for a mismatch soon
+	 * after (localhost is 127.0.0.1 in /etc/hosts) */
+	c = from("127.0.0.1");
+	assert_true(bs_source_ok(&b, &c, 3));
+	assert_true(b.bp[3].name_ms != 0 && b.bp[3].name_ok[0]);
+	then = b.bp[3].name_ms -= 1000; /* a lookup would set it anew */
+	c = from("127.0.0.5");
+	assert_false(bs_source_ok(&b, &c, 3));
+	assert_false(bs_source_ok(&b, &c, 3));
+	assert_true(b.bp[3].name_ms == then);
+	c = from("10.9.0.4");
+	assert_true(bs_source_ok(&b, &c, 3));
 	cfg.strict_source = 0;
 	c = from("127.0.0.2");
 	assert_true(bs_source_ok(&b, &c, 1));
