@@ -125,10 +125,11 @@ struct bootstrap {
 	uint32_t src_mask;
 	int64_t accept_paused_until; /* ms; 0 = the listener is in epoll */
 	int fd_short;		     /* a descriptor shortage was said */
-	int64_t fd_short_ms;	     /* ... and last seen then */
-	int dialing;		     /* outgoing sessions not up yet */
-	TAILQ_HEAD(, bs_peer) want;  /* peers a send waits for */
-	double tokens;		     /* dials that may start now */
+	int spare_fd; /* /dev/null, given up to accept one when fds run out */
+	int64_t fd_short_ms;	    /* ... and last seen then */
+	int dialing;		    /* outgoing sessions not up yet */
+	TAILQ_HEAD(, bs_peer) want; /* peers a send waits for */
+	double tokens;		    /* dials that may start now */
 	int64_t tokens_ms;
 	unsigned seed; /* jitter */
 

@@ -456,7 +456,7 @@ static int bs_new(struct bootstrap **out, const struct config *cfg,
 	b->peers = peers;
 	b->tp = tp;
 	b->rt = rt;
-	b->lfd = b->efd = b->ep = -1;
+	b->lfd = b->efd = b->ep = b->spare_fd = -1;
 	TAILQ_INIT(&b->conns);
 	TAILQ_INIT(&b->dead);
 	TAILQ_INIT(&b->want);

@@ -17,14 +17,17 @@
  *    host, host names looked up then): anyone else saying "beta" is
  *    refused before beta's state is touched, and logged;
  *  - when accept4 runs out of descriptors (EMFILE, ENFILE, ENOBUFS,
- *    ENOMEM) the listener is left out of the epoll set for
- *    BS_ACCEPT_PAUSE_MS instead of waking the loop at once for ever, and
- *    this is said once per shortage.
+ *    ENOMEM), a spare descriptor kept for this takes one connection: a
+ *    node's is let in at the cost of the oldest stranger's handshake (or
+ *    anyone's), a stranger's is closed; then the listener is left out of
+ *    the epoll set for BS_ACCEPT_PAUSE_MS instead of waking the loop at
+ *    once for ever, and this is said once per shortage.
  *
  * Every line a stranger can cause goes through its own log_rl.  All of it
  * runs on the bootstrap thread; nothing here takes a lock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,12 +120,16 @@ int bs_admit_open(struct bootstrap *b)
 		bs_set_add(b, &b->cfg->nodes[i].addr_sa);
 		bs_set_add(b, &b->cfg->nodes[i].bootstrap_sa);
 	}
+	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
 /* Free what bs_admit_open made. */
 void bs_admit_close(struct bootstrap *b)
 {
+	if (b->spare_fd >= 0)
+		close(b->spare_fd);
+	b->spare_fd = -1;
 	free(b->src_set);
 	free(b->src_used);
 }
@@ -238,6 +245,17 @@ static struct bs_conn *bs_oldest_unauth(struct bootstrap *b)
 	return NULL;
 }
 
+/* Whose handshake a newcomer may close: the oldest stranger's, or, for
+ * one from a node's address, the oldest of anyone's; NULL: nobody's. */
+static struct bs_conn *bs_victim(struct bootstrap *b, int stranger)
+{
+	struct bs_conn *victim = TAILQ_FIRST(&b->strangers);
+
+	if (!victim && !stranger)
+		victim = bs_oldest_unauth(b);
+	return victim;
+}
+
 /*
  * Room for one more incoming session from ss (a stranger or not): 0, or
  * -EBUSY when there is none.  Makes room by closing the oldest stranger's
@@ -260,9 +278,7 @@ static int bs_make_room(struct bootstrap *b, const struct sockaddr_storage *ss,
 	if (b->nin < b->max_in &&
 	    (!stranger || b->nstrangers < b->max_strangers))
 		return 0;
-	victim = TAILQ_FIRST(&b->strangers);
-	if (!victim && !stranger)
-		victim = bs_oldest_unauth(b);
+	victim = bs_victim(b, stranger);
 	if (!victim) {
 		log_rl_warnx(
 			&rl_full,
@@ -350,24 +366,63 @@ static void bs_admit(struct bootstrap *b, int fd,
 	bs_arm(b, c);
 }
 
+/*
+ * Out of descriptors: the spare takes the next connection, so that one
+ * from a node's address gets in at the cost of the oldest handshake (a
+ * stranger's first), and a stranger's is closed, not left in the backlog.
+ */
+static void bs_accept_spare(struct bootstrap *b, int64_t now)
+{
+	static struct log_rl rl_spare;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char s[INET6_ADDRSTRLEN + 8];
+	struct bs_conn *victim;
+	int fd;
+
+	if (b->spare_fd < 0) {
+		b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return;
+	}
+	close(b->spare_fd);
+	memset(&ss, 0, sizeof(ss));
+	fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,
+		     SOCK_NONBLOCK | SOCK_CLOEXEC);
+	victim = fd >= 0 && bs_src_member(b, &ss) ? bs_victim(b, 0) : NULL;
+	if (victim) {
+		log_rl_info(&rl_spare,
+			    "bootstrap: out of descriptors: closing the "
+			    "oldest handshake (from %s) for one from a "
+			    "node's address",
+			    bs_src_str(&victim->src, s, sizeof(s)));
+		bs_conn_close(b, victim);
+		bs_admit(b, fd, &ss, now);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 /* Take every pending connection, within the caps above. */
 void bs_accept(struct bootstrap *b, int64_t now)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int fd;
+	int fd, err;
 
 	for (;;) {
 		len = sizeof(ss);
 		memset(&ss, 0, sizeof(ss));
 		fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		err = errno;
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM)
-				bs_accept_pause(b, errno, now);
-			else if (errno != EAGAIN && errno != EWOULDBLOCK &&
-				 errno != EINTR && errno != ECONNABORTED)
+			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
+			    err == ENOMEM) {
+				bs_accept_spare(b, now);
+				bs_accept_pause(b, err, now);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+				   errno != EINTR && errno != ECONNABORTED)
 				log_warn("bootstrap: accept");
 			return;
 		}

@@ -7,16 +7,20 @@
 #      rogue that would then say READY holds nothing: once the real beta
 #      dies, alpha reads state=down within peer_timeout;
 #  (2) names with control bytes are refused ("bad hello"), and no forged
-#      line reaches alpha's log; 1,000 connect-and-close cycles, each with
+#      line reaches alpha's log; 300 connect-and-close cycles, each with
 #      such a hello, add at most 100 lines to it (the issue's 10,000 take
-#      70 s in the TCG bed; the rate limit is per 10 s, so 1,000 in 7 s
-#      would log as many lines as 10,000 did: 47);
+#      70 s in the TCG bed, over the time this test may take; they logged
+#      47 lines, the rate limit being per 10 s, not per connection);
+#  (6) alpha runs under prlimit --nofile=48 throughout, with ten nodes
+#      in the config (56 slots): with 60 connections held from the nodes'
+#      address it uses under 10 % of a CPU, its log grows by at most 20
+#      lines, and beta (idle by then) meets it within 5 s after they
+#      close;
 #  (3) 28, then (4) 1,000 silent connections held (each one closed is
 #      opened again) while beta restarts: beta is up at alpha within
-#      peer_timeout + 5 s, and alpha logs at most 10 lines a second;
-#  (6) alpha under prlimit --nofile=48 with 60 connections held: alpha
-#      uses under 10 % of a CPU, its log grows by at most 20 lines, and
-#      beta connects within 5 s after they close.
+#      peer_timeout + 5 s, and alpha logs at most 10 lines a second.  The
+#      issue holds them 60 s; here they are held for the whole of beta's
+#      death and return, which is what they could starve.
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -24,7 +28,6 @@ need_cmd python3 prlimit ss
 need_bin
 PY="python3 $IBFS_ROOT/scripts/lib/bs_stranger.py"
 PT=4 # peer_timeout, s
-IBFS_CONF_EXTRA="peer_timeout = ${PT}s"
 A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
 APORT=$IBFS_BASE_PORT
@@ -48,9 +51,10 @@ refused_as_beta() {
 	assert_eq "got 0 eof" "$got" "a hello as beta from 127.0.0.2 ($*)"
 }
 
-# Hold N silent connections from the strangers while beta restarts;
-# beta is up at alpha within peer_timeout + 5 s, and alpha logs at most
-# 10 lines a second meanwhile.
+# Hold N silent connections from the strangers while beta meets alpha,
+# dies (alpha: down within peer_timeout) and restarts: beta is up at
+# alpha within peer_timeout + 5 s, and alpha logs at most 10 lines a
+# second meanwhile.
 restart_beta_under() {
 	local n=$1 l0 t0 t1 dt lines hpid
 	rm -f "$WORK/stop"
@@ -60,6 +64,8 @@ restart_beta_under() {
 	hpid=$!
 	wait_for "(( \$(ss -Htn state established '( dport = :$APORT )' | wc -l) >= 4 ))" 10 ||
 		fail "the strangers never connected"
+	echo "ping $n" >"$B/alpha/ping" || fail "beta -> alpha under $n strangers"
+	wait_state "$A" beta up 5
 	ibfs_kill beta
 	wait_state "$A" beta down "$PT"
 	ibfs_stop beta # unmounts what it left
@@ -78,9 +84,37 @@ restart_beta_under() {
 	assert_eq "back $n" "$(timeout 10 cat "$A/beta/chat")" "beta's message"
 }
 
-ibfs_start_nodes alpha beta
-echo hi >"$A/beta/chat" || fail "alpha -> beta"
-wait_state "$A" beta up 5
+# The config: ten nodes (d2..d9 never start), sessions idle out after
+# 2 s; extra lines (a secret) from $1.
+write_conf() {
+	local i n=(alpha beta d2 d3 d4 d5 d6 d7 d8 d9)
+	{
+		ibfs_conf_global
+		echo "peer_timeout = ${PT}s"
+		echo "idle_timeout = 2s"
+		[[ -z ${1:-} ]] || echo "$1"
+		for i in "${!n[@]}"; do
+			echo "[node ${n[i]}]"
+			echo "addr = $IBFS_IP"
+			echo "bootstrap = $IBFS_IP:$((IBFS_BASE_PORT + i))"
+		done
+	} >"$WORK/ibfs.conf"
+	chmod 600 "$WORK/ibfs.conf"
+}
+
+# Meet beta from alpha (again: it may have gone idle).
+meet_beta() {
+	echo "$1" >"$A/beta/chat" || fail "alpha -> beta ($1)"
+	wait_state "$A" beta up 5
+}
+
+write_conf
+printf '#!/bin/sh\nexec prlimit --nofile=48:48 %q "$@"\n' "$IBFS_BIN" >"$WORK/ibfs48"
+chmod +x "$WORK/ibfs48"
+IBFS_NODES=(alpha beta)
+IBFS_BIN=$WORK/ibfs48 ibfs_start alpha
+ibfs_start beta
+meet_beta hi
 
 # (1) Without a secret: refused unanswered, and a rogue holds nothing.
 refused_as_beta
@@ -91,50 +125,21 @@ $PY hello "$IBFS_IP" "$APORT" 127.0.0.2 beta ready 30 >"$WORK/rogue.out" &
 rogue=$!
 on_exit "kill $rogue 2>/dev/null"
 
-# (2) Control bytes in names; 10,000 cycles of them.
+# (2) Control bytes in names; 300 cycles of them.
 l0=$(alines)
 assert_eq "got 0 eof" "$($PY hello "$IBFS_IP" "$APORT" 127.0.0.3 $'gam\nma')" \
 	"a hello with a newline in its name"
-$PY cycles "$IBFS_IP" "$APORT" 127.0.0.4 1000 >"$WORK/cycles.out"
+$PY cycles "$IBFS_IP" "$APORT" 127.0.0.4 300 >"$WORK/cycles.out"
 lines=$(($(alines) - l0))
 log "$(cat "$WORK/cycles.out"): alpha logged $lines lines"
-((lines <= 100)) || fail "1,000 cycles added $lines lines to alpha's log"
+((lines <= 100)) || fail "300 cycles added $lines lines to alpha's log"
 grep -q 'bad hello from 127.0.0.3' "$WORK/alpha.log" || fail "no 'bad hello' line"
 if grep -q '^ibfs: peer gamma up' "$WORK/alpha.log"; then
 	fail "a forged line reached alpha's log"
 fi
 
-# (3), (1): beta dies (down within peer_timeout, the rogue nowithstanding)
-# and comes back while 28 strangers sit on the port.
-restart_beta_under 28
-kill "$rogue" 2>/dev/null || true
-# (4) The same under 1,000.
-restart_beta_under 1000
-
-# (5) With a secret, and (6) descriptors running out: alpha under
-# prlimit with eight more nodes in the config (60 slots, more than 48
-# descriptors hold).
-ibfs_stop_nodes
-SECRET=strangers-secret-$RANDOM$RANDOM
-{
-	ibfs_conf_global
-	echo "secret = $SECRET"
-	for i in 0 1 2 3 4 5 6 7 8 9; do
-		n=(alpha beta d2 d3 d4 d5 d6 d7 d8 d9)
-		echo "[node ${n[i]}]"
-		echo "addr = $IBFS_IP"
-		echo "bootstrap = $IBFS_IP:$((IBFS_BASE_PORT + i))"
-	done
-} >"$WORK/ibfs.conf"
-chmod 600 "$WORK/ibfs.conf"
-printf '#!/bin/sh\nexec prlimit --nofile=48:48 %q "$@"\n' "$IBFS_BIN" >"$WORK/ibfs48"
-chmod +x "$WORK/ibfs48"
-IBFS_NODES=(alpha beta)
-IBFS_BIN=$WORK/ibfs48 ibfs_start alpha
-ibfs_start beta
-refused_as_beta auth
-log "(5) with a secret: refused unanswered"
-
+# (6) Out of descriptors: 60 connections from the nodes' own address.
+wait_state "$A" beta idle 10
 rm -f "$WORK/stop"
 $PY hold "$IBFS_IP" "$APORT" "$IBFS_IP" 60 "$WORK/stop" >"$WORK/hold.out" &
 hpid=$!
@@ -143,21 +148,31 @@ wait_for "grep -q 'cannot accept connections' '$WORK/alpha.log'" 20 ||
 apid=${IBFS_PID[alpha]}
 l0=$(alines)
 c0=$(awk '{ print $14 + $15 }' "/proc/$apid/stat")
-sleep 5
+sleep 3
 c1=$(awk '{ print $14 + $15 }' "/proc/$apid/stat")
 lines=$(($(alines) - l0))
 hz=$(getconf CLK_TCK)
-log "(6) out of descriptors: $((c1 - c0)) ticks of $((5 * hz)) in 5 s, $lines lines"
-((100 * (c1 - c0) < 10 * 5 * hz)) || fail "alpha used $((c1 - c0)) ticks in 5 s"
+log "(6) out of descriptors: $((c1 - c0)) ticks of $((3 * hz)) in 3 s, $lines lines"
+((100 * (c1 - c0) < 10 * 3 * hz)) || fail "alpha used $((c1 - c0)) ticks in 3 s"
 ((lines <= 20)) || fail "alpha logged $lines lines out of descriptors"
 touch "$WORK/stop"
 wait "$hpid" || fail "the holder failed"
 t1=$EPOCHREALTIME
 echo fds >"$B/alpha/chat" || fail "beta -> alpha after the descriptors freed up"
 dt=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-log "beta met alpha ${dt} s after the strangers left"
+log "(6) beta met alpha ${dt} s after the 60 left"
 awk -v d="$dt" 'BEGIN { exit !(d <= 5) }' || fail "beta met alpha after $dt s"
 assert_eq fds "$(timeout 10 cat "$A/beta/chat")" "beta's message after"
-if grep -q 'authentication failed' "$WORK"/{alpha,beta}.log; then
-	fail "an authentication failed between nodes that share the secret"
-fi
+
+# (3), (1): beta dies (down within peer_timeout, the rogue nowithstanding)
+# and comes back while 28 strangers sit on the port; (4) under 1,000.
+restart_beta_under 28
+kill "$rogue" 2>/dev/null || true
+restart_beta_under 1000
+
+# (5) With a secret: refused unanswered too.
+ibfs_stop alpha
+write_conf "secret = strangers-secret-$RANDOM$RANDOM"
+IBFS_BIN=$WORK/ibfs48 ibfs_start alpha
+refused_as_beta auth
+log "(5) with a secret: refused unanswered"

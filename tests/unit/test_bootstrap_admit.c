@@ -180,13 +180,20 @@ static void t_node_evicts_stranger(void **state)
 		assert_false(closed(clients[i]));
 }
 
-/* Out of descriptors: the listener pauses, is said once, comes back. */
+/*
+ * Out of descriptors: the spare takes one connection, a node's address
+ * closing a stranger's handshake for it; the listener pauses, is said
+ * once, comes back.
+ */
 static void t_emfile_pause(void **state)
 {
 	struct rlimit old, low;
 	int64_t now = util_now_ms();
-	int fd, i;
+	int fd, i, stranger;
 
+	stranger = dial_from("127.0.0.2");
+	bs_accept(&b, now);
+	assert_int_equal(b.nstrangers, 1);
 	for (i = 0; i < 3; i++)
 		dial_from("127.0.0.1");
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
@@ -197,7 +204,10 @@ static void t_emfile_pause(void **state)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
 	bs_accept(&b, now);
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
-	assert_int_equal(b.nin, 0);
+	assert_int_equal(b.nin, 1);
+	assert_int_equal(b.nstrangers, 0);
+	assert_true(closed(stranger));
+	assert_true(b.spare_fd >= 0);
 	assert_int_equal(b.fd_short, 1);
 	assert_true(b.accept_paused_until == now + BS_ACCEPT_PAUSE_MS);
 	/* due at the pause's end, and listening again after it */
@@ -207,6 +217,8 @@ static void t_emfile_pause(void **state)
 	assert_true(b.accept_paused_until == 0);
 	bs_accept(&b, now + BS_ACCEPT_PAUSE_MS);
 	assert_int_equal(b.nin, 3);
+	for (i = 1; i < nclients; i++)
+		assert_false(closed(clients[i]));
 	/* the shortage is over only after a whole quiet period */
 	assert_int_equal(b.fd_short, 1);
 }
