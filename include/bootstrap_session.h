@@ -36,7 +36,7 @@
 #define BS_DIAL_BURST	    32	 /* ... and at once after a quiet while */
 #define BS_DIAL_INFLIGHT    64	 /* outgoing handshakes under way at once */
 #define BS_EVENTS	    64	 /* epoll events taken per wait */
-#define BS_UNAUTH_MS	    3000 /* an incoming handshake, from its accept */
+#define BS_UNAUTH_MS	    3000 /* an incoming hello, from its accept */
 #define BS_PER_SOURCE	    4	 /* handshakes one stranger's address holds */
 #define BS_STRANGERS_MAX    64	 /* ... all strangers, at most (max_in / 2) */
 #define BS_ACCEPT_PAUSE_MS  250	 /* listener left alone when fds run out */

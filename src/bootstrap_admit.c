@@ -3,8 +3,9 @@
  * Who may hold one of the listener's session slots, and for how long
  * (issue 20).  Anyone who reaches the port can connect, so:
  *
- *  - an incoming session has BS_UNAUTH_MS from its accept to finish its
- *    handshake (hello, proof, READY), whatever peer_timeout says;
+ *  - an incoming session has BS_UNAUTH_MS from its accept to say hello,
+ *    whatever peer_timeout says (then, speaking for a node from its
+ *    address, each further step the dialer's deadline);
  *  - a stranger (a source that is no node's addr or bootstrap host, as
  *    numbers in the config) holds at most BS_PER_SOURCE handshakes and
  *    strangers together at most BS_STRANGERS_MAX;

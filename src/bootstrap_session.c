@@ -349,16 +349,16 @@ static int bs_my_hello(struct bootstrap *b, struct bs_conn *c)
 	return 0;
 }
 
-/* Wait for len more bytes in state st, within the handshake deadline:
- * a dialer's per step, an incoming session's the one set at its accept. */
+/* Wait for len more bytes in state st, within the handshake deadline (an
+ * incoming session's hello has BS_UNAUTH_MS from its accept; once a node
+ * said hello from its address, each step has the dialer's deadline). */
 static void bs_await(struct bootstrap *b, struct bs_conn *c, enum bs_state st,
 		     size_t len)
 {
 	c->st = st;
 	c->rxlen = 0;
 	c->rxwant = len;
-	if (c->outgoing)
-		c->deadline = util_now_ms() + b->timeout_ms;
+	c->deadline = util_now_ms() + b->timeout_ms;
 }
 
 /* Outgoing connect finished: send our hello, await theirs. */
@@ -631,7 +631,8 @@ void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 				     c->st == BS_READ_READY   ? "READY"
 				     : c->st == BS_READ_PROOF ? "proof"
 							      : "hello",
-				     BS_UNAUTH_MS);
+				     c->st == BS_READ_HELLO ? BS_UNAUTH_MS
+							    : b->timeout_ms);
 		rc = -ETIMEDOUT;
 	}
 	if (!rc)
