@@ -66,20 +66,19 @@
 
 /*
  * Record why meeting a peer failed, as its last_error; log only when the
- * reason changes, since a stranger or a dead peer can repeat it at will,
- * and then within a rate limit, since one can also alternate reasons.
+ * reason changes, since a dead peer can repeat it at will (a stranger
+ * never gets here: strict_source refuses it before, bootstrap_admit.c).
  */
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {
-	static struct log_rl rl;
 	int same;
 
 	pthread_mutex_lock(&p->lock);
 	same = !strncmp(msg, p->last_error, sizeof(p->last_error) - 1);
 	pthread_mutex_unlock(&p->lock);
 	if (!same)
-		log_rl_warnx(&rl, "%s %s: %s", prefix, p->conf->name, msg);
+		log_warnx("%s %s: %s", prefix, p->conf->name, msg);
 	else
 		log_debug("%s %s: %s", prefix, p->conf->name, msg);
 	peer_set_error(p, err ? err : EIO, msg);
