@@ -13,7 +13,7 @@
 #   make bench-callgrind BASE=REV   instructions per message, this build and REV's
 #   make bench-scale [SCALE_N="16 64 256"]   N daemons on one rxe device
 #   make fuzz       libFuzzer on the wire decoders, reliable streams, the
-#                   bootstrap hello and the config loader
+#                   bootstrap hello and handshake, and the config loader
 #   make fuzz-regress  every fuzz target over its seed corpus once
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall undoes it
 
