@@ -15,7 +15,7 @@
 #   make bench-callgrind BASE=REV   instructions per message, this build and REV's
 #   make bench-scale [SCALE_N="16 64 256"]   N daemons on one rxe device
 #   make fuzz       libFuzzer on the wire decoders, reliable streams, the
-#                   bootstrap hello and the config loader
+#                   bootstrap hello and handshake, and the config loader
 #   make fuzz-regress  every fuzz target over its seed corpus once
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall undoes it
 
@@ -185,7 +185,8 @@ bench-scale: all
 
 # libFuzzer targets (clang), FUZZ_TIME seconds each: the datagram decoder
 # with reassembly (wire), the config loader (config), the bootstrap hello
-# (hello), the reliable trailer and the sender's handling of acks (rel),
+# (hello), the bootstrap handshake driven over a socketpair (bshake),
+# the reliable trailer and the sender's handling of acks (rel),
 # in-order reassembly of reliable streams (relseq), the hostlist
 # expander (hostlist), and bootstrap = multicast's announces and their
 # challenge and response (ann).  Each runs in build/fuzz/NAME on top of its seeds
@@ -206,6 +207,9 @@ FUZZ_OBJ_config := $(CONFIG_MODS) hostlist util log
 FUZZ_LIB_config := -linih
 FUZZ_OBJ_hello  := bootstrap_hello util
 FUZZ_LIB_hello  := -lcrypto
+FUZZ_OBJ_bshake := bootstrap_session bootstrap_admit bootstrap_hello \
+		   $(CONFIG_MODS) hostlist peer wire util log
+FUZZ_LIB_bshake := -lcrypto -linih
 FUZZ_OBJ_rel    := wire wire_reasm wire_rel reliable rel_wait util log
 FUZZ_OBJ_relseq := wire wire_reasm wire_rel reliable rel_wait util log
 FUZZ_OBJ_hostlist := hostlist

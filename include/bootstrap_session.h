@@ -8,6 +8,9 @@
  *                        idle sessions, accepting, open and close
  *   bootstrap_session.c  one TCP session: its handshake, step by step, and
  *                        what it does to its peer (up, moved, down)
+ *   bootstrap_admit.c    who may hold a listener's slot: accepting, the
+ *                        caps on strangers, eviction, strict_source, and
+ *                        the pause when descriptors run out
  *   bootstrap_hello.c    the hello codec and the HMAC proof (pure)
  */
 #ifndef IBFS_BOOTSTRAP_SESSION_H
@@ -18,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 
 #include "bootstrap.h"
 
@@ -28,10 +32,15 @@
 #define BS_BACKOFF_MAX_MS   2000
 #define BS_HELLO_TIMEOUT_MS 5000 /* at least; peer_timeout if longer */
 #define BS_LISTEN_BACKLOG   128
-#define BS_DIAL_RATE	    100 /* dials started per second, at most */
-#define BS_DIAL_BURST	    32	/* ... and at once after a quiet while */
-#define BS_DIAL_INFLIGHT    64	/* outgoing handshakes under way at once */
-#define BS_EVENTS	    64	/* epoll events taken per wait */
+#define BS_DIAL_RATE	    100	 /* dials started per second, at most */
+#define BS_DIAL_BURST	    32	 /* ... and at once after a quiet while */
+#define BS_DIAL_INFLIGHT    64	 /* outgoing handshakes under way at once */
+#define BS_EVENTS	    64	 /* epoll events taken per wait */
+#define BS_UNAUTH_MS	    3000 /* an incoming hello, from its accept */
+#define BS_PER_SOURCE	    4	 /* handshakes one stranger's address holds */
+#define BS_STRANGERS_MAX    64	 /* ... all strangers, at most (max_in / 2) */
+#define BS_ACCEPT_PAUSE_MS  250	 /* listener left alone when fds run out */
+#define BS_NAME_RECHECK_MS  5000 /* a node's host names looked up again */
 
 enum bs_state {
 	BS_CONNECTING, /* outgoing: connect in progress */
@@ -43,8 +52,11 @@ enum bs_state {
 
 /* One TCP session, outgoing or incoming: malloc'ed while it lasts. */
 struct bs_conn {
-	TAILQ_ENTRY(bs_conn) link; /* in b->conns, then b->dead */
-	int fd;			   /* -1 once closed */
+	TAILQ_ENTRY(bs_conn) link;   /* in b->conns, then b->dead */
+	TAILQ_ENTRY(bs_conn) slink;  /* in b->strangers while stranger */
+	struct sockaddr_storage src; /* incoming: who connected */
+	int stranger; /* incoming, in its handshake, from no node's address */
+	int fd;	      /* -1 once closed */
 	int outgoing;
 	int peer; /* node index; -1 until an incoming hello */
 	enum bs_state st;
@@ -81,6 +93,12 @@ struct bs_peer {
 	int wanted;	       /* in b->want */
 	int queued;	       /* in needq (under need_lock) */
 	struct peer_addr addr; /* what is installed */
+	/* strict_source for a node written with host names: what its addr
+	 * and bootstrap host resolved to (16 bytes, IPv4 mapped), and when,
+	 * so that a stranger's hellos cost one lookup per BS_NAME_RECHECK_MS */
+	uint8_t name_addr[2][16];
+	uint8_t name_ok[2];
+	int64_t name_ms;
 };
 
 struct bootstrap {
@@ -95,9 +113,20 @@ struct bootstrap {
 	atomic_int stop;
 	int timeout_ms;
 	struct bs_peer *bp;
-	struct bs_connq conns;	    /* every open session */
-	struct bs_connq dead;	    /* closed, freed after the event batch */
-	int nin, max_in;	    /* incoming sessions, and their cap */
+	struct bs_connq conns;	   /* every open session */
+	struct bs_connq dead;	   /* closed, freed after the event batch */
+	int nin, max_in;	   /* incoming sessions, and their cap */
+	struct bs_connq strangers; /* strangers' handshakes, oldest first */
+	int nstrangers, max_strangers;
+	/* the config's numeric node addresses (bootstrap_admit.c): 16
+	 * bytes each, IPv4 mapped; src_used[i] says slot i holds one */
+	uint8_t (*src_set)[16];
+	uint8_t *src_used;
+	uint32_t src_mask;
+	int64_t accept_paused_until; /* ms; 0 = the listener is in epoll */
+	int fd_short;		     /* a descriptor shortage was said */
+	int spare_fd; /* /dev/null, given up to accept one when fds run out */
+	int64_t fd_short_ms;	    /* ... and last seen then */
 	int dialing;		    /* outgoing sessions not up yet */
 	TAILQ_HEAD(, bs_peer) want; /* peers a send waits for */
 	double tokens;		    /* dials that may start now */
@@ -128,6 +157,32 @@ void bs_session_retry(struct bootstrap *b, int pi, int was_up);
 /* Close session c (it moves to b->dead); the last live one of its peer
  * takes the peer down, or idle after a BYE. */
 void bs_conn_close(struct bootstrap *b, struct bs_conn *c);
+
+/* Keepalive and timeouts of a session's socket (bootstrap.c). */
+void bs_sockopts(struct bootstrap *b, int fd);
+/* Register c's fd for the events its state waits for (bootstrap.c). */
+void bs_arm(struct bootstrap *b, struct bs_conn *c);
+/* A new session on fd (peer pi, or -1), in b->conns; NULL without memory
+ * (fd closed). */
+struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi);
+
+/* bootstrap_admit.c: the set of node addresses (0 or -ENOMEM), its end. */
+int bs_admit_open(struct bootstrap *b);
+void bs_admit_close(struct bootstrap *b);
+/* New incoming session c is a handshake from ss (a stranger's or not). */
+void bs_in_start(struct bootstrap *b, struct bs_conn *c,
+		 const struct sockaddr_storage *ss, int64_t now);
+/* Take every pending connection, within the caps. */
+void bs_accept(struct bootstrap *b, int64_t now);
+/* The listener's pause after a shortage; the earliest time still due. */
+int64_t bs_accept_timer(struct bootstrap *b, int64_t now, int64_t wake);
+/* Whether c may speak for node pi (strict_source). */
+int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi);
+/* c leaves the strangers' list (it closed, or came up). */
+void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c);
+/* ss's address as text, for a log line. */
+const char *bs_src_str(const struct sockaddr_storage *ss, char *buf,
+		       size_t len);
 
 /* Events re (or a deadline) on session c: advance it, or end it. */
 void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,

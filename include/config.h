@@ -19,6 +19,9 @@
 #define CONFIG_DEFAULT_BOOTSTRAP_PORT 18515
 #define CONFIG_MAX_NODES	      65536 /* nodes one config may name */
 #define CONFIG_ERR_MAX		      512
+/* A shared secret's least length: 16 random bytes do not yield to offline
+ * guessing from a recorded proof (README, threat model). */
+#define CONFIG_SECRET_MIN 16
 
 /* MOUNT/all/ sends to every node (issue 19): no node may take its name. */
 #define CONFIG_NAME_ALL "all"
@@ -102,6 +105,9 @@ struct config {
 	int announce_interval_ms;	 /* 3000; bootstrap = multicast only */
 	char secret[256];		 /* "" = no authentication */
 	char secret_file[4096];
+	/* 1: a bootstrap session speaks for a node only from an address the
+	 * config gives it (addr or bootstrap host); 0 for NAT, multi-homed */
+	int strict_source;
 
 	struct config_node *nodes;
 	int nnodes;
@@ -176,6 +182,6 @@ void config_free(struct config *cfg);
 /* "64", "4k", "1M", "2G" (powers of 1024) -> bytes; -EINVAL when bad. */
 int config_parse_size(const char *s, uint64_t *out);
 
-/* A node or channel name: 1..63 bytes, no '/', not starting with '.'. */
+/* A node or channel name: util.h's rule (util_name_problem). */
 
 #endif

@@ -53,6 +53,7 @@ enum config_gkey {
 	GK_ANNOUNCE_INTERVAL,
 	GK_SECRET,
 	GK_SECRET_FILE,
+	GK_STRICT_SOURCE,
 	GK_MAX
 };
 

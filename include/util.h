@@ -74,7 +74,8 @@ const char *util_gid_str(const union ibv_gid *gid, char *buf, size_t len);
 
 /*
  * Node and channel names become file names under the mount: 1 to 63
- * bytes, no '/', no NUL, not starting with '.'.  NULL when name (len
+ * bytes, no '/', no NUL, no control byte (below 0x20, or 0x7f), not
+ * starting with '.'.  NULL when name (len
  * bytes, not NUL-terminated) obeys that, else what is wrong, in words.
  */
 const char *util_name_problem_n(const char *name, size_t len);

@@ -48,7 +48,7 @@
  * drop a live peer: probes go every tenth of peer_timeout, ten of them,
  * and the user timeout (peer_timeout) decides.
  */
-static void bs_sockopts(struct bootstrap *b, int fd)
+void bs_sockopts(struct bootstrap *b, int fd)
 {
 	int one = 1, idle, intvl, cnt = 10;
 	unsigned int uto = (unsigned int)b->cfg->peer_timeout_ms;
@@ -68,7 +68,7 @@ static void bs_sockopts(struct bootstrap *b, int fd)
 }
 
 /* Register c's fd for the events its state waits for. */
-static void bs_arm(struct bootstrap *b, struct bs_conn *c)
+void bs_arm(struct bootstrap *b, struct bs_conn *c)
 {
 	struct epoll_event ev = {.data.ptr = c};
 
@@ -81,22 +81,6 @@ static void bs_arm(struct bootstrap *b, struct bs_conn *c)
 		      &ev))
 		log_warn("bootstrap: epoll_ctl");
 	c->armed = ev.events;
-}
-
-/* A new session on fd, in b->conns; NULL without memory (fd closed). */
-static struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
-{
-	struct bs_conn *c = calloc(1, sizeof(*c));
-
-	if (!c) {
-		close(fd);
-		return NULL;
-	}
-	c->fd = fd;
-	c->peer = pi;
-	c->deadline = util_now_ms() + b->timeout_ms;
-	TAILQ_INSERT_TAIL(&b->conns, c, link);
-	return c;
 }
 
 /* Start a non-blocking connect to node pi, looking its name up first
@@ -139,37 +123,6 @@ static void bs_out_start(struct bootstrap *b, int pi)
 		return;
 	}
 	bs_arm(b, c);
-}
-
-/* Take every pending connection; beyond max_in they are refused. */
-static void bs_accept(struct bootstrap *b)
-{
-	struct bs_conn *c;
-	int fd;
-
-	for (;;) {
-		fd = accept4(b->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR)
-				log_warn("bootstrap: accept");
-			return;
-		}
-		if (b->nin >= b->max_in) {
-			log_warnx("bootstrap: %d sessions open; refusing one",
-				  b->nin);
-			close(fd);
-			continue;
-		}
-		bs_sockopts(b, fd);
-		c = bs_conn_new(b, fd, -1);
-		if (!c)
-			continue;
-		b->nin++;
-		c->st = BS_READ_HELLO;
-		c->rxwant = HELLO_WIRE_LEN;
-		bs_arm(b, c);
-	}
 }
 
 /* Free the sessions closed in the last batch (no event points at them). */
@@ -338,7 +291,7 @@ static int bs_events(struct bootstrap *b, struct epoll_event *ev, int n)
 			if (atomic_load(&b->stop))
 				return 1;
 		} else if (ev[i].data.ptr == &b->lfd) {
-			bs_accept(b);
+			bs_accept(b, now);
 		} else if (c->fd >= 0) {
 			bs_session_event(b, c, bs_revents(ev[i].events), now);
 			bs_arm(b, c);
@@ -360,6 +313,7 @@ static void *bs_thread(void *arg)
 		bs_take_needs(b, now);
 		wake = bs_dial_due(b, now, now + 60000);
 		wake = bs_timers(b, now, wake);
+		wake = bs_accept_timer(b, now, wake);
 		bs_reap(b);
 		n = epoll_wait(b->ep, ev, BS_EVENTS,
 			       wake > now ? (int)(wake - now) : 0);
@@ -455,6 +409,7 @@ static void bs_free(struct bootstrap *b)
 		free(c);
 	}
 	bs_reap(b);
+	bs_admit_close(b);
 	for (i = 0; b->bp && i < b->cfg->nnodes; i++)
 		if (b->bp[i].up)
 			tp_peer_down(b->tp, &b->peers[i]);
@@ -501,10 +456,11 @@ static int bs_new(struct bootstrap **out, const struct config *cfg,
 	b->peers = peers;
 	b->tp = tp;
 	b->rt = rt;
-	b->lfd = b->efd = b->ep = -1;
+	b->lfd = b->efd = b->ep = b->spare_fd = -1;
 	TAILQ_INIT(&b->conns);
 	TAILQ_INIT(&b->dead);
 	TAILQ_INIT(&b->want);
+	TAILQ_INIT(&b->strangers);
 	pthread_mutex_init(&b->need_lock, NULL);
 	b->timeout_ms = cfg->peer_timeout_ms;
 	if (b->timeout_ms < BS_HELLO_TIMEOUT_MS)
@@ -512,6 +468,8 @@ static int bs_new(struct bootstrap **out, const struct config *cfg,
 	b->secret = cfg->secret;
 	b->secret_len = strlen(cfg->secret);
 	b->max_in = 4 * cfg->nnodes + 16;
+	b->max_strangers = b->max_in / 2 < BS_STRANGERS_MAX ? b->max_in / 2
+							    : BS_STRANGERS_MAX;
 	b->tokens = BS_DIAL_BURST;
 	b->tokens_ms = util_now_ms();
 	b->seed = util_random32((uint32_t)getpid());
@@ -522,7 +480,7 @@ static int bs_new(struct bootstrap **out, const struct config *cfg,
 		return -ENOMEM;
 	for (i = 0; i < cfg->nnodes; i++)
 		b->bp[i].backoff_ms = BS_BACKOFF_MIN_MS;
-	return 0;
+	return bs_admit_open(b);
 }
 
 /*

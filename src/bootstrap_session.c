@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <openssl/rand.h>
 
@@ -65,7 +66,8 @@
 
 /*
  * Record why meeting a peer failed, as its last_error; log only when the
- * reason changes, since a stranger or a dead peer can repeat it at will.
+ * reason changes, since a dead peer can repeat it at will (a stranger
+ * never gets here: strict_source refuses it before, bootstrap_admit.c).
  */
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
@@ -235,6 +237,8 @@ static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
 	}
 	if (c->outgoing)
 		b->dialing--;
+	else
+		bs_stranger_drop(b, c); /* authenticated: no stranger now */
 	c->live = 1;
 	bp->live++;
 	bp->active_ms = util_now_ms();
@@ -265,6 +269,22 @@ static void bs_peer_gone(struct bootstrap *b, int pi, int bye)
 	}
 }
 
+/* A new session on fd, in b->conns; NULL without memory (fd closed). */
+struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
+{
+	struct bs_conn *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->fd = fd;
+	c->peer = pi;
+	c->deadline = util_now_ms() + b->timeout_ms;
+	TAILQ_INSERT_TAIL(&b->conns, c, link);
+	return c;
+}
+
 /* Close a session (freed after the event batch); the last live one of
  * a peer takes the peer down, or idle after a BYE. */
 void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
@@ -283,6 +303,7 @@ void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
 		bp->out = NULL;
 	} else {
 		b->nin--;
+		bs_stranger_drop(b, c);
 	}
 	if (c->live) {
 		c->live = 0;
@@ -327,7 +348,9 @@ static int bs_my_hello(struct bootstrap *b, struct bs_conn *c)
 	return 0;
 }
 
-/* Wait for len more bytes in state st, within the handshake deadline. */
+/* Wait for len more bytes in state st, within the handshake deadline (an
+ * incoming session's hello has BS_UNAUTH_MS from its accept; once a node
+ * said hello from its address, each step has the dialer's deadline). */
 static void bs_await(struct bootstrap *b, struct bs_conn *c, enum bs_state st,
 		     size_t len)
 {
@@ -356,10 +379,42 @@ static int bs_out_connected(struct bootstrap *b, struct bs_conn *c)
 	return bs_queue(c, c->mine, HELLO_WIRE_LEN);
 }
 
+/*
+ * Which node an incoming hello speaks for: its index, or -EPERM when it
+ * is no other node of the config, or (strict_source) says it from an
+ * address that is not that node's.  Refused before the node's own state
+ * is touched, so a stranger cannot fail a writer waiting for it.
+ */
+static int bs_hello_node(struct bootstrap *b, struct bs_conn *c)
+{
+	static struct log_rl rl_name, rl_source;
+	char s[INET6_ADDRSTRLEN + 8];
+	int pi = config_node_index(b->cfg, c->h.name);
+
+	if (pi < 0 || pi == b->cfg->local) {
+		log_rl_warnx(&rl_name, "bootstrap: hello from %s (%s), %s",
+			     bs_src_str(&c->src, s, sizeof(s)), c->h.name,
+			     pi < 0 ? "which is not in the config"
+				    : "which is our own name");
+		return -EPERM;
+	}
+	if (!bs_source_ok(b, c, pi)) {
+		log_rl_warnx(&rl_source,
+			     "bootstrap: %s said hello as %s, which is not "
+			     "at that address in the config: refused "
+			     "(strict_source; see its addr and bootstrap)",
+			     bs_src_str(&c->src, s, sizeof(s)), c->h.name);
+		return -EPERM;
+	}
+	return pi;
+}
+
 /* Decode a hello and check it against what the config says of node pi. */
 static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 {
+	static struct log_rl rl_bad;
 	const struct config_node *n;
+	char s[INET6_ADDRSTRLEN + 8];
 	int rc;
 
 	rc = hello_decode(&c->h, c->rx, c->rxlen);
@@ -368,18 +423,16 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 			bs_session_fail(b, pi, -rc, "bad hello: %s",
 					strerror(-rc));
 		else
-			log_warnx("bootstrap: bad hello from a client: %s",
-				  strerror(-rc));
+			log_rl_warnx(&rl_bad,
+				     "bootstrap: bad hello from %s: %s",
+				     bs_src_str(&c->src, s, sizeof(s)),
+				     strerror(-rc));
 		return rc;
 	}
 	if (pi < 0) {
-		pi = config_node_index(b->cfg, c->h.name);
-		if (pi < 0 || pi == b->cfg->local) {
-			log_warnx("bootstrap: hello from %s, %s", c->h.name,
-				  pi < 0 ? "which is not in the config"
-					 : "which is our own name");
-			return -EPERM;
-		}
+		pi = bs_hello_node(b, c);
+		if (pi < 0)
+			return pi;
 		c->peer = pi;
 	} else if (strcmp(c->h.name, b->cfg->nodes[pi].name)) {
 		bs_session_fail(b, pi, EPERM,
@@ -476,6 +529,7 @@ static int bs_dialer_step(struct bootstrap *b, struct bs_conn *c)
 /* The listener's side: their hello, their proof, then READY. */
 static int bs_listener_step(struct bootstrap *b, struct bs_conn *c)
 {
+	static struct log_rl rl_garbage;
 	int rc;
 
 	if (c->st == BS_READ_HELLO) {
@@ -506,8 +560,10 @@ static int bs_listener_step(struct bootstrap *b, struct bs_conn *c)
 	}
 	if (c->st == BS_READ_READY) {
 		if (util_get32(c->rx) != BS_READY_MAGIC) {
-			log_warnx("bootstrap: %s sent garbage after its hello",
-				  c->h.name);
+			log_rl_warnx(&rl_garbage,
+				     "bootstrap: %s sent garbage after its "
+				     "hello",
+				     c->h.name);
 			return -EBADMSG;
 		}
 		return bs_session_up(b, c);
@@ -549,6 +605,8 @@ static int bs_readable(struct bootstrap *b, struct bs_conn *c)
 void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 		      int64_t now)
 {
+	static struct log_rl rl_silent;
+	char s[INET6_ADDRSTRLEN + 8];
 	int rc = 0, was_up = c->st == BS_UP;
 
 	if (c->st == BS_CONNECTING) {
@@ -566,11 +624,14 @@ void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 					"no answer within %d ms",
 					b->timeout_ms);
 		else
-			log_warnx("bootstrap: a client sent no %s within %d ms",
-				  c->st == BS_READ_READY   ? "READY"
-				  : c->st == BS_READ_PROOF ? "proof"
-							   : "hello",
-				  b->timeout_ms);
+			log_rl_warnx(&rl_silent,
+				     "bootstrap: %s sent no %s within %d ms",
+				     bs_src_str(&c->src, s, sizeof(s)),
+				     c->st == BS_READ_READY   ? "READY"
+				     : c->st == BS_READ_PROOF ? "proof"
+							      : "hello",
+				     c->st == BS_READ_HELLO ? BS_UNAUTH_MS
+							    : b->timeout_ms);
 		rc = -ETIMEDOUT;
 	}
 	if (!rc)

@@ -45,6 +45,7 @@ static void config_defaults(struct config *cfg)
 	cfg->multicast = MCAST_AUTO;
 	cfg->bootstrap = BOOTSTRAP_TCP;
 	cfg->announce_interval_ms = 3000;
+	cfg->strict_source = 1;
 	cfg->local = -1;
 }
 
@@ -107,30 +108,57 @@ static int config_secret_err(const struct config *cfg, char *err, size_t errlen,
 	return rc;
 }
 
+/* What group or others may do to a file that holds a secret; NULL when
+ * nothing.  The one rule for secret_file and for a config with a secret. */
+static const char *config_mode_exposed(mode_t mode)
+{
+	if (!(mode & (S_IRWXG | S_IRWXO)))
+		return NULL;
+	return mode & (S_IRGRP | S_IROTH) ? "read" : "write or run";
+}
+
 /* A secret file others may read (or change) is a secret no longer. */
 static int config_secret_check(const struct config *cfg, int fd, char *err,
 			       size_t errlen)
 {
+	const char *how;
 	struct stat st;
 
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return config_secret_err(cfg, err, errlen, -EINVAL,
 					 "not a regular file");
-	if (st.st_mode & (S_IRWXG | S_IRWXO))
-		return config_secret_err(
-			cfg, err, errlen, -EACCES,
-			"mode %04o: group or others may %s it; "
-			"refusing it (chmod 600 it)",
-			(unsigned int)(st.st_mode & 07777),
-			st.st_mode & (S_IRGRP | S_IROTH) ? "read"
-							 : "write or run");
+	how = config_mode_exposed(st.st_mode);
+	if (how)
+		return config_secret_err(cfg, err, errlen, -EACCES,
+					 "mode %04o: group or others may %s "
+					 "it; refusing it (chmod 600 it)",
+					 (unsigned int)(st.st_mode & 07777),
+					 how);
 	return 0;
+}
+
+/* An inline secret is as secret as the config that holds it: refuse one
+ * in a file group or others may read or change, as secret_file. */
+static int config_inline_secret_check(const struct config *cfg, mode_t mode,
+				      char *err, size_t errlen)
+{
+	const char *how = config_mode_exposed(mode);
+
+	if (!cfg->secret[0] || cfg->secret_file[0] || !how)
+		return 0;
+	if (err && errlen)
+		snprintf(err, errlen,
+			 "%.200s: secret: mode %04o: group or others may %s "
+			 "this file; refusing its secret (chmod 600 it, or "
+			 "move the secret to a secret_file)",
+			 cfg->path, (unsigned int)(mode & 07777), how);
+	return -EACCES;
 }
 
 /*
  * Read secret_file into cfg->secret at start-up, so a bad file stops us
  * before mounting: it must be a regular file nobody but its owner can read,
- * 1..255 bytes once one trailing newline is stripped, with no NUL byte.
+ * 16..255 bytes once one trailing newline is stripped, with no NUL byte.
  * The content is never echoed.
  */
 static int config_secret_load(struct config *cfg, char *err, size_t errlen)
@@ -156,12 +184,13 @@ static int config_secret_load(struct config *cfg, char *err, size_t errlen)
 	len = (size_t)n;
 	if (len && buf[len - 1] == '\n' && len <= sizeof(cfg->secret))
 		len--;
-	if (!len || len >= sizeof(cfg->secret) || memchr(buf, '\0', len)) {
+	if (len < CONFIG_SECRET_MIN || len >= sizeof(cfg->secret) ||
+	    memchr(buf, '\0', len)) {
 		rc = config_secret_err(
 			cfg, err, errlen, -EINVAL,
-			"the secret must be 1..%zu bytes without NUL "
+			"the secret must be %d..%zu bytes without NUL "
 			"(one trailing newline is stripped)",
-			sizeof(cfg->secret) - 1);
+			CONFIG_SECRET_MIN, sizeof(cfg->secret) - 1);
 		goto out;
 	}
 	memcpy(cfg->secret, buf, len);
@@ -173,14 +202,15 @@ out:
 }
 
 /*
- * The whole file into *out, NUL-terminated, at most FILE_MAX bytes; on
- * failure -errno and in *what the first words of the message.
+ * The whole file into *out, NUL-terminated, at most FILE_MAX bytes, and
+ * its mode; on failure -errno and in *what the first words of the message.
  */
 static int config_slurp(const char *path, char **out, size_t *outlen,
-			const char **what)
+			mode_t *mode, const char **what)
 {
 	char *buf = NULL, *grown;
 	size_t len = 0, cap = 0;
+	struct stat st;
 	ssize_t n;
 	int fd, rc = 0;
 
@@ -189,6 +219,13 @@ static int config_slurp(const char *path, char **out, size_t *outlen,
 		*what = "cannot open";
 		return -errno;
 	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		*what = "cannot stat";
+		return rc;
+	}
+	*mode = st.st_mode;
 	for (;;) {
 		if (len + 1 >= cap) {
 			cap = cap ? 2 * cap : 4096;
@@ -249,6 +286,7 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 	char e[CONFIG_ERR_MAX], *buf = NULL;
 	const char *what = NULL;
 	size_t len = 0;
+	mode_t mode = 0;
 	int rc;
 
 	/* cfg may hold garbage: wipe it rather than free what it points at */
@@ -256,7 +294,7 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 	cfg->local = -1;
 	if (err && errlen)
 		*err = '\0';
-	rc = config_slurp(path, &buf, &len, &what);
+	rc = config_slurp(path, &buf, &len, &mode, &what);
 	if (rc) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: %s: %s", path, what,
@@ -268,9 +306,11 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 	if (!rc)
 		rc = config_load_string(buf, path, cfg, err, errlen);
 	free(buf);
-	if (rc || !cfg->secret_file[0])
+	if (rc)
 		return rc;
-	rc = config_secret_load(cfg, e, sizeof(e));
+	rc = config_inline_secret_check(cfg, mode, e, sizeof(e));
+	if (!rc && cfg->secret_file[0])
+		rc = config_secret_load(cfg, e, sizeof(e));
 	if (rc) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s", e);

@@ -277,8 +277,9 @@ const struct config_key config_gkeys[GK_MAX] = {
 	[GK_BOOTSTRAP] =	CHOICE("bootstrap", bootstrap, bootstrap_names),
 	[GK_ANNOUNCE_INTERVAL] = MS("announce_interval", announce_interval_ms,
 				    10, DAY_MS),
-	[GK_SECRET] =		STR("secret", secret, 1, 255),
+	[GK_SECRET] =		STR("secret", secret, CONFIG_SECRET_MIN, 255),
 	[GK_SECRET_FILE] =	STR("secret_file", secret_file, 1, 4095),
+	[GK_STRICT_SOURCE] =	BOOL("strict_source", strict_source),
 };
 
 /* addr and bootstrap fill several fields, so they get the whole node. */

@@ -15,6 +15,28 @@ const char *util_gid_str(const union ibv_gid *gid, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The bytes a name may not hold, in one scan: '/' splits a path, NUL ends
+ * a string, and a control byte (below 0x20, or 0x7f) would let a name
+ * from the wire forge a second log line or garble a terminal.
+ */
+static const char *util_name_bad_byte(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)name[i];
+
+		if (ch == '/')
+			return "contains '/'";
+		if (!ch)
+			return "contains a NUL byte";
+		if (ch < 0x20 || ch == 0x7f)
+			return "contains a control byte";
+	}
+	return NULL;
+}
+
 /* The name rule, on len bytes that need no NUL. */
 const char *util_name_problem_n(const char *name, size_t len)
 {
@@ -24,11 +46,7 @@ const char *util_name_problem_n(const char *name, size_t len)
 		return "is longer than 63 bytes";
 	if (*name == '.')
 		return "starts with '.'";
-	if (memchr(name, '/', len))
-		return "contains '/'";
-	if (memchr(name, '\0', len))
-		return "contains a NUL byte";
-	return NULL;
+	return util_name_bad_byte(name, len);
 }
 
 /* The name rule on a C string. */
@@ -40,7 +58,7 @@ const char *util_name_problem(const char *name)
 }
 
 /* A valid name's length; 0 otherwise.  It runs for every message sent:
- * one scan for the length, one for '/', no more. */
+ * one scan for the length, one for the bytes, no more. */
 size_t util_name_len(const char *name)
 {
 	size_t n;
@@ -48,7 +66,7 @@ size_t util_name_len(const char *name)
 	if (!name || *name == '.')
 		return 0;
 	n = strnlen(name, UTIL_NAME_MAX + 1);
-	if (!n || n > UTIL_NAME_MAX || memchr(name, '/', n))
+	if (!n || n > UTIL_NAME_MAX || util_name_bad_byte(name, n))
 		return 0;
 	return n;
 }

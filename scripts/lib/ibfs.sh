@@ -209,7 +209,8 @@ ibfs_conf_global() {
 	[[ -z $IBFS_CONF_EXTRA ]] || printf '%s\n' "$IBFS_CONF_EXTRA"
 }
 
-# Write $WORK/ibfs.conf for nodes NAME... (bootstrap ports from 18515).
+# Write $WORK/ibfs.conf for nodes NAME... (bootstrap ports from 18515),
+# mode 0600: ibfs refuses an inline secret in a file others may read.
 ibfs_write_conf() {
 	local i=0 n
 	{
@@ -220,6 +221,7 @@ ibfs_write_conf() {
 			echo "bootstrap = $IBFS_IP:$((IBFS_BASE_PORT + i++))"
 		done
 	} >"$WORK/ibfs.conf"
+	chmod 600 "$WORK/ibfs.conf"
 }
 
 # Launch the daemon for NAME in the background (no waiting).

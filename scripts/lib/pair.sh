@@ -36,6 +36,7 @@ pair_write_conf() {
 		echo "addr = 192.0.2.2"
 		echo "bootstrap = 192.0.2.2:$IBFS_BASE_PORT"
 	} >"$WORK/ibfs.conf"
+	chmod 600 "$WORK/ibfs.conf" # it may hold a secret (issue 20)
 }
 
 # Start this node's daemon on the two-node config; wait until it is

@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
 need_bin
 
-SECRET=s3cret-one
+SECRET=s3cret-one-of-16-bytes
 IBFS_CONF_EXTRA="secret = $SECRET
 peer_timeout = 4s"
 ibfs_write_conf alpha beta gamma
@@ -96,6 +96,7 @@ log "(1) alpha and beta share the secret and talk"
 
 # (2) gamma with a different secret.
 sed "s/^secret = .*/secret = not-$SECRET/" "$WORK/ibfs.conf" >"$WORK/wrong.conf"
+chmod 600 "$WORK/wrong.conf"
 gamma_launch "$WORK/wrong.conf"
 expect_refused 'wrong proof'
 log "(2) a wrong secret is refused"

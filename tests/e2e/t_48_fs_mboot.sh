@@ -105,7 +105,7 @@ log "beta restarted: up at qpn $old -> $new, traffic resumed"
 ibfs_stop_nodes
 
 # (4) A secret: up through challenges; a wrong secret stays out.
-SECRET=mboot-$RANDOM-$RANDOM
+SECRET=mboot-secret-$RANDOM-$RANDOM
 IBFS_CONF_EXTRA="bootstrap = multicast
 peer_timeout = 3s
 announce_interval = 500ms
@@ -127,6 +127,7 @@ ibfs_stop gamma
 wait_state "$A" gamma down 15
 refused0=$(status_of "$A" drop_ann_refused)
 sed "s/^secret = .*/secret = not-$SECRET/" "$WORK/ibfs.conf" >"$WORK/wrong.conf"
+chmod 600 "$WORK/wrong.conf"
 mkdir -p "$C"
 log "starting gamma with a wrong secret"
 "$IBFS_BIN" -c "$WORK/wrong.conf" -n gamma -f "$C" </dev/null \

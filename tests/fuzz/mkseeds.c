@@ -7,7 +7,7 @@
  * across order.  `make fuzz-seeds` rebuilds tests/fuzz/corpus/ with it;
  * the files are committed, so fuzz-regress needs no generator.
  *
- *   mkseeds DIR   writes DIR/{ann,hello,rel,relseq,wire}/seed-*
+ *   mkseeds DIR   writes DIR/{ann,bshake,hello,rel,relseq,wire}/seed-*
  */
 #include <errno.h>
 #include <stdio.h>
@@ -102,6 +102,50 @@ static void seeds_hello(void)
 	memset(s.b + s.n, 0x5a, BS_PROOF_LEN);
 	s.n += BS_PROOF_LEN;
 	save("hello", "auth", &s);
+}
+
+/* A bshake seed: the case byte, beta's hello (name, flags), then tail. */
+static void bshake(const char *name, unsigned mode, const char *who,
+		   const void *tail, size_t tlen)
+{
+	struct hello h;
+	struct seed s;
+
+	memset(&h, 0, sizeof(h));
+	h.version = HELLO_VERSION;
+	snprintf(h.name, sizeof(h.name), "%s", who);
+	h.delivery = DELIVERY_DATAGRAM;
+	h.addr.qpn = 0x12;
+	h.addr.qkey = 0x1b1f5000;
+	h.addr.mtu = IBV_MTU_1024;
+	h.addr.link_layer = IBV_LINK_LAYER_ETHERNET;
+	h.addr.gid.raw[10] = h.addr.gid.raw[11] = 0xff;
+	if (mode & 1) {
+		h.flags = HELLO_F_AUTH;
+		memset(h.nonce, 0x42, HELLO_NONCE_LEN);
+	}
+	s.n = 0;
+	put8(&s, mode);
+	s.n += hello_encode(&h, s.b + s.n);
+	put(&s, tail, tlen);
+	save("bshake", name, &s);
+}
+
+/* fuzz_bshake: each case of fuzz_bshake.c, with what a peer then sends. */
+static void seeds_bshake(void)
+{
+	uint8_t tail[BS_PROOF_LEN + 4];
+
+	memset(tail, 0x5a, BS_PROOF_LEN);
+	memcpy(tail + BS_PROOF_LEN, "IBHR", 4);
+	bshake("incoming-ready", 0, "beta", "IBHR", 4);
+	bshake("incoming-bye", 0, "beta", "IBHRIBHY", 8);
+	bshake("outgoing", 2, "beta", "IBHY", 4);
+	bshake("incoming-auth", 1, "beta", tail, sizeof(tail));
+	bshake("outgoing-auth", 3, "beta", tail, BS_PROOF_LEN);
+	bshake("stranger", 4, "beta", "IBHR", 4);
+	bshake("control-byte", 0, "be\nta", "IBHR", 4);
+	bshake("not-configured", 0, "delta", "", 0);
 }
 
 /* fuzz_ann: an announce as a daemon sends it, and a challenge. */
@@ -342,6 +386,7 @@ int main(int argc, char **argv)
 	}
 	outdir = argv[1];
 	seeds_hello();
+	seeds_bshake();
 	seeds_ann();
 	seeds_rel();
 	seeds_relseq();

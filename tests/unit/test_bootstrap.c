@@ -157,7 +157,10 @@ static void test_unterminated_name(void **state)
 /* Names that config would refuse are refused on the wire too. */
 static void test_bad_names(void **state)
 {
-	static const char *const bad[] = {"", "a/b", ".hidden"};
+	static const char *const bad[] = {
+		"",	   "a/b",     ".hidden", "be\nta", "x\rpeer gamma up",
+		"\x1b]0;", "del\x7f",
+	};
 	uint8_t buf[HELLO_WIRE_LEN];
 	struct hello d;
 	size_t i;

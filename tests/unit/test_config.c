@@ -90,7 +90,7 @@ static void t_all_global_keys(void **state)
 	     "file_mode = 0640\n"
 	     "dir_mode = 750\n"
 	     "delivery = reliable\n"
-	     "secret = s3cr;t\n" NODE_A);
+	     "secret = s3cr;t and sixteen\n" NODE_A);
 	assert_string_equal(cfg.device, "rxe0");
 	assert_int_equal(cfg.port, 2);
 	assert_int_equal(cfg.gid_index, 3);
@@ -109,7 +109,7 @@ static void t_all_global_keys(void **state)
 	assert_int_equal(cfg.file_mode, 0640);
 	assert_int_equal(cfg.dir_mode, 0750);
 	assert_int_equal(cfg.delivery, DELIVERY_RELIABLE);
-	assert_string_equal(cfg.secret, "s3cr;t");
+	assert_string_equal(cfg.secret, "s3cr;t and sixteen");
 	/* [global] came first, so the node inherits its delivery */
 	assert_int_equal(cfg.nodes[0].delivery, DELIVERY_RELIABLE);
 }
@@ -398,7 +398,8 @@ BAD(t_empty_node_section, NODE_A "[node beta]\n", 3, "node 'beta' has no addr")
 BAD(t_empty_file, "", 1, "no [node NAME] section")
 BAD(t_only_comments, "; nothing\n\n", 2, "no [node NAME] section")
 BAD(t_no_nodes, "[global]\nport = 1\n", 2, "no [node NAME] section")
-BAD(t_secret_and_file, "[global]\nsecret = x\nsecret_file = /s\n" NODE_A, 3,
+BAD(t_secret_and_file,
+    "[global]\nsecret = 0123456789abcdef\nsecret_file = /s\n" NODE_A, 3,
     "secret and secret_file are both set")
 BAD(t_long_secret,
     "[global]\nsecret = "
@@ -411,8 +412,9 @@ BAD(t_long_secret,
 /* The secret must never show up in a message. */
 static void t_secret_not_echoed(void **state)
 {
-	bad("[global]\nsecret = hunter2\nsecret = hunter3\n" NODE_A, 3,
-	    "duplicate key 'secret'");
+	bad("[global]\nsecret = hunter2hunter2hunter2\nsecret = "
+	    "hunter3\n" NODE_A,
+	    3, "duplicate key 'secret'");
 	assert_null(strstr(err, "hunter"));
 }
 

@@ -56,6 +56,27 @@ static void test_name_rule_counted(void **state)
 	assert_string_equal(util_name_problem_n(NULL, 3), "is empty");
 }
 
+/* A control byte anywhere (a newline would forge a log line) fails,
+ * counted or not, and a sender's fast path agrees; UTF-8 passes. */
+static void test_name_control_bytes(void **state)
+{
+	static const char *const bad[] = {
+		"peer\ngamma", "a\tb", "\x1b[31m", "x\x7f", "cr\r", "\x01",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_string_equal(util_name_problem(bad[i]),
+				    "contains a control byte");
+		assert_string_equal(util_name_problem_n(bad[i], strlen(bad[i])),
+				    "contains a control byte");
+		assert_int_equal(util_name_len(bad[i]), 0);
+	}
+	assert_null(util_name_problem("caf\xc3\xa9"));
+	assert_int_equal(util_name_len("caf\xc3\xa9"), 5);
+	assert_null(util_name_problem("a b~"));
+}
+
 /* Big-endian at odd addresses, both ways. */
 static void test_codec(void **state)
 {
@@ -104,6 +125,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_rule),
 		cmocka_unit_test(test_name_rule_counted),
+		cmocka_unit_test(test_name_control_bytes),
 		cmocka_unit_test(test_codec),
 		cmocka_unit_test(test_gid_str),
 		cmocka_unit_test(test_clock),

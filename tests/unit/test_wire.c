@@ -245,6 +245,8 @@ static void test_frag_build_bad(void **state __attribute__((unused)))
 	assert_int_equal(wire_frag_build(buf, 128, 1, 1, longname, msg, 1, 0),
 			 24 + WIRE_CHAN_MAX + 1);
 	assert_int_equal(wire_frag_build(buf, 25, 1, 1, "c", msg, 0, 0), 0);
+	/* the receiver's name rule: no control byte is ever sent */
+	assert_int_equal(wire_frag_build(buf, 128, 1, 1, "a\nb", msg, 1, 0), 0);
 }
 
 /* Datagrams that are wrong on their own are malformed, whatever else. */
@@ -320,6 +322,28 @@ static void test_malformed_dgrams(void **state __attribute__((unused)))
 			 -WIRE_DROP_TOO_BIG);
 #undef BAD
 	assert_int_equal(wire_reasm_pending(r), 0);
+	wire_reasm_free(r);
+}
+
+/* A channel name with a control byte (a newline, an escape, DEL) off the
+ * wire is malformed: it would become a file name and a log line. */
+static void test_malformed_names(void **state __attribute__((unused)))
+{
+	static const char *const bad[] = {"c\nan", "\x1b[1m", "cha\x7f",
+					  "\tab"};
+	struct wire_reasm *r = wire_reasm_new(MIB, 4 * MIB, 1000);
+	struct wire_hdr h = mm_hdr(0);
+	uint8_t buf[1024];
+	struct wire_msg m;
+	size_t i, l;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		l = dg_raw(buf, &h, bad[i], 100, 0);
+		assert_int_equal(wire_reasm_feed(r, 0, buf, l, 0, &m),
+				 -WIRE_DROP_MALFORMED);
+	}
+	l = dg_raw(buf, &h, "chan", 100, 0);
+	assert_int_equal(wire_reasm_feed(r, 0, buf, l, 0, &m), 0);
 	wire_reasm_free(r);
 }
 
@@ -495,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_frag_count_edges),
 		cmocka_unit_test(test_frag_build_layout),
 		cmocka_unit_test(test_frag_build_bad),
+		cmocka_unit_test(test_malformed_names),
 		cmocka_unit_test(test_malformed_dgrams),
 		cmocka_unit_test(test_seq_in_order),
 		cmocka_unit_test(test_seq_broken),

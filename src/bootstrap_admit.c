@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Who may hold one of the listener's session slots, and for how long
+ * (issue 20).  Anyone who reaches the port can connect, so:
+ *
+ *  - an incoming session has BS_UNAUTH_MS from its accept to say hello,
+ *    whatever peer_timeout says (then, speaking for a node from its
+ *    address, each further step the dialer's deadline);
+ *  - a stranger (a source that is no node's addr or bootstrap host, as
+ *    numbers in the config) holds at most BS_PER_SOURCE handshakes and
+ *    strangers together at most BS_STRANGERS_MAX;
+ *  - when every slot is taken, a newcomer closes the oldest stranger's
+ *    handshake, and one from a node's address the oldest handshake of
+ *    anyone, so a configured peer's reconnection is never starved by
+ *    strangers; a session that is up is never evicted;
+ *  - with strict_source (the default) a hello speaks for node NAME only
+ *    from an address the config gives NAME (its addr or its bootstrap
+ *    host, host names looked up then): anyone else saying "beta" is
+ *    refused before beta's state is touched, and logged;
+ *  - when accept4 runs out of descriptors (EMFILE, ENFILE, ENOBUFS,
+ *    ENOMEM), a spare descriptor kept for this takes one connection: a
+ *    node's is let in at the cost of the oldest stranger's handshake (or
+ *    anyone's), a stranger's is closed; then the listener is left out of
+ *    the epoll set for BS_ACCEPT_PAUSE_MS instead of waking the loop at
+ *    once for ever, and this is said once per shortage.
+ *
+ * Every line a stranger can cause goes through its own log_rl.  All of it
+ * runs on the bootstrap thread; nothing here takes a lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "bootstrap.h"
+#include "bootstrap_session.h"
+#include "log.h"
+#include "util.h"
+
+/* An address as 16 bytes, IPv4 as ::ffff:a.b.c.d; 0, or -EAFNOSUPPORT. */
+static int bs_addr16(const struct sockaddr_storage *ss, uint8_t out[16])
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET6) {
+		memcpy(out, &s6->sin6_addr, 16);
+		return 0;
+	}
+	if (ss->ss_family != AF_INET)
+		return -EAFNOSUPPORT;
+	memset(out, 0, 10);
+	out[10] = out[11] = 0xff;
+	memcpy(out + 12, &s4->sin_addr, 4);
+	return 0;
+}
+
+/* A source address as text, for log lines. */
+const char *bs_src_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	uint8_t a[16];
+
+	if (bs_addr16(ss, a)) {
+		snprintf(buf, len, "a non-IP source");
+		return buf;
+	}
+	if (!memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
+		inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, a, buf, (socklen_t)len);
+	return buf;
+}
+
+/* The set's slot for a (empty or equal), by FNV-1a. */
+static uint32_t bs_set_slot(const struct bootstrap *b, const uint8_t a[16])
+{
+	uint32_t h = util_fnv1a(a, 16, UTIL_FNV1A_INIT) & b->src_mask;
+
+	while (b->src_used[h] && memcmp(b->src_set[h], a, 16))
+		h = (h + 1) & b->src_mask;
+	return h;
+}
+
+/* Add the numeric address of ss to the set (names are left out). */
+static void bs_set_add(struct bootstrap *b, const struct sockaddr_storage *ss)
+{
+	uint8_t a[16];
+	uint32_t h;
+
+	if (bs_addr16(ss, a))
+		return;
+	h = bs_set_slot(b, a);
+	memcpy(b->src_set[h], a, 16);
+	b->src_used[h] = 1;
+}
+
+/*
+ * The configured nodes' numeric addresses, addr and bootstrap host, in an
+ * open-addressed set, so an accept tells a node's address from a
+ * stranger's in constant time.  0 or -ENOMEM.
+ */
+int bs_admit_open(struct bootstrap *b)
+{
+	uint32_t size = 16;
+	int i;
+
+	while (size < 4u * (uint32_t)b->cfg->nnodes)
+		size *= 2;
+	b->src_set = calloc(size, sizeof(*b->src_set));
+	b->src_used = calloc(size, 1);
+	if (!b->src_set || !b->src_used)
+		return -ENOMEM;
+	b->src_mask = size - 1;
+	for (i = 0; i < b->cfg->nnodes; i++) {
+		bs_set_add(b, &b->cfg->nodes[i].addr_sa);
+		bs_set_add(b, &b->cfg->nodes[i].bootstrap_sa);
+	}
+	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return 0;
+}
+
+/* Free what bs_admit_open made. */
+void bs_admit_close(struct bootstrap *b)
+{
+	if (b->spare_fd >= 0)
+		close(b->spare_fd);
+	b->spare_fd = -1;
+	free(b->src_set);
+	free(b->src_used);
+}
+
+/* Whether ss is one of the config's numeric node addresses. */
+static int bs_src_member(const struct bootstrap *b,
+			 const struct sockaddr_storage *ss)
+{
+	uint8_t a[16];
+
+	if (bs_addr16(ss, a))
+		return 0;
+	return b->src_used[bs_set_slot(b, a)];
+}
+
+/* Whether two sockaddrs hold the same address (ports aside). */
+static int bs_same_host(const struct sockaddr_storage *x,
+			const struct sockaddr_storage *y)
+{
+	uint8_t a[16], c[16];
+
+	return !bs_addr16(x, a) && !bs_addr16(y, c) && !memcmp(a, c, 16);
+}
+
+/* Look node pi's host names up again (blocks: the resolver), into its
+ * cache; numeric addresses are left to the config's own. */
+static void bs_names_lookup(struct bootstrap *b, int pi, int64_t now)
+{
+	const struct config_node *n = &b->cfg->nodes[pi];
+	struct bs_peer *bp = &b->bp[pi];
+	struct sockaddr_storage ss;
+	char err[CONFIG_ERR_MAX];
+	socklen_t len;
+
+	bp->name_ok[0] = n->addr_sa.ss_family == AF_UNSPEC &&
+			 !config_node_addr(n, &ss, &len, err, sizeof(err)) &&
+			 !bs_addr16(&ss, bp->name_addr[0]);
+	bp->name_ok[1] =
+		n->bootstrap_sa.ss_family == AF_UNSPEC &&
+		!config_node_bootstrap(n, &ss, &len, err, sizeof(err)) &&
+		!bs_addr16(&ss, bp->name_addr[1]);
+	bp->name_ms = now;
+}
+
+/* Whether src is one of node pi's host names' addresses, as cached. */
+static int bs_names_match(const struct bs_peer *bp, const uint8_t src[16])
+{
+	return (bp->name_ok[0] && !memcmp(bp->name_addr[0], src, 16)) ||
+	       (bp->name_ok[1] && !memcmp(bp->name_addr[1], src, 16));
+}
+
+/*
+ * Whether session c may speak for node pi: always without strict_source;
+ * else only from pi's addr or bootstrap host.  Host names are looked up
+ * when first needed and again, on a mismatch, at most every
+ * BS_NAME_RECHECK_MS: a stranger's hellos cannot keep the resolver busy.
+ */
+int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
+{
+	const struct config_node *n = &b->cfg->nodes[pi];
+	struct bs_peer *bp = &b->bp[pi];
+	int64_t now = util_now_ms();
+	uint8_t src[16];
+
+	if (!b->cfg->strict_source)
+		return 1;
+	if (bs_addr16(&c->src, src))
+		return 0;
+	if (bs_same_host(&c->src, &n->addr_sa) ||
+	    bs_same_host(&c->src, &n->bootstrap_sa))
+		return 1;
+	if (n->addr_sa.ss_family != AF_UNSPEC &&
+	    n->bootstrap_sa.ss_family != AF_UNSPEC)
+		return 0;
+	if (bs_names_match(bp, src))
+		return 1;
+	if (bp->name_ms && now - bp->name_ms < BS_NAME_RECHECK_MS)
+		return 0;
+	bs_names_lookup(b, pi, now);
+	return bs_names_match(bp, src);
+}
+
+/* A stranger's handshake ended or came up: it holds no stranger slot. */
+void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c)
+{
+	if (!c->stranger)
+		return;
+	TAILQ_REMOVE(&b->strangers, c, slink);
+	c->stranger = 0;
+	b->nstrangers--;
+}
+
+/* Handshakes open from the stranger at ss (at most BS_STRANGERS_MAX). */
+static int bs_stranger_count(const struct bootstrap *b,
+			     const struct sockaddr_storage *ss)
+{
+	const struct bs_conn *c;
+	int n = 0;
+
+	TAILQ_FOREACH (c, &b->strangers, slink)
+		n += bs_same_host(&c->src, ss);
+	return n;
+}
+
+/* The oldest incoming session still in its handshake, or NULL. */
+static struct bs_conn *bs_oldest_unauth(struct bootstrap *b)
+{
+	struct bs_conn *c;
+
+	TAILQ_FOREACH (c, &b->conns, link)
+		if (!c->outgoing && c->st != BS_UP)
+			return c;
+	return NULL;
+}
+
+/* Whose handshake a newcomer may close: the oldest stranger's, or, for
+ * one from a node's address, the oldest of anyone's; NULL: nobody's. */
+static struct bs_conn *bs_victim(struct bootstrap *b, int stranger)
+{
+	struct bs_conn *victim = TAILQ_FIRST(&b->strangers);
+
+	if (!victim && !stranger)
+		victim = bs_oldest_unauth(b);
+	return victim;
+}
+
+/*
+ * Room for one more incoming session from ss (a stranger or not): 0, or
+ * -EBUSY when there is none.  Makes room by closing the oldest stranger's
+ * handshake, or, for a node's address, the oldest handshake of anyone.
+ */
+static int bs_make_room(struct bootstrap *b, const struct sockaddr_storage *ss,
+			int stranger)
+{
+	static struct log_rl rl_full, rl_evict, rl_source;
+	struct bs_conn *victim = NULL;
+	char s[INET6_ADDRSTRLEN + 8];
+
+	if (stranger && bs_stranger_count(b, ss) >= BS_PER_SOURCE) {
+		log_rl_warnx(&rl_source,
+			     "bootstrap: %s has %d handshakes open already; "
+			     "refusing another",
+			     bs_src_str(ss, s, sizeof(s)), BS_PER_SOURCE);
+		return -EBUSY;
+	}
+	if (b->nin < b->max_in &&
+	    (!stranger || b->nstrangers < b->max_strangers))
+		return 0;
+	victim = bs_victim(b, stranger);
+	if (!victim) {
+		log_rl_warnx(
+			&rl_full,
+			"bootstrap: %d sessions open; refusing one from %s",
+			b->nin, bs_src_str(ss, s, sizeof(s)));
+		return -EBUSY;
+	}
+	log_rl_info(&rl_evict,
+		    "bootstrap: every session slot is taken; closing the "
+		    "oldest handshake (from %s) for one from %s",
+		    bs_src_str(&victim->src, s, sizeof(s)),
+		    stranger ? "another stranger" : "a node's address");
+	bs_conn_close(b, victim);
+	return 0;
+}
+
+/* Leave the listener out of epoll for a while: the fds ran out. */
+static void bs_accept_pause(struct bootstrap *b, int err, int64_t now)
+{
+	static struct log_rl rl_fd;
+	struct epoll_event ev = {.events = 0, .data.ptr = &b->lfd};
+
+	if (epoll_ctl(b->ep, EPOLL_CTL_MOD, b->lfd, &ev))
+		log_warn("bootstrap: epoll_ctl");
+	b->accept_paused_until = now + BS_ACCEPT_PAUSE_MS;
+	if (!b->fd_short)
+		log_rl_warnx(&rl_fd,
+			     "bootstrap: cannot accept connections: %s; "
+			     "pausing the listener %d ms at a time until "
+			     "descriptors free up (raise the open-files "
+			     "limit, LimitNOFILE)",
+			     strerror(err), BS_ACCEPT_PAUSE_MS);
+	b->fd_short = 1;
+	b->fd_short_ms = now;
+}
+
+/* After a pause, listen again; returns the earliest time still due. */
+int64_t bs_accept_timer(struct bootstrap *b, int64_t now, int64_t wake)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &b->lfd};
+
+	if (!b->accept_paused_until)
+		return wake;
+	if (now < b->accept_paused_until)
+		return b->accept_paused_until < wake ? b->accept_paused_until
+						     : wake;
+	b->accept_paused_until = 0;
+	if (epoll_ctl(b->ep, EPOLL_CTL_MOD, b->lfd, &ev))
+		log_warn("bootstrap: epoll_ctl");
+	return wake;
+}
+
+/* New session c is a handshake from ss: BS_UNAUTH_MS to its end, and
+ * a stranger's slot unless ss is a node's address. */
+void bs_in_start(struct bootstrap *b, struct bs_conn *c,
+		 const struct sockaddr_storage *ss, int64_t now)
+{
+	b->nin++;
+	c->src = *ss;
+	c->deadline = now + BS_UNAUTH_MS;
+	if (!bs_src_member(b, ss)) {
+		c->stranger = 1;
+		TAILQ_INSERT_TAIL(&b->strangers, c, slink);
+		b->nstrangers++;
+	}
+	c->st = BS_READ_HELLO;
+	c->rxwant = HELLO_WIRE_LEN;
+}
+
+/* A new incoming session on fd from ss, if there is room for it. */
+static void bs_admit(struct bootstrap *b, int fd,
+		     const struct sockaddr_storage *ss, int64_t now)
+{
+	struct bs_conn *c;
+
+	if (bs_make_room(b, ss, !bs_src_member(b, ss))) {
+		close(fd);
+		return;
+	}
+	bs_sockopts(b, fd);
+	c = bs_conn_new(b, fd, -1);
+	if (!c)
+		return;
+	bs_in_start(b, c, ss, now);
+	bs_arm(b, c);
+}
+
+/*
+ * Out of descriptors: the spare takes the next connection, so that one
+ * from a node's address gets in at the cost of the oldest handshake (a
+ * stranger's first), and a stranger's is closed, not left in the backlog.
+ */
+static void bs_accept_spare(struct bootstrap *b, int64_t now)
+{
+	static struct log_rl rl_spare;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char s[INET6_ADDRSTRLEN + 8];
+	struct bs_conn *victim;
+	int fd;
+
+	if (b->spare_fd < 0) {
+		b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return;
+	}
+	close(b->spare_fd);
+	memset(&ss, 0, sizeof(ss));
+	fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,
+		     SOCK_NONBLOCK | SOCK_CLOEXEC);
+	victim = fd >= 0 && bs_src_member(b, &ss) ? bs_victim(b, 0) : NULL;
+	if (victim) {
+		log_rl_info(&rl_spare,
+			    "bootstrap: out of descriptors: closing the "
+			    "oldest handshake (from %s) for one from a "
+			    "node's address",
+			    bs_src_str(&victim->src, s, sizeof(s)));
+		bs_conn_close(b, victim);
+		bs_admit(b, fd, &ss, now);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Take every pending connection, within the caps above. */
+void bs_accept(struct bootstrap *b, int64_t now)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, err;
+
+	for (;;) {
+		len = sizeof(ss);
+		memset(&ss, 0, sizeof(ss));
+		fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		err = errno;
+		if (fd < 0) {
+			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
+			    err == ENOMEM) {
+				bs_accept_spare(b, now);
+				bs_accept_pause(b, err, now);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+				   errno != EINTR && errno != ECONNABORTED)
+				log_warn("bootstrap: accept");
+			return;
+		}
+		/* a shortage is over once accepts went well a whole period */
+		if (b->fd_short && now - b->fd_short_ms >= LOG_RL_PERIOD_MS)
+			b->fd_short = 0;
+		bs_admit(b, fd, &ss, now);
+	}
+}
