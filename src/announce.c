@@ -252,12 +252,14 @@ static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
  * Whether node i's message m comes from where the config puts node i
  * (ann_addr_fits); a stranger's, from elsewhere, is dropped before it is
  * challenged or answered, so it learns no proof to guess at offline.
+ * strict_source = no (NAT, a node with several addresses) takes any.
  */
 static int ann_from_addr(struct announce *a, int i, const struct ann_msg *m)
 {
 	char from[INET_ADDRSTRLEN];
 
-	if (ann_addr_fits(&a->cfg->nodes[i], &m->h.addr))
+	if (!a->cfg->strict_source ||
+	    ann_addr_fits(&a->cfg->nodes[i], &m->h.addr))
 		return 1;
 	peer_count_drop(NULL, tp_totals(a->tp), DROP_ANN_REFUSED);
 	if (!inet_ntop(AF_INET, m->h.addr.gid.raw + 12, from, sizeof(from)))
