@@ -380,10 +380,14 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 
 void rel_tx_abandon(struct rel_tx *tx, int err)
 {
-	struct rel_msg *m = tx->head;
+	struct rel_msg *m = tx->head, *waiting = tx->waiting;
 
 	tx->head = tx->tail = NULL;
+	/* Those waiting for room fail too: their peer went away. */
+	tx->waiting = NULL;
+	tx->nwaiting = 0;
 	rel_tx_fail_all(tx, m, err);
+	rel_wait_fail(tx, waiting, err);
 	/* Nothing in flight is wanted any more: the next psn starts afresh,
 	 * and says so (FWD) until it is acked. */
 	tx->una = tx->nxt = tx->top = tx->end;

@@ -250,47 +250,56 @@ static void assert_in_order(const struct sim *s, int c)
 
 /*
  * The ack that carried a refusal is lost; the next one, covering more,
- * carries the code too: the refused message waits (its writer is not
- * told "delivered"), the one after it, on another channel, is done, and
- * the refused one goes again, flagged retry, after REL_RETRY_MIN_MS.
+ * carries the code too: the refused message (to "full") waits, its
+ * writer not told "delivered", and the one after it, on another channel,
+ * is done.
  */
-static void test_code_survives_lost_ack(void **state)
+static void refuse_under_lost_ack(struct sim *sp)
 {
-	struct sim s;
 	struct rel_msg *m;
 	struct rel_ack a;
 	uint32_t frag, psn;
 
-	sim_init(&s);
-	sim_write(&s, 0, 1);
-	sim_write(&s, 1, 1);
-	assert_true(rel_tx_next(&s.tx, s.now, &m, &frag, &psn));
-	assert_true(rel_tx_next(&s.tx, s.now, &m, &frag, &psn));
-	assert_int_equal(rel_rx_check(&s.rx, 7, 0), REL_ACCEPT);
-	rel_rx_refuse(&s.rx, REL_CODE_FULL);
-	rel_rx_ack_take(&s.rx, 0, &a);
-	assert_false(a.ack);	       /* never in a DATA datagram */
-	rel_rx_ack_take(&s.rx, 1, &a); /* this one is lost */
-	assert_int_equal(rel_rx_check(&s.rx, 7, 1), REL_ACCEPT);
-	rel_rx_advance(&s.rx);
-	rel_rx_ack_take(&s.rx, 1, &a);
+	sim_init(sp);
+	sim_write(sp, 0, 1);
+	sim_write(sp, 1, 1);
+	assert_true(rel_tx_next(&sp->tx, sp->now, &m, &frag, &psn));
+	assert_true(rel_tx_next(&sp->tx, sp->now, &m, &frag, &psn));
+	assert_int_equal(rel_rx_check(&sp->rx, 7, 0), REL_ACCEPT);
+	rel_rx_refuse(&sp->rx, REL_CODE_FULL);
+	rel_rx_ack_take(&sp->rx, 0, &a);
+	assert_false(a.ack);		 /* never in a DATA datagram */
+	rel_rx_ack_take(&sp->rx, 1, &a); /* this one is lost */
+	assert_int_equal(rel_rx_check(&sp->rx, 7, 1), REL_ACCEPT);
+	rel_rx_advance(&sp->rx);
+	rel_rx_ack_take(&sp->rx, 1, &a);
 	assert_true(a.ack && a.refuse);
 	assert_int_equal(a.nxt, 2);
-	rel_tx_ack(&s.tx, a.sess, a.nxt, a.credit, a.nak, a.bits, &a.codes,
-		   s.now);
-	take_done(&s);
-	assert_false(s.finished[0]);
-	assert_true(s.finished[1]);
-	assert_int_equal(s.status[1], 0);
-	assert_int_equal(s.tx.nwaiting, 1);
-	assert_int_equal(s.tx.refused, 1);
-	assert_true(rel_tx_busy(&s.tx));
-	assert_true(rel_tx_would_block(&s.tx, "full"));
-	assert_false(rel_tx_would_block(&s.tx, "other"));
+	rel_tx_ack(&sp->tx, a.sess, a.nxt, a.credit, a.nak, a.bits, &a.codes,
+		   sp->now);
+	take_done(sp);
+	assert_false(sp->finished[0]);
+	assert_true(sp->finished[1]);
+	assert_int_equal(sp->status[1], 0);
+	assert_int_equal(sp->tx.nwaiting, 1);
+	assert_int_equal(sp->tx.refused, 1);
+	assert_true(rel_tx_busy(&sp->tx));
+	assert_true(rel_tx_would_block(&sp->tx, "full"));
+	assert_false(rel_tx_would_block(&sp->tx, "other"));
 	/* the same ack again (a duplicate) changes nothing */
-	rel_tx_ack(&s.tx, a.sess, a.nxt, a.credit, a.nak, a.bits, &a.codes,
-		   s.now);
-	assert_int_equal(s.tx.nwaiting, 1);
+	rel_tx_ack(&sp->tx, a.sess, a.nxt, a.credit, a.nak, a.bits, &a.codes,
+		   sp->now);
+	assert_int_equal(sp->tx.nwaiting, 1);
+}
+
+/* ... and it goes again, flagged retry, after REL_RETRY_MIN_MS. */
+static void test_code_survives_lost_ack(void **state)
+{
+	struct sim s;
+	struct rel_msg *m;
+	uint32_t frag, psn;
+
+	refuse_under_lost_ack(&s);
 	/* not before its backoff */
 	assert_int_equal(rel_tx_tick(&s.tx, s.now + 1), REL_RETRY_MIN_MS - 1);
 	assert_false(rel_tx_next(&s.tx, s.now + 1, &m, &frag, &psn));
@@ -303,6 +312,21 @@ static void test_code_survives_lost_ack(void **state)
 	rel_tx_reset(&s.tx, -ENOTCONN, 8);
 	take_done(&s);
 	assert_int_equal(s.status[0], -ENOTCONN);
+}
+
+/* The peer goes (rel_tx_abandon): a message waiting for room fails too. */
+static void test_abandon_fails_waiting(void **state)
+{
+	struct sim s;
+
+	refuse_under_lost_ack(&s);
+	rel_tx_abandon(&s.tx, -ENOTCONN);
+	take_done(&s);
+	assert_true(s.finished[0]);
+	assert_int_equal(s.status[0], -ENOTCONN);
+	assert_int_equal(s.tx.nwaiting, 0);
+	assert_false(rel_tx_busy(&s.tx));
+	assert_false(rel_tx_would_block(&s.tx, "full"));
 }
 
 /*
@@ -422,6 +446,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_code_survives_lost_ack),
+		cmocka_unit_test(test_abandon_fails_waiting),
 		cmocka_unit_test(test_full_channel_alone),
 		cmocka_unit_test(test_refused_for_good),
 		cmocka_unit_test(test_retry_backoff),
