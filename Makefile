@@ -97,7 +97,7 @@ e2e: all asan
 	scripts/check.sh --e2e-only
 
 check: deps
-	$(MAKE) all $(UNITS) asan
+	$(MAKE) -j$$(nproc) all $(UNITS) asan
 	scripts/check.sh
 
 fmt:

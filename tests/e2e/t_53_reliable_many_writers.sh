@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # delivery = reliable, backpressure with more blocked writers than FUSE
 # worker threads (libfuse keeps at most 10, src/fs.c fs_loop): beta's
-# queues of channels q, q2..q16 are full, so 16 writers wait
-# (waiting_writes=16 in alpha's .status), each on its own channel, their
+# queues of channels q, q2..q12 are full, so 12 writers wait
+# (waiting_writes=12 in alpha's .status), each on its own channel, their
 # messages refused for a full queue and waiting to be sent again
-# (rel_waiting=16). Meanwhile alpha's mount still serves ls, .status, a
+# (rel_waiting=12). Meanwhile alpha's mount still serves ls, .status, a
 # write and a read on other channels, to beta too, a parked read and
 # reads from another peer; an O_NONBLOCK write to another of beta's
 # channels goes at once; a signal (SIGUSR1, to the Python writer on q,
 # whose handler raises) does not end its waiting write: it stays waiting
-# and later returns the full length. Once beta reads, all 16 writers
+# and later returns the full length. Once beta reads, all 12 writers
 # complete and every message arrives whole, exactly once, in order on
 # its channel. (Each waiting writer has its own channel: Linux lets one
 # write at a time into a FUSE file.)
@@ -20,7 +20,7 @@ source "$(dirname "$0")/fslib.sh"
 need_cmd python3
 export IBFS_CONF_EXTRA=$'delivery = reliable\nmax_message = 64k\nqueue_limit = 64k'
 fs_three_nodes
-nw=16 nm=3 size=8000
+nw=12 nm=3 size=8000
 
 # Message J of writer K: "w=KK j=J " and x's, SIZE bytes with its newline.
 for ((k = 1; k <= nw; k++)); do
