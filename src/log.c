@@ -125,6 +125,14 @@ void fatalx(const char *fmt, ...)
 	exit(1);
 }
 
+/* One line at priority pri, without errno. */
+static void log_emitf(int pri, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void log_emitf(int pri, const char *fmt, ...)
+{
+	LOG_BODY(pri, -1);
+}
+
 /* Milliseconds on the monotonic clock. */
 static unsigned long long log_now_ms(void)
 {
@@ -157,16 +165,11 @@ static int log_rl_pass(struct log_rl *rl, int pri)
 	else
 		rl->dropped++;
 	pthread_mutex_unlock(&log_lock);
-	if (dropped) {
-		if (pri == LOG_INFO)
-			log_info("(%lu more lines like the next one were left "
-				 "out in %d s)",
-				 dropped, LOG_RL_PERIOD_MS / 1000);
-		else
-			log_warnx("(%lu more lines like the next one were "
-				  "left out in %d s)",
-				  dropped, LOG_RL_PERIOD_MS / 1000);
-	}
+	if (dropped)
+		log_emitf(pri,
+			  "(%lu more lines like the next one were left "
+			  "out in %d s)",
+			  dropped, LOG_RL_PERIOD_MS / 1000);
 	return pass;
 }
 
