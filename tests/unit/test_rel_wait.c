@@ -27,12 +27,10 @@
 
 static uint64_t rnd_state = 88172645463325252ull;
 
+/* The next number of the link's stream. */
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return unit_xorshift(&rnd_state);
 }
 
 /* A datagram (sender to receiver) or an ack (back). */

@@ -20,12 +20,10 @@ static const rel_bits none; /* an ack that holds nothing past ack */
 
 static uint64_t rnd_state;
 
+/* The next number of the link's stream. */
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return unit_xorshift(&rnd_state);
 }
 
 /* A datagram or an ack on the simulated link. */

@@ -12,4 +12,13 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+/* xorshift64: the same stream from the same seed, for simulated links. */
+static inline uint64_t unit_xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 #endif
