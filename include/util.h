@@ -73,6 +73,14 @@ static inline uint32_t util_get32(const uint8_t *p)
 const char *util_gid_str(const union ibv_gid *gid, char *buf, size_t len);
 
 /*
+ * 16 bytes as ::ffff:a.b.c.d: an IPv4 address (4 bytes, network order)
+ * in IPv6 form, which is also the RoCE v2 GID of that address.
+ */
+void util_v4mapped(uint8_t raw[16], const void *ip4);
+/* Whether 16 bytes are IPv4-mapped (::ffff:a.b.c.d). */
+int util_is_v4mapped(const uint8_t raw[16]);
+
+/*
  * Node and channel names become file names under the mount: 1 to 63
  * bytes, no '/', no NUL, no control byte (below 0x20, or 0x7f), not
  * starting with '.'.  NULL when name (len

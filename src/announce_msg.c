@@ -165,11 +165,9 @@ int64_t ann_next(int64_t now, int interval_ms, uint32_t r)
 /* An announce's GID against its node's configured IPv4 addr (RoCE). */
 int ann_addr_fits(const struct config_node *n, const struct peer_addr *addr)
 {
-	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
 	const struct sockaddr_in *sin;
 
-	if (n->addr_sa.ss_family != AF_INET ||
-	    memcmp(addr->gid.raw, mapped, sizeof(mapped)))
+	if (n->addr_sa.ss_family != AF_INET || !util_is_v4mapped(addr->gid.raw))
 		return 1;
 	sin = (const struct sockaddr_in *)&n->addr_sa;
 	return !memcmp(addr->gid.raw + 12, &sin->sin_addr, 4);

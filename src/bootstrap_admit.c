@@ -55,9 +55,7 @@ static int bs_addr16(const struct sockaddr_storage *ss, uint8_t out[16])
 	}
 	if (ss->ss_family != AF_INET)
 		return -EAFNOSUPPORT;
-	memset(out, 0, 10);
-	out[10] = out[11] = 0xff;
-	memcpy(out + 12, &s4->sin_addr, 4);
+	util_v4mapped(out, &s4->sin_addr);
 	return 0;
 }
 

@@ -35,15 +35,6 @@ static const char *tp_dev_port_state(enum ibv_port_state s)
 	return "unknown";
 }
 
-/* Whether gid is IPv4-mapped (::ffff:a.b.c.d), as RoCE v2 IPv4 GIDs are. */
-static int tp_dev_gid_v4mapped(const union ibv_gid *gid)
-{
-	static const uint8_t pfx[12] = {0, 0, 0, 0, 0,	  0,
-					0, 0, 0, 0, 0xff, 0xff};
-
-	return !memcmp(gid->raw, pfx, sizeof(pfx));
-}
-
 /*
  * The type of GID i: ibv_query_gid_ex where the kernel supports it, else
  * the sysfs file that older kernels provide.  -errno for an empty entry.
@@ -111,9 +102,7 @@ static int tp_dev_pick_gid(struct tp *tp, const struct ibv_port_attr *pa)
 			const struct sockaddr_in *sin =
 				(const struct sockaddr_in *)&me->addr_sa;
 
-			memset(&want, 0, sizeof(want));
-			want.raw[10] = want.raw[11] = 0xff;
-			memcpy(&want.raw[12], &sin->sin_addr, 4);
+			util_v4mapped(want.raw, &sin->sin_addr);
 			want_v4 = 1;
 		}
 		for (i = 0; i < pa->gid_tbl_len; i++) {
@@ -121,7 +110,7 @@ static int tp_dev_pick_gid(struct tp *tp, const struct ibv_port_attr *pa)
 					    &type))
 				continue;
 			if (type != IBV_GID_TYPE_ROCE_V2 ||
-			    !tp_dev_gid_v4mapped(&gid))
+			    !util_is_v4mapped(gid.raw))
 				continue;
 			if (want_v4 && !memcmp(&gid, &want, sizeof(gid))) {
 				first = i;

@@ -133,9 +133,7 @@ static void tp_recv_sgid(const void *grhbuf, union ibv_gid *sgid)
 	       (const uint8_t *)grhbuf + sizeof(struct ibv_grh) - sizeof(ip4),
 	       sizeof(ip4));
 	if (((vtf >> 28) & 0xf) != 6 && ip4.version == 4) {
-		memset(sgid, 0, sizeof(*sgid));
-		sgid->raw[10] = sgid->raw[11] = 0xff;
-		memcpy(&sgid->raw[12], &ip4.saddr, 4);
+		util_v4mapped(sgid->raw, &ip4.saddr);
 		return;
 	}
 	*sgid = grh->sgid;

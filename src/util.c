@@ -7,6 +7,22 @@
 
 #include "util.h"
 
+/* ip4 as ::ffff:a.b.c.d in raw. */
+void util_v4mapped(uint8_t raw[16], const void *ip4)
+{
+	memset(raw, 0, 10);
+	raw[10] = raw[11] = 0xff;
+	memcpy(raw + 12, ip4, 4);
+}
+
+/* Whether raw holds ::ffff:a.b.c.d. */
+int util_is_v4mapped(const uint8_t raw[16])
+{
+	static const uint8_t pfx[12] = {[10] = 0xff, [11] = 0xff};
+
+	return !memcmp(raw, pfx, sizeof(pfx));
+}
+
 /* Print a GID the way ibv_devinfo does, as an IPv6 address. */
 const char *util_gid_str(const union ibv_gid *gid, char *buf, size_t len)
 {
