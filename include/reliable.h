@@ -88,6 +88,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "peer.h"
+
 /* psns past the oldest unacked one, per peer */
 #define REL_WINDOW_DEFAULT 512
 /* datagrams that may be on the wire at once */
@@ -123,6 +125,9 @@ enum rel_code rel_code_of(int err);
 
 /* The errno (negative) a writer gets for a permanent code. */
 int rel_code_errno(enum rel_code c);
+
+/* The drop that deliver's refusal err (-errno) counts as. */
+enum peer_drop rel_drop_of(int err);
 
 /* A bitmap of REL_SACK_BITS psns (word 0 holds bits 0..63). */
 typedef struct {

@@ -35,11 +35,11 @@ struct tp_ops {
 	 * memory_limit), or a refusal for good: -ENOSPC (the channel cap),
 	 * -EMSGSIZE (larger than the queue ever takes), -EINVAL (a name
 	 * refused).  In datagram mode the engine counts it as that cause's
-	 * drop (tp_up_refusal) and frees data; with delivery = reliable the
-	 * refusal goes back to the sender (reliable.h, "Refusals"): for
-	 * good, its writer gets that errno; no room now, its sender keeps
-	 * the message and sends it again later (the writer waits), and
-	 * other channels go on meanwhile.
+	 * drop (rel_drop_of, reliable.h) and frees data; with delivery =
+	 * reliable the refusal goes back to the sender (reliable.h,
+	 * "Refusals"): for good, its writer gets that errno; no room now, its
+	 * sender keeps the message and sends it again later (the writer waits),
+	 * and other channels go on meanwhile.
 	 */
 	int (*deliver)(void *arg, struct peer *p, const char *chan, void *data,
 		       size_t len);

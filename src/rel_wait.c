@@ -12,35 +12,58 @@
 
 #include "rel_int.h"
 
-/* The one table: a code, the deliver errnos that give it (first: the
- * errno a writer gets; 0 ends a row). */
-static const int rel_code_errnos[][4] = {
-	[REL_CODE_FULL] = {EAGAIN, ENOMEM, ENOBUFS, 0},
-	[REL_CODE_NOSPC] = {ENOSPC, 0},
-	[REL_CODE_INVAL] = {EINVAL, 0},
-	[REL_CODE_MSGSIZE] = {EMSGSIZE, 0},
+/*
+ * The one table of deliver's refusals (fs.h's fs_deliver lists them): the
+ * errno, the wire's code for it, and the drop it counts as.  The first row
+ * of a code gives the errno a writer gets for it.  An errno the receiver
+ * did not name is refused for good, as a message refused (the last row):
+ * a sender must not retry what no reader will make room for.
+ */
+static const struct rel_refusal {
+	int err;
+	enum rel_code code;
+	enum peer_drop drop;
+} rel_refusals[] = {
+	{EAGAIN, REL_CODE_FULL, DROP_QUEUE_FULL},
+	{ENOMEM, REL_CODE_FULL, DROP_MEMORY_LIMIT},
+	{ENOBUFS, REL_CODE_FULL, DROP_MEMORY_LIMIT},
+	{ENOSPC, REL_CODE_NOSPC, DROP_MAX_CHANNELS},
+	{EMSGSIZE, REL_CODE_MSGSIZE, DROP_QUEUE_FULL},
+	{EINVAL, REL_CODE_INVAL, DROP_BAD_NAME},
 };
+#define REL_REFUSALS (sizeof(rel_refusals) / sizeof(*rel_refusals))
+
+/* The row of refusal err (-errno): its own, or the last one. */
+static const struct rel_refusal *rel_refusal_of(int err)
+{
+	size_t i;
+
+	for (i = 0; i < REL_REFUSALS - 1; i++)
+		if (rel_refusals[i].err == -err)
+			break;
+	return &rel_refusals[i];
+}
 
 enum rel_code rel_code_of(int err)
 {
-	size_t c, k;
+	return err ? rel_refusal_of(err)->code : REL_CODE_NONE;
+}
 
-	if (!err)
-		return REL_CODE_NONE;
-	for (c = 1; c < sizeof(rel_code_errnos) / sizeof(*rel_code_errnos); c++)
-		for (k = 0; k < 4 && rel_code_errnos[c][k]; k++)
-			if (rel_code_errnos[c][k] == -err)
-				return (enum rel_code)c;
-	return REL_CODE_NOSPC; /* refused, no more said: for good */
+enum peer_drop rel_drop_of(int err)
+{
+	return rel_refusal_of(err)->drop;
 }
 
 int rel_code_errno(enum rel_code c)
 {
+	size_t i;
+
 	if (c == REL_CODE_NONE)
 		return 0;
-	if ((size_t)c >= sizeof(rel_code_errnos) / sizeof(*rel_code_errnos))
-		return -EINVAL; /* a code this build does not know */
-	return -rel_code_errnos[c][0];
+	for (i = 0; i < REL_REFUSALS; i++)
+		if (rel_refusals[i].code == c)
+			return -rel_refusals[i].err;
+	return -EINVAL; /* a code this build does not know */
 }
 
 enum rel_code rel_codes_get(const rel_codes *c, uint32_t ack, uint32_t psn)

@@ -337,8 +337,6 @@ void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr);
 int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m);
 void tp_up_deliver(struct tp *tp, struct peer *p, struct wire_msg *m);
 
-/* The drop reason of a deliver refusal (-errno, fs.h's fs_deliver). */
-enum peer_drop tp_up_refusal(int rc);
 void tp_up_announce(struct tp *tp);
 void tp_up_done(struct tp *tp, struct peer *p, struct rel_msg *m);
 void tp_up_count_wire(struct tp *tp, struct peer *p, int rc);

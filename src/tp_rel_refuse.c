@@ -103,8 +103,8 @@ void tp_rel_complete(struct tp *tp, struct peer *p, struct tp_rel *r,
 /*
  * What deliver said of held message m (rc): taken, the stream moves on;
  * refused, it moves on too, the refusal in its acks, and the data goes
- * (the sender has its own copy).  A permanent refusal is counted as a
- * drop; one for a full queue is not (the sender tries again).
+ * (the sender has its own copy).  A permanent refusal is counted as its
+ * cause's drop; one for a full queue is not (the sender tries again).
  */
 void tp_rel_settle(struct tp *tp, struct peer *p, struct tp_rel *r,
 		   struct wire_msg *m, int retry, int rc)
@@ -121,6 +121,6 @@ void tp_rel_settle(struct tp *tp, struct peer *p, struct tp_rel *r,
 	if (code == REL_CODE_FULL)
 		tp_rel_full_add(r, m->chan);
 	else
-		peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
+		peer_count_drop(p, &tp->totals, rel_drop_of(rc));
 	rel_rx_unblock_refused(&r->rx, code);
 }

@@ -51,23 +51,6 @@ int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m)
 	return rc;
 }
 
-/* The drop reason of deliver's refusal rc (fs.h's fs_deliver lists
- * them); one the receiver did not name counts as a full queue. */
-enum peer_drop tp_up_refusal(int rc)
-{
-	switch (rc) {
-	case -ENOBUFS:
-	case -ENOMEM:
-		return DROP_MEMORY_LIMIT;
-	case -ENOSPC:
-		return DROP_MAX_CHANNELS;
-	case -EINVAL:
-		return DROP_BAD_NAME;
-	default:
-		return DROP_QUEUE_FULL;
-	}
-}
-
 /* Hand a datagram-mode message over; its refusal is a drop, by cause. */
 void tp_up_deliver(struct tp *tp, struct peer *p, struct wire_msg *m)
 {
@@ -76,7 +59,7 @@ void tp_up_deliver(struct tp *tp, struct peer *p, struct wire_msg *m)
 	if (!rc)
 		return;
 	free(m->data);
-	peer_count_drop(p, &tp->totals, tp_up_refusal(rc));
+	peer_count_drop(p, &tp->totals, rel_drop_of(rc));
 }
 
 /* Wake the readers deliver left (after the acks went). */

@@ -440,6 +440,35 @@ static void test_retry_backoff(void **state)
 	assert_int_equal(finished_on(&s, 0), 3);
 }
 
+/* One table answers both planes: each refusal's wire code, its drop in
+ * datagram mode and the writer's errno agree, and an errno deliver never
+ * named is refused for good (no retry), not as a full queue. */
+static void test_refusal_table(void **state)
+{
+	static const struct {
+		int err, code, drop, writer;
+	} want[] = {
+		{-EAGAIN, REL_CODE_FULL, DROP_QUEUE_FULL, -EAGAIN},
+		{-ENOMEM, REL_CODE_FULL, DROP_MEMORY_LIMIT, -EAGAIN},
+		{-ENOBUFS, REL_CODE_FULL, DROP_MEMORY_LIMIT, -EAGAIN},
+		{-ENOSPC, REL_CODE_NOSPC, DROP_MAX_CHANNELS, -ENOSPC},
+		{-EMSGSIZE, REL_CODE_MSGSIZE, DROP_QUEUE_FULL, -EMSGSIZE},
+		{-EINVAL, REL_CODE_INVAL, DROP_BAD_NAME, -EINVAL},
+		{-EIO, REL_CODE_INVAL, DROP_BAD_NAME, -EINVAL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		assert_int_equal(rel_code_of(want[i].err), want[i].code);
+		assert_int_equal(rel_drop_of(want[i].err), want[i].drop);
+		assert_int_equal(rel_code_errno(rel_code_of(want[i].err)),
+				 want[i].writer);
+	}
+	assert_int_equal(rel_code_of(0), REL_CODE_NONE);
+	assert_int_equal(rel_code_errno(REL_CODE_NONE), 0);
+	assert_int_equal(rel_code_errno(REL_CODE_MAX), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_full_channel_alone),
 		cmocka_unit_test(test_refused_for_good),
 		cmocka_unit_test(test_retry_backoff),
+		cmocka_unit_test(test_refusal_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -498,13 +498,15 @@ static void test_reliable_bad_name(void **state)
 }
 
 /* reliable: a refusal for good (the channel cap) is acked with its code
- * and counted as a drop; the channel does not wait for a retry. */
+ * and counted as its cause's drop, as in datagram mode; the channel does
+ * not wait for a retry. */
 static void test_reliable_refused_for_good(void **state)
 {
 	refuse = 1;
 	refuse_rc = -ENOSPC;
 	assert_int_equal(beta_arrives("ping", 0, 0), REL_CODE_NOSPC);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 1);
+	assert_int_equal(peers[BETA].cnt.drops[DROP_MAX_CHANNELS], 1);
+	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
 	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
 	assert_int_equal(delivered, 1);
 }
