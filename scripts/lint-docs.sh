@@ -8,6 +8,7 @@
 #     one ibfs has;
 #   - every .status counter of include/peer.h's X lists, and every field
 #     src/fs_status.c prints, is in man/ibfs.8 and README.md.
+#   - every source file src/*.c is in docs/architecture.md, the map.
 # The names come from the code: keys and counters from the tables, through
 # build/tools/docnames; options from build/ibfs --help.  Each name missing
 # is printed as "DOC: NAME (KIND) missing"; exits 1 if there is any.
@@ -30,7 +31,7 @@ doc_text() {
 # Whether NAME stands in TEXT as a whole name (no name character either
 # side: --port is not found in --portal, nor qkey in my_qkey).
 has_name() {
-	local text=$1 name=$2
+	local text=$1 name=${2//./\\.}
 	grep -qE -- "(^|[^A-Za-z0-9_-])${name}([^A-Za-z0-9_-]|$)" <<<"$text"
 }
 
@@ -120,6 +121,7 @@ main() {
 	need_in README.md counter < <(names_of counter)
 	need_in man/ibfs.8 ".status field" < <(status_fields)
 	need_in README.md ".status field" < <(status_fields)
+	need_in docs/architecture.md "source file" < <(cd src && ls -- *.c)
 	return "$BAD"
 }
 
