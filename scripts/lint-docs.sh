@@ -16,7 +16,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-B=${B:-build}
+B=build
 BAD=0
 
 # A document as plain words: troff's \- is -, font escapes and \& go.
