@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # The docs name what the code has, checked so that they do not drift:
 #   - every config key of src/config_keys.c's tables is in man/ibfs.conf.5
-#     and docs/config.md;
+#     and docs/config.md, and every key they document is one of them;
 #   - every option of `ibfs --help`, and every long option src/main.c
 #     accepts, is in man/ibfs.8, and every long option man/ibfs.8 gives is
 #     one ibfs has;
@@ -94,6 +94,23 @@ check_man_options() {
 		sed 's/^[^-]*//' | sort -u)
 }
 
+# The keys the config references document (ibfs.conf(5)'s ".BI key = "
+# entries, docs/config.md's table rows), each one the code must have (one
+# that went, or a typo, is a lie).
+check_doc_keys() {
+	local known name doc
+	known=$(keys)
+	while read -r doc name; do
+		if ! grep -qxF -- "$name" <<<"$known"; then
+			echo "$doc: $name (config key) is not in src/config_keys.c"
+			BAD=1
+		fi
+	done < <(grep -oE '^\.B[IR]? [a-z_]+ " = "' "$ROOT/man/ibfs.conf.5" |
+		awk '{ print "man/ibfs.conf.5", $2 }'
+		grep -oE '^\| `[a-z_]+`' "$ROOT/docs/config.md" | tr -d '|`' |
+		awk '{ print "docs/config.md", $1 }')
+}
+
 # The field names of the .status files, from fs_status.c's format
 # strings ("name=%s\n"); counters, printed from peer.h, are checked apart.
 status_fields() {
@@ -114,6 +131,7 @@ main() {
 		{ echo "lint-docs: no names from docnames or ibfs --help"; return 1; }
 	need_in man/ibfs.conf.5 "config key" < <(keys)
 	need_in docs/config.md "config key" < <(keys)
+	check_doc_keys
 	need_in man/ibfs.8 option < <(options | sort -u)
 	check_man_options
 	check_counter_lists
