@@ -90,7 +90,8 @@ $(B)/tools/%: tests/tools/%.c $(LIB)
 deps:
 	scripts/deps.sh
 
-unit: $(UNITS)
+# lint-docs (in check.sh's unit part) asks the daemon and docnames.
+unit: $(UNITS) $(B)/ibfs $(B)/tools/docnames
 	scripts/check.sh --unit-only
 
 e2e: all asan

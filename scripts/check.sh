@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Test driver behind `make check`: unit tests (every build/tests/test_* cmocka
-# binary, TAP output, on the host, no root; scripts/lint.sh as one more; then
+# binary, TAP output, on the host, no root; scripts/lint.sh and
+# scripts/lint-docs.sh as two more; then
 # every fuzz target over its seed corpus once) then the e2e suite
 # (tests/e2e/run.sh, inside the test bed: scripts/bed/run.sh). Ends with one
 # line "N passed, N failed[, N skipped]"; exits 1 on any failure.
@@ -63,18 +64,20 @@ run_unit() {
 	done
 	((found)) || echo "(no unit test binaries in build/tests)"
 	run_lint
+	run_lint lint-docs
 }
 
-# scripts/lint.sh (file and function lengths, clang-format) as one test:
-# PASS lint, or FAIL lint with its offenders, counted like a unit binary.
+# scripts/lint.sh (file and function lengths, clang-format), or the one
+# named (lint-docs: the docs name what the code has), as one test: PASS
+# lint, or FAIL lint with its offenders, counted like a unit binary.
 run_lint() {
-	local out rc=0
-	out=$("$ROOT"/scripts/lint.sh 2>&1 </dev/null) || rc=$?
+	local name=${1:-lint} out rc=0
+	out=$("$ROOT/scripts/$name.sh" 2>&1 </dev/null) || rc=$?
 	if ((rc == 0)); then
-		echo "PASS lint"
+		echo "PASS $name"
 		PASSED=$((PASSED + 1))
 	else
-		echo "FAIL lint ($(grep -c . <<<"$out") findings, exit $rc)"
+		echo "FAIL $name ($(grep -c . <<<"$out") findings, exit $rc)"
 		sed 's/^/    | /' <<<"$out" | tail -n 60
 		FAILED=$((FAILED + 1))
 	fi

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The docs name what the code has, checked so that they do not drift:
+#   - every config key of src/config_keys.c's tables is in man/ibfs.conf.5
+#     and docs/config.md, and every key they document is one of them;
+#   - every option of `ibfs --help`, and every long option src/main.c
+#     accepts, is in man/ibfs.8, and every long option man/ibfs.8 gives is
+#     one ibfs has;
+#   - every .status counter of include/peer.h's X lists, and every field
+#     src/fs_status.c prints, is in man/ibfs.8 and README.md.
+#   - every source file src/*.c is in docs/architecture.md, the map.
+# The names come from the code: keys and counters from the tables, through
+# build/tools/docnames; options from build/ibfs --help.  Each name missing
+# is printed as "DOC: NAME (KIND) missing"; exits 1 if there is any.
+#   scripts/lint-docs.sh      (after make: needs build/ibfs, build/tools/docnames)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+B=build
+BAD=0
+
+# A document as plain words: troff's \- is -, font escapes and \& go.
+doc_text() {
+	case $1 in
+	*.[0-9]) sed -e 's/\\-/-/g' -e 's/\\f\[[^]]*\]//g' -e 's/\\f([A-Z][A-Z]//g' \
+		-e 's/\\f[A-Z0-9]//g' -e 's/\\&//g' -e 's/\\c$//' "$1" ;;
+	*) cat "$1" ;;
+	esac
+}
+
+# Whether NAME stands in TEXT as a whole name (no name character either
+# side: --port is not found in --portal, nor qkey in my_qkey).
+has_name() {
+	local text=$1 name=${2//./\\.}
+	grep -qE -- "(^|[^A-Za-z0-9_-])${name}([^A-Za-z0-9_-]|$)" <<<"$text"
+}
+
+# Report every name of KIND (words on stdin) that DOC lacks.
+need_in() {
+	local doc=$1 kind=$2 text name
+	text=$(doc_text "$ROOT/$doc")
+	while read -r name; do
+		[[ -n $name ]] || continue
+		if ! has_name "$text" "$name"; then
+			echo "$doc: $name ($kind) missing"
+			BAD=1
+		fi
+	done
+}
+
+# The names docnames prints for kind $1.
+names_of() {
+	awk -v k="$1" '$1 == k { print $2 }' <<<"$NAMES"
+}
+
+# Every config key, [global]'s and [node NAME]'s.
+keys() {
+	{ names_of gkey; names_of nkey; } | sort -u
+}
+
+# peer.h's X rows, counted: a new X list docnames does not print yet
+# would else go unchecked.
+check_counter_lists() {
+	local rows printed
+	rows=$(grep -cE '^[[:space:]]*X\(' "$ROOT/include/peer.h" || true)
+	printed=$(names_of counter | grep -c . || true)
+	if ((rows != printed)); then
+		echo "include/peer.h: $rows X rows, docnames prints $printed" \
+			"counters: add the new X list to tests/tools/docnames.c"
+		BAD=1
+	fi
+}
+
+# The options ibfs offers: --help's short and long ones, and the long
+# ones src/main.c's option table accepts.
+options() {
+	sed -n 's/^  \(-[A-Za-z0-9]\)[, ].*/\1/p' <<<"$HELP"
+	grep -oE -- '(^|[ ,])--[a-z][a-z0-9-]*' <<<"$HELP" | sed 's/^[ ,]*//'
+	grep -oE '"--[a-z][a-z0-9-]*' "$ROOT/src/main.c" | tr -d '"'
+}
+
+# The long options man/ibfs.8 gives for ibfs itself, each one ibfs must
+# have (one that went, or a typo, is a lie).
+check_man_options() {
+	local name known
+	known=$(options | sort -u)
+	while read -r name; do
+		if ! grep -qxF -- "$name" <<<"$known"; then
+			echo "man/ibfs.8: $name (option) is not in ibfs --help"
+			BAD=1
+		fi
+	done < <(doc_text "$ROOT/man/ibfs.8" |
+		grep -oE -- '(^|[^A-Za-z0-9_-])--[a-z][a-z0-9-]*' |
+		sed 's/^[^-]*//' | sort -u)
+}
+
+# The keys the config references document (ibfs.conf(5)'s ".BI key = "
+# entries, docs/config.md's table rows), each one the code must have (one
+# that went, or a typo, is a lie).
+check_doc_keys() {
+	local known name doc
+	known=$(keys)
+	while read -r doc name; do
+		if ! grep -qxF -- "$name" <<<"$known"; then
+			echo "$doc: $name (config key) is not in src/config_keys.c"
+			BAD=1
+		fi
+	done < <(grep -oE '^\.B[IR]? [a-z_]+ " = "' "$ROOT/man/ibfs.conf.5" |
+		awk '{ print "man/ibfs.conf.5", $2 }'
+		grep -oE '^\| `[a-z_]+`' "$ROOT/docs/config.md" | tr -d '|`' |
+		awk '{ print "docs/config.md", $1 }')
+}
+
+# The field names of the .status files, from fs_status.c's format
+# strings ("name=%s\n"); counters, printed from peer.h, are checked apart.
+status_fields() {
+	grep -oE '"([^"\\]|\\.)*"' "$ROOT/src/fs_status.c" |
+		sed -e 's/\\n/ /g' -e 's/%[a-z]*/ /g' |
+		grep -oE '[a-z][a-z0-9_]*=' | tr -d = | sort -u
+}
+
+main() {
+	local bin=$ROOT/$B/ibfs tool=$ROOT/$B/tools/docnames
+	cd "$ROOT"
+	for f in "$bin" "$tool"; do
+		[[ -x $f ]] || { echo "lint-docs: ${f#"$ROOT"/} missing: run make"; return 1; }
+	done
+	NAMES=$("$tool")
+	HELP=$("$bin" --help 2>&1 || true)
+	[[ -n $(names_of gkey) && -n $HELP ]] ||
+		{ echo "lint-docs: no names from docnames or ibfs --help"; return 1; }
+	need_in man/ibfs.conf.5 "config key" < <(keys)
+	need_in docs/config.md "config key" < <(keys)
+	check_doc_keys
+	need_in man/ibfs.8 option < <(options | sort -u)
+	check_man_options
+	check_counter_lists
+	need_in man/ibfs.8 counter < <(names_of counter)
+	need_in README.md counter < <(names_of counter)
+	need_in man/ibfs.8 ".status field" < <(status_fields)
+	need_in README.md ".status field" < <(status_fields)
+	need_in docs/architecture.md "source file" < <(cd src && ls -- *.c)
+	return "$BAD"
+}
+
+main "$@"
