@@ -2,8 +2,10 @@
 # ibfs — InfiniBand UD datagrams as files.
 #
 #   make            build build/ibfs (warnings are errors)
-#   make deps       install every Debian package build, tests and bed need
-#   make check      deps, build, unit tests on the host, end-to-end tests in
+#   make deps       install every Debian package build, tests, bed and
+#                   packaging need (make deps-test: all but packaging)
+#   make deps-runtime  only what running ibfs needs (a cluster node)
+#   make check      deps-test, build, unit tests on the host, end-to-end tests in
 #                   the soft-RoCE test bed; last line "N passed, N failed"
 #   make unit       unit tests only (no root, no VM)
 #   make e2e        end-to-end tests only, in the test bed
@@ -18,8 +20,17 @@
 #                   bootstrap hello and handshake, and the config loader
 #   make fuzz-regress  every fuzz target over its seed corpus once
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall undoes it
+#   make deb        the Debian package, build/pkg/ibfs_VERSION_ARCH.deb
+#   make deb-check  make deb, lintian, and an install in a clean Debian 12
+#                   chroot (slow, network: not part of make check)
 
 PKGS     := fuse3 libibverbs librdmacm inih
+# The version, written once: debian/changelog's top entry.  ibfs
+# --version and the installed man pages say it.
+VERSION  := $(shell sed -n '1s/^ibfs .\([^ ]*\). .*/\1/p' debian/changelog)
+ifeq ($(VERSION),)
+$(error no version in debian/changelog's first line)
+endif
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 # Link-time optimisation: the hot paths cross files (a datagram goes from
@@ -49,7 +60,7 @@ FAKES    := $(wildcard tests/unit/fake_*.c tests/unit/fake_*.h)
 UNITS    := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 TOOLS    := $(patsubst tests/tools/%.c,$(B)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps check unit e2e clean fmt tools asan
+.PHONY: all deps deps-test deps-runtime check unit e2e clean fmt tools asan
 all: $(B)/ibfs tools
 
 # The daemon with AddressSanitizer, in its own tree beside the plain one,
@@ -64,7 +75,10 @@ tools: $(TOOLS)
 
 $(B)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/obj/main.o: CPPFLAGS += -DIBFS_VERSION='"$(VERSION)"'
+$(B)/obj/main.o: debian/changelog
 
 $(B)/ibfs: $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -87,8 +101,19 @@ $(B)/tools/%: tests/tools/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# The package lists are in scripts/deps.sh, by group: build, test (and
+# the bed, benchmarks), package (make deb, make deb-check), runtime.
 deps:
 	scripts/deps.sh
+
+# make check's: no packaging tools, which a fresh machine would spend
+# minutes installing for a suite that does not use them.
+deps-test:
+	scripts/deps.sh build test
+
+# A cluster node: the shared libraries, fuse3, the verbs providers.
+deps-runtime:
+	scripts/deps.sh runtime
 
 # lint-docs (in check.sh's unit part) asks the daemon and docnames.
 unit: $(UNITS) $(B)/ibfs $(B)/tools/docnames
@@ -97,7 +122,7 @@ unit: $(UNITS) $(B)/ibfs $(B)/tools/docnames
 e2e: all asan
 	scripts/check.sh --e2e-only
 
-check: deps
+check: deps-test
 	$(MAKE) -j$$(nproc) all $(UNITS) asan
 	scripts/check.sh
 
@@ -111,28 +136,37 @@ clean:
 -include $(OBJS:.o=.d)
 
 # Installation: make install [PREFIX=/usr/local] [DESTDIR=/staging].
-# The daemon, its man pages, example configs (never an ibfs.conf: an
-# existing one is never touched), the systemd template and the mount(8)
-# helper (/sbin/mount.fuse.ibfs, and mount.ibfs pointing at it).
-# `make uninstall` with the same variables removes exactly those files.
-PREFIX     ?= /usr/local
+# The daemon, its man pages (with this VERSION), example configs (in the
+# doc folder: no file in /etc/ibfs, where an admin's ibfs.conf is never
+# touched), the systemd template and the mount(8) helper
+# (/sbin/mount.fuse.ibfs, and mount.ibfs pointing at it).  The Debian
+# package is this with PREFIX=/usr (debian/rules).  `make uninstall` with
+# the same variables removes exactly those files.
+prefix     ?= /usr/local
+PREFIX     ?= $(prefix)
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+EXAMPLEDIR ?= $(PREFIX)/share/doc/ibfs/examples
 SYSCONFDIR ?= /etc
 HELPERDIR  ?= /sbin
 INSTALL    ?= install
 EXAMPLES   := $(notdir $(wildcard etc/ibfs.conf.example-*))
+# The man pages' footer says the version of debian/changelog.
+MAN_VERSION = sed '/^\.TH /s/"ibfs [^"]*"/"ibfs $(VERSION)"/'
 
 .PHONY: install uninstall demo
 install: $(B)/ibfs
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/ibfs \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(HELPERDIR)
+		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(HELPERDIR)
 	$(INSTALL) -m 755 $(B)/ibfs $(DESTDIR)$(BINDIR)/ibfs
-	$(INSTALL) -m 644 man/ibfs.8 $(DESTDIR)$(MANDIR)/man8/ibfs.8
-	$(INSTALL) -m 644 man/ibfs.conf.5 $(DESTDIR)$(MANDIR)/man5/ibfs.conf.5
-	$(INSTALL) -m 644 $(addprefix etc/,$(EXAMPLES)) $(DESTDIR)$(SYSCONFDIR)/ibfs/
+	$(MAN_VERSION) man/ibfs.8 >$(DESTDIR)$(MANDIR)/man8/ibfs.8
+	$(MAN_VERSION) man/ibfs.conf.5 >$(DESTDIR)$(MANDIR)/man5/ibfs.conf.5
+	chmod 644 $(DESTDIR)$(MANDIR)/man8/ibfs.8 $(DESTDIR)$(MANDIR)/man5/ibfs.conf.5
+	ln -sf ibfs.8 $(DESTDIR)$(MANDIR)/man8/mount.fuse.ibfs.8
+	ln -sf ibfs.8 $(DESTDIR)$(MANDIR)/man8/mount.ibfs.8
+	$(INSTALL) -m 644 $(addprefix etc/,$(EXAMPLES)) $(DESTDIR)$(EXAMPLEDIR)/
 	sed 's|@BINDIR@|$(BINDIR)|g' 'etc/ibfs@.service' \
 		>'$(DESTDIR)$(UNITDIR)/ibfs@.service'
 	chmod 644 '$(DESTDIR)$(UNITDIR)/ibfs@.service'
@@ -140,21 +174,44 @@ install: $(B)/ibfs
 		>$(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs
 	chmod 755 $(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs
 	ln -sf mount.fuse.ibfs $(DESTDIR)$(HELPERDIR)/mount.ibfs
-	@echo "installed; next: write $(SYSCONFDIR)/ibfs/ibfs.conf (see the examples there)," \
+	@echo "installed; next: write $(SYSCONFDIR)/ibfs/ibfs.conf (see the examples in $(EXAMPLEDIR))," \
 		"then mount, or: systemctl daemon-reload && systemctl enable --now ibfs@ibfs"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ibfs \
 		$(DESTDIR)$(MANDIR)/man8/ibfs.8 \
+		$(DESTDIR)$(MANDIR)/man8/mount.fuse.ibfs.8 \
+		$(DESTDIR)$(MANDIR)/man8/mount.ibfs.8 \
 		$(DESTDIR)$(MANDIR)/man5/ibfs.conf.5 \
-		$(addprefix $(DESTDIR)$(SYSCONFDIR)/ibfs/,$(EXAMPLES)) \
+		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,$(EXAMPLES)) \
 		'$(DESTDIR)$(UNITDIR)/ibfs@.service' \
 		$(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs \
 		$(DESTDIR)$(HELPERDIR)/mount.ibfs
+	-rmdir $(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(PREFIX)/share/doc/ibfs 2>/dev/null
+
+# The Debian package (debian/): dpkg-buildpackage -b -us -uc in a copy
+# of this tree at build/pkg/ibfs-VERSION, so that it writes its .deb,
+# -dbgsym .deb, .buildinfo and .changes into build/pkg/ and leaves this
+# tree (and build/ibfs) alone.  Run in a checkout, dpkg-buildpackage
+# writes them into the folder above it.
+PKG_DIR := $(B)/pkg
+.PHONY: deb deb-check
+deb:
+	scripts/deps.sh build package
+	rm -rf $(PKG_DIR)
+	mkdir -p $(PKG_DIR)/ibfs-$(VERSION)
+	tar -c --exclude=./build --exclude=./.git . | tar -x -C $(PKG_DIR)/ibfs-$(VERSION)
+	cd $(PKG_DIR)/ibfs-$(VERSION) && dpkg-buildpackage -b -us -uc -Jauto
+	@ls -l $(PKG_DIR)/*.deb
+
+# lintian (no error), the Depends line, and apt install of the .deb in a
+# clean Debian 12 chroot: ibfs --version, man ibfs, the unit.
+deb-check: deb
+	scripts/deb-check.sh $(PKG_DIR) $(VERSION)
 
 # Three nodes in the soft-RoCE test bed, and a conversation among them.
 demo:
-	$(MAKE) deps all
+	$(MAKE) deps-test all
 	scripts/demo.sh
 
 # Benchmarks in the soft-RoCE test bed, one VM boot: latency, bandwidth,
@@ -232,7 +289,7 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(wildcard include/
 .PHONY: fuzz fuzz-bins fuzz-regress fuzz-seeds
 fuzz-bins: $(FUZZ_BINS)
 
-fuzz: deps
+fuzz: deps-test
 	$(MAKE) fuzz-bins
 	set -e; for n in $(FUZZ_NAMES); do \
 		mkdir -p $(B)/fuzz/$$n; \

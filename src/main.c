@@ -31,8 +31,8 @@
 #include "transport.h"
 #include "util.h"
 
-#define IBFS_VERSION "0.1.0"
-#define EXIT_USAGE   2
+/* IBFS_VERSION: the Makefile passes debian/changelog's version. */
+#define EXIT_USAGE 2
 
 struct opts {
 	char *config;
