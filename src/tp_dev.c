@@ -2,7 +2,8 @@
 /*
  * Device and QP bring-up, steps 1 and 2 of the classic UD recipe: query
  * the device and port (the configured device, or the first with an
- * ACTIVE port that can do UD), choose the source GID, then PD -> send and
+ * ACTIVE port that can do UD), choose the source GID and the P_Key index
+ * (the configured pkey's), then PD -> send and
  * receive pools in registered memory -> a send CQ (polled by senders) and
  * a receive CQ on a completion channel -> UD QP RESET -> INIT -> RTR ->
  * RTS.  Main thread only (tp_open, tp_close).
