@@ -35,6 +35,7 @@ port = 2")" "$WORK/mnt")
 assert_eq 1 "${r%%|*}" "exit status, no such port"
 assert_match "port 2" "$r" "bad port message"
 
+log "pkey and sl"
 r=$(try "$(conf "device = $IBFS_DEV
 pkey = 0x8001")" "$WORK/mnt")
 assert_eq 1 "${r%%|*}" "exit status, pkey not in the table"
@@ -49,6 +50,7 @@ rc=0
 out=$("$IBFS_BIN" -t -c "$c" 2>&1) || rc=$?
 assert_eq 2 "$rc" "ibfs -t exit status, sl 16"
 assert_match "$c:3: sl: 16 is out of range 0\.\.15" "$out" "ibfs -t sl message"
+log "pkey and sl checked"
 
 # A port that is down: a second rxe device on a veth whose link is down.
 need_cmd rdma ip
