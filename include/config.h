@@ -108,6 +108,12 @@ struct config {
 	/* 1: a bootstrap session speaks for a node only from an address the
 	 * config gives it (addr or bootstrap host); 0 for NAT, multi-homed */
 	int strict_source;
+	/* the fabric's settings, perftest's --pkey_index, --sl, --tclass;
+	 * -1 = unset: the P_Key at index 0 of the port's table, and the sl
+	 * and traffic class the route gives (SA path record, or 0) */
+	int pkey;	   /* a P_Key value, looked up in the port's table */
+	int sl;		   /* 0..15 */
+	int traffic_class; /* 0..255; on RoCE v2 the IP TOS byte */
 
 	struct config_node *nodes;
 	int nnodes;

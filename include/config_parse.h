@@ -54,6 +54,9 @@ enum config_gkey {
 	GK_SECRET,
 	GK_SECRET_FILE,
 	GK_STRICT_SOURCE,
+	GK_PKEY,
+	GK_SL,
+	GK_TRAFFIC_CLASS,
 	GK_MAX
 };
 

@@ -59,4 +59,8 @@ void route_gid_to_ah_attr(const struct peer_addr *remote, uint8_t port,
 			  uint8_t sgid_index, int is_roce,
 			  struct ibv_ah_attr *attr);
 
+/* Put the configured sl and traffic_class (when set) over what the route
+ * gave in attr: config wins, unset keys keep the route's.  Pure logic. */
+void route_fabric_attr(const struct config *cfg, struct ibv_ah_attr *attr);
+
 #endif

@@ -79,6 +79,8 @@ struct tp_info {
 	uint32_t recv_depth;
 	uint32_t send_depth;
 	uint32_t boot; /* random per start, never 0: the hello's boot id */
+	uint16_t pkey; /* the QP's P_Key (cfg pkey, or index 0's) */
+	uint16_t pkey_index; /* its index in the port's P_Key table */
 };
 
 /*

@@ -46,6 +46,9 @@ static void config_defaults(struct config *cfg)
 	cfg->bootstrap = BOOTSTRAP_TCP;
 	cfg->announce_interval_ms = 3000;
 	cfg->strict_source = 1;
+	cfg->pkey = -1;
+	cfg->sl = -1;
+	cfg->traffic_class = -1;
 	cfg->local = -1;
 }
 

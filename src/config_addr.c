@@ -121,7 +121,8 @@ static int addr_gid_sa(const char *gid_str, struct config_node *n)
 		return -EINVAL;
 	memset(&n->addr_sa, 0, sizeof(n->addr_sa));
 	sib->sib_family = AF_IB;
-	sib->sib_pkey = htobe16(0xffff); /* the default P_Key */
+	/* the default P_Key; route.c puts a configured pkey in its place */
+	sib->sib_pkey = htobe16(0xffff);
 	memcpy(&sib->sib_addr, &gid, sizeof(gid));
 	n->addr_len = sizeof(*sib);
 	return 0;

@@ -177,6 +177,26 @@ static int key_gid_index(struct config_parse *p, const struct config_key *k,
 	return 0;
 }
 
+/* pkey: a P_Key value, the membership bit included; one whose low 15
+ * bits are 0 names no partition (0x0000 and 0x8000 are invalid). */
+static int key_pkey(struct config_parse *p, const struct config_key *k,
+		    const char *val, void *dst)
+{
+	uint32_t v;
+	int rc;
+
+	rc = key_number(p, k, val, &v);
+	if (rc)
+		return rc;
+	if (!(v & 0x7fff))
+		return config_ini_bad(p, k,
+				      "%s is no partition (its low 15 bits "
+				      "are 0)",
+				      val);
+	memcpy(dst, &v, sizeof(v));
+	return 0;
+}
+
 /* Accept the spellings people use for booleans, in any case. */
 static int key_bool(struct config_parse *p, const struct config_key *k,
 		    const char *val, void *dst)
@@ -280,6 +300,10 @@ const struct config_key config_gkeys[GK_MAX] = {
 	[GK_SECRET] =		STR("secret", secret, CONFIG_SECRET_MIN, 255),
 	[GK_SECRET_FILE] =	STR("secret_file", secret_file, 1, 4095),
 	[GK_STRICT_SOURCE] =	BOOL("strict_source", strict_source),
+	[GK_PKEY] =		KEY("pkey", key_pkey, pkey, 1, 0xffff, NULL,
+				    UNIT_NUM),
+	[GK_SL] =		NUM("sl", sl, 0, 15),
+	[GK_TRAFFIC_CLASS] =	NUM("traffic_class", traffic_class, 0, 255),
 };
 
 /* addr and bootstrap fill several fields, so they get the whole node. */

@@ -84,6 +84,27 @@ static void fs_status_port(const struct tp_info *ti, FILE *f)
 		ti->send_depth);
 }
 
+/* One of sl and traffic_class as the AHs get it: the configured value,
+ * else what the route gives, the SA's path record or route = gid's 0. */
+static void fs_status_qos(FILE *f, const char *key, int v, enum config_route r)
+{
+	if (v >= 0)
+		fprintf(f, "%s=%d\n", key, v);
+	else if (r == ROUTE_SA)
+		fprintf(f, "%s=path\n", key);
+	else
+		fprintf(f, "%s=0\n", key);
+}
+
+/* The partition and service class of this node's traffic: MOUNT/.status. */
+static void fs_status_fabric(const struct config *cfg, const struct tp_info *ti,
+			     FILE *f)
+{
+	fprintf(f, "pkey=0x%04x\npkey_index=%u\n", ti->pkey, ti->pkey_index);
+	fs_status_qos(f, "sl", cfg->sl, cfg->route);
+	fs_status_qos(f, "traffic_class", cfg->traffic_class, cfg->route);
+}
+
 /* How MOUNT/all/ goes out, with its group: both .status files. */
 static void fs_status_mcast(struct fs *fs, FILE *f)
 {
@@ -124,6 +145,8 @@ static void fs_status_root(struct fs *fs, FILE *f)
 	fprintf(f, "node=%s\n", cfg->nodes[cfg->local].name);
 	if (fs->tp)
 		fs_status_port(tp_info(fs->tp), f);
+	if (fs->tp)
+		fs_status_fabric(cfg, tp_info(fs->tp), f);
 	fprintf(f, "max_message=%lu\n", (unsigned long)cfg->max_message);
 	fprintf(f, "route=%s\n", fs_status_route(cfg->route));
 	fprintf(f, "bootstrap=%s\n",

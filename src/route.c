@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
+#include <infiniband/ib.h>
 #include <rdma/rdma_cma.h>
 
 #include "log.h"
@@ -94,6 +95,20 @@ void route_gid_to_ah_attr(const struct peer_addr *remote, uint8_t port,
 		attr->grh.hop_limit = ROUTE_HOP_LIMIT;
 		attr->grh.sgid_index = sgid_index;
 	}
+}
+
+/*
+ * The configured sl and traffic_class win over what the route gave (the
+ * SA's path record, the group's join, or route = gid's 0); an unset key
+ * (-1) keeps the route's.  A traffic class lives in the GRH, so a route
+ * without one (InfiniBand by LID) has none to set.
+ */
+void route_fabric_attr(const struct config *cfg, struct ibv_ah_attr *attr)
+{
+	if (cfg->sl >= 0)
+		attr->sl = (uint8_t)cfg->sl;
+	if (cfg->traffic_class >= 0 && attr->is_global)
+		attr->grh.traffic_class = (uint8_t)cfg->traffic_class;
 }
 
 /* The cm event channel, made at its first use, non-blocking. */
@@ -273,18 +288,24 @@ static int route_find_sgid(struct route *r, const union ibv_gid *gid)
 
 /*
  * A node's addr as a sockaddr, a host name looked up again each time, so
- * a peer that cannot be reached is found where its name now points.
+ * a peer that cannot be reached is found where its name now points.  A
+ * gid: addr (AF_IB) carries the P_Key the SA's path query is made in:
+ * the configured pkey, else the default 0xffff config_addr put there.
  */
-static int route_node_addr(const struct config_node *n,
+static int route_node_addr(const struct route *r, const struct config_node *n,
 			   struct sockaddr_storage *ss)
 {
+	struct sockaddr_ib *sib = (struct sockaddr_ib *)ss;
 	char err[CONFIG_ERR_MAX];
 	socklen_t len;
 
-	if (!config_node_addr(n, ss, &len, err, sizeof(err)))
-		return 0;
-	log_warnx("node %s: addr %s", n->name, err);
-	return -EHOSTUNREACH;
+	if (config_node_addr(n, ss, &len, err, sizeof(err))) {
+		log_warnx("node %s: addr %s", n->name, err);
+		return -EHOSTUNREACH;
+	}
+	if (ss->ss_family == AF_IB && r->cfg->pkey >= 0)
+		sib->sib_pkey = htobe16((uint16_t)r->cfg->pkey);
+	return 0;
 }
 
 /* rdma_cm chose the device and port of our own addr: they must be ours. */
@@ -318,7 +339,7 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 	char sg[INET6_ADDRSTRLEN], dg[INET6_ADDRSTRLEN];
 	int rc, idx;
 
-	if (route_node_addr(me, &src) || route_node_addr(node, &dst))
+	if (route_node_addr(r, me, &src) || route_node_addr(r, node, &dst))
 		return -EHOSTUNREACH;
 	if (rdma_create_id(r->ch, &w.id, NULL, RDMA_PS_UDP)) {
 		rc = -errno;
@@ -395,6 +416,7 @@ int route_resolve(struct route *r, const struct config_node *node,
 		route_gid_to_ah_attr(remote, r->port, (uint8_t)ti->gid_index,
 				     r->is_roce, &attr);
 	}
+	route_fabric_attr(r->cfg, &attr);
 	*ah = ibv_create_ah(tp_pd(r->tp), &attr);
 	if (!*ah) {
 		rc = errno ? -errno : -EIO;
@@ -426,7 +448,7 @@ int route_join(struct route *r, const struct sockaddr *group,
 		snprintf(why, whylen, "no rdma_cm event channel");
 		return rc;
 	}
-	if (route_node_addr(me, &src)) {
+	if (route_node_addr(r, me, &src)) {
 		snprintf(why, whylen, "addr of node %s does not resolve",
 			 me->name);
 		return -EHOSTUNREACH;
@@ -451,6 +473,7 @@ int route_join(struct route *r, const struct sockaddr *group,
 		route_leave(r, w.id, group);
 		return rc;
 	}
+	route_fabric_attr(r->cfg, attr);
 	*idp = w.id;
 	return 0;
 fail_errno:

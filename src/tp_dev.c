@@ -2,11 +2,13 @@
 /*
  * Device and QP bring-up, steps 1 and 2 of the classic UD recipe: query
  * the device and port (the configured device, or the first with an
- * ACTIVE port that can do UD), choose the source GID, then PD -> send and
+ * ACTIVE port that can do UD), choose the source GID and the P_Key index
+ * (the configured pkey's), then PD -> send and
  * receive pools in registered memory -> a send CQ (polled by senders) and
  * a receive CQ on a completion channel -> UD QP RESET -> INIT -> RTR ->
  * RTS.  Main thread only (tp_open, tp_close).
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +135,41 @@ static int tp_dev_pick_gid(struct tp *tp, const struct ibv_port_attr *pa)
 		log_warn("%s: ibv_query_gid %d", __func__, tp->info.gid_index);
 		return -EIO;
 	}
+	return 0;
+}
+
+/*
+ * The QP's partition: cfg->pkey's index in the port's P_Key table (as
+ * perftest's --pkey_index), or index 0, today's default, when unset.  A
+ * P_Key the table lacks means the SM did not put this port in that
+ * partition: a fabric setting, so say which key and port.
+ */
+static int tp_dev_pick_pkey(struct tp *tp)
+{
+	const struct config *cfg = tp->cfg;
+	__be16 pk;
+	int i;
+
+	if (cfg->pkey < 0) {
+		if (ibv_query_pkey(tp->dev.ctx, tp->info.port, 0, &pk)) {
+			log_warn("P_Key table of %s port %d", tp->info.device,
+				 tp->info.port);
+			return -EIO;
+		}
+		tp->info.pkey = be16toh(pk);
+		tp->info.pkey_index = 0;
+		return 0;
+	}
+	i = ibv_get_pkey_index(tp->dev.ctx, tp->info.port,
+			       htobe16((uint16_t)cfg->pkey));
+	if (i < 0) {
+		log_warnx("pkey 0x%04x is not in the P_Key table of %s port "
+			  "%d; see man ibfs.conf",
+			  cfg->pkey, tp->info.device, tp->info.port);
+		return -ENOENT;
+	}
+	tp->info.pkey = (uint16_t)cfg->pkey;
+	tp->info.pkey_index = (uint16_t)i;
 	return 0;
 }
 
@@ -300,7 +337,7 @@ static int tp_dev_to_rts(struct tp *tp)
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
+	a.pkey_index = tp->info.pkey_index;
 	a.port_num = tp->info.port;
 	a.qkey = tp->cfg->qkey;
 	if (ibv_modify_qp(tp->dev.qp, &a,
@@ -348,6 +385,8 @@ static int tp_dev_port(struct tp *tp)
 	if (tp->info.mtu_bytes > pa.max_msg_sz)
 		tp->info.mtu_bytes = pa.max_msg_sz;
 	rc = tp_dev_pick_gid(tp, &pa);
+	if (!rc)
+		rc = tp_dev_pick_pkey(tp);
 	if (!rc)
 		rc = tp_dev_check_limits(tp);
 	if (!rc)

@@ -312,6 +312,9 @@ static void test_root(void **state)
 	const char *s;
 
 	t.cfg.route = ROUTE_GID;
+	t.cfg.sl = 3; /* traffic_class unset: route = gid's 0 */
+	t.tp.info.pkey = 0x8001;
+	t.tp.info.pkey_index = 2;
 	park_some();
 	want(&w, "node=beta");
 	want(&w, "device=fake0");
@@ -324,6 +327,10 @@ static void test_root(void **state)
 	want(&w, "path_mtu=1024");
 	want(&w, "recv_depth=512");
 	want(&w, "send_depth=128");
+	want(&w, "pkey=0x8001");
+	want(&w, "pkey_index=2");
+	want(&w, "sl=3");
+	want(&w, "traffic_class=0");
 	want(&w, "max_message=%lu", (unsigned long)t.cfg.max_message);
 	want(&w, "route=gid");
 	want(&w, "bootstrap=tcp");

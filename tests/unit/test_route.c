@@ -175,6 +175,58 @@ static void test_gid_ib_nolid(void **state)
 	assert_memory_equal(&a.grh.dgid, &r.gid, sizeof(r.gid));
 }
 
+/* rxe's path, with sl 2 and traffic class 0x20, under config sl, tc. */
+static void fabric_on_path(int sl, int tc, struct ibv_ah_attr *a)
+{
+	struct config cfg = {.pkey = -1, .sl = sl, .traffic_class = tc};
+	struct ibv_sa_path_rec p;
+
+	path_rxe(&p);
+	p.sl = 2;
+	p.traffic_class = 0x20;
+	route_path_to_ah_attr(&p, 1, 1, 1, a);
+	route_fabric_attr(&cfg, a);
+}
+
+/* A configured sl and traffic_class win over the path record's. */
+static void test_fabric_override(void **state)
+{
+	struct ibv_ah_attr a;
+
+	fabric_on_path(5, 0xb8, &a);
+	assert_int_equal(a.sl, 5);
+	assert_int_equal(a.grh.traffic_class, 0xb8);
+	assert_int_equal(a.grh.hop_limit, 64); /* the rest is the path's */
+	assert_int_equal(a.grh.flow_label, 0x3a5c1);
+}
+
+/* Unset keys (-1) keep what the route gave. */
+static void test_fabric_unset(void **state)
+{
+	struct ibv_ah_attr a;
+
+	fabric_on_path(-1, -1, &a);
+	assert_int_equal(a.sl, 2);
+	assert_int_equal(a.grh.traffic_class, 0x20);
+}
+
+/* InfiniBand by LID has no GRH: the sl applies, no traffic class. */
+static void test_fabric_no_grh(void **state)
+{
+	struct config cfg = {.pkey = -1, .sl = 7, .traffic_class = 0xb8};
+	struct peer_addr r;
+	struct ibv_ah_attr a;
+
+	memset(&r, 0, sizeof(r));
+	r.lid = 0x21;
+	gid_ib(&r.gid, 9);
+	route_gid_to_ah_attr(&r, 1, 0, 0, &a);
+	route_fabric_attr(&cfg, &a);
+	assert_int_equal(a.sl, 7);
+	assert_int_equal(a.is_global, 0);
+	assert_int_equal(a.grh.traffic_class, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +237,9 @@ int main(void)
 		cmocka_unit_test(test_gid_roce),
 		cmocka_unit_test(test_gid_ib),
 		cmocka_unit_test(test_gid_ib_nolid),
+		cmocka_unit_test(test_fabric_override),
+		cmocka_unit_test(test_fabric_unset),
+		cmocka_unit_test(test_fabric_no_grh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,8 +7,15 @@
 # VM falls behind, and one lost frame loses the message, so the 1 MiB
 # message is sent again (up to 5 times, as big1 ... big5) until one
 # arrives; the one that arrives must be whole and byte-exact.
+# The fabric's keys (issue 21) are set, and seen: pkey = 0xffff (rxe's
+# only P_Key) lets the nodes talk, .status shows pkey, pkey_index, sl and
+# traffic_class, and traffic_class = 0xb8 (DSCP 46) is the IPv4 TOS byte
+# of beta's RoCE v2 datagrams on alpha's wire (rdma_rxe's prepare4 puts
+# the AH's GRH traffic class there), caught with an AF_PACKET socket.
+# sl = 3 is accepted; RoCE carries no SL (no VLAN here), so it is not seen.
 # timeout: 180
 source "$(dirname "$0")/pairlib.sh"
+export IBFS_CONF_EXTRA=$'pkey = 0xffff\nsl = 3\ntraffic_class = 0xb8'
 pair_start
 M=$(ibfs_mnt "$SELF")
 
@@ -55,4 +62,51 @@ else
 	pair_sync big-checked
 fi
 assert_eq 0 "$(peer_status "$M" "$PEER" drop_queue_full)" "queue drops"
+
+# The fabric's settings, as this node's .status shows them.
+st=$(grep -E '^(pkey|pkey_index|sl|traffic_class)=' "$M/.status" | tr '\n' ' ')
+assert_eq "pkey=0xffff pkey_index=0 sl=3 traffic_class=184 " "$st" ".status fabric lines"
+
+# traffic_class on the wire: alpha reads the TOS byte of the first RoCE v2
+# (UDP 4791) frame from beta while beta writes until alpha has one.
+if [[ $SELF == alpha ]]; then
+	cat >"$WORK/tos.py" <<'EOF'
+import socket, struct, sys, time
+ifname, src, ready = sys.argv[1:4]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s.bind((ifname, 0))
+s.settimeout(1)
+open(ready, "w").close()
+end = time.time() + 30
+while time.time() < end:
+    try:
+        f = s.recv(65536)
+    except socket.timeout:
+        continue
+    ip = f[14:]
+    ihl = (ip[0] & 15) * 4
+    if ip[9] != 17 or socket.inet_ntoa(ip[12:16]) != src:
+        continue
+    if struct.unpack("!H", ip[ihl + 2:ihl + 4])[0] == 4791:
+        print("0x%02x" % ip[1])
+        sys.exit(0)
+sys.exit(1)
+EOF
+	python3 "$WORK/tos.py" eth0 192.0.2.2 "$WORK/tos.ready" >"$WORK/tos.out" &
+	cap=$!
+	wait_for "test -e '$WORK/tos.ready'" 10 || fail "capture did not start"
+	pair_put tos-ready 1
+	wait "$cap" || fail "no RoCE v2 frame from beta on eth0 in 30 s"
+	tos=$(<"$WORK/tos.out")
+	pair_put tos-got "$tos"
+	assert_eq 0xb8 "$tos" "TOS byte of beta's RoCE v2 frame"
+	log "beta's RoCE v2 frames carry TOS $tos"
+else
+	pair_get tos-ready 60 >/dev/null
+	for ((i = 1; i <= 20; i++)); do
+		echo "tos $i" >"$M/alpha/tos" || fail "write to alpha"
+		wait_for "test -e '$PAIR_DIR/tos-got.alpha'" 1 && break
+	done
+	log "alpha saw TOS $(pair_get tos-got 30)"
+fi
 pair_sync done
