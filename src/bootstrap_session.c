@@ -90,7 +90,7 @@ void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		log_warnx("%s %s: %s", prefix, name, msg);
 	else if (first)
 		log_info("peer %s: first failure: %s (retried while a write "
-			 "waits; %s/.status says the last: man ibfs)",
+			 "waits; %s/.status has the latest: man ibfs)",
 			 name, msg, name);
 	else
 		log_debug("%s %s: %s", prefix, name, msg);
