@@ -90,15 +90,28 @@ int bootstrap_peer_up(struct tp *tp, struct route *rt, struct peer *p,
 		      const struct peer_addr *addr, enum config_route route);
 
 /*
- * Meeting p failed: keep msg as its last_error (errno err), log it as
- * "PREFIX NAME: msg" only when the reason changes (a stranger or a dead
- * peer may repeat it at will), then tp_peer_failed.
+ * Meeting p failed: keep msg as its last_error (errno err), count it in
+ * p->fails, then tp_peer_failed.  Logged once, not per retry: the first
+ * failure since p was up at info ("peer NAME: first failure: msg"); a
+ * refusal (err EACCES, EPROTO, EPERM: a config to fix) as a warning
+ * "PREFIX NAME: msg" whenever the reason changes; the rest at debug.
  */
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg);
 
 /* The config word for a delivery: "datagram" or "reliable". */
 const char *bootstrap_delivery_name(unsigned d);
+
+/*
+ * Why a hello or announce of a node is refused whatever it proves: its
+ * delivery is not the one the config gives it, or its qkey not ours.
+ * The reason in config words in buf, or NULL when it may be met.
+ */
+const char *hello_refusal(const struct hello *h, unsigned delivery,
+			  uint32_t qkey, char *buf, size_t len);
+
+/* A node was met after failures: log its recovery once (any thread). */
+void bootstrap_recovered(struct peer *p);
 
 struct bootstrap;
 

@@ -143,8 +143,8 @@ struct bootstrap {
 };
 
 /*
- * A bootstrap failure of peer pi ("bootstrap: NAME: why"), logged once
- * per reason and kept as its last_error; err is what a writer waiting
+ * A bootstrap failure of peer pi ("bootstrap: NAME: why"), logged as
+ * bootstrap_note says and kept as its last_error; err is what a writer waiting
  * for it learns (EHOSTUNREACH, or anything else for ENOTCONN).
  */
 void bs_session_fail(struct bootstrap *b, int pi, int err, const char *fmt, ...)

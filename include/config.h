@@ -16,7 +16,12 @@
 
 #define CONFIG_NAME_MAX                                                        \
 	(UTIL_NAME_MAX + 1) /* node and channel names, NUL included */
-#define CONFIG_DEFAULT_BOOTSTRAP_PORT 18515
+/*
+ * ibfs's own bootstrap port: not 18515 and up (ibv_*_pingpong's and
+ * perftest's), 4791 (RoCE v2), 4420 (NVMe-oF), 3260 (iSCSI, iSER),
+ * 5001/5201 (iperf), and below Linux's ephemeral ports (32768 up).
+ */
+#define CONFIG_DEFAULT_BOOTSTRAP_PORT 17515
 #define CONFIG_MAX_NODES	      65536 /* nodes one config may name */
 #define CONFIG_ERR_MAX		      512
 /* A shared secret's least length: 16 random bytes do not yield to offline
@@ -65,7 +70,7 @@ struct config_node {
 	struct sockaddr_storage addr_sa;
 	socklen_t addr_len;
 	char bootstrap_host[128]; /* as written, without the port */
-	uint16_t bootstrap_port;  /* default 18515 */
+	uint16_t bootstrap_port;  /* CONFIG_DEFAULT_BOOTSTRAP_PORT */
 	/* numeric, port filled in; AF_UNSPEC when the host is a name */
 	struct sockaddr_storage bootstrap_sa;
 	socklen_t bootstrap_len;

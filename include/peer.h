@@ -89,6 +89,9 @@ struct peer_counters {
 };
 #undef PEER_COUNTER_FIELD
 
+/* Room for a peer's last_error, in config words. */
+#define PEER_ERROR_MAX 128
+
 /* What a node announces about itself in its bootstrap hello. */
 struct peer_addr {
 	uint32_t qpn;
@@ -114,8 +117,10 @@ struct peer {
 	struct peer_addr addr;
 	struct ibv_ah *ah; /* kept while down: the route cache (tp_peer_up) */
 	enum config_route route_used;
-	int last_err;	     /* errno of the last failed meeting; 0: none */
-	char last_error[96]; /* its words, for .status (last_error=) */
+	int last_err; /* errno of the last failed meeting; 0: none */
+	char last_error[PEER_ERROR_MAX]; /* its words: .status last_error= */
+	int64_t last_attempt; /* wall ms of the last dial or hello; 0: none */
+	unsigned fails;	      /* failed meetings since it was last up */
 
 	struct peer_counters cnt; /* atomics: read without the lock */
 };
@@ -148,6 +153,10 @@ int peer_is_up(struct peer *p);
 
 /* Record why meeting p failed (err > 0, msg), or clear it (err 0). */
 void peer_set_error(struct peer *p, int err, const char *msg);
+
+/* An attempt to meet p starts now: a dial, or a hello or announce from
+ * it while it is not up (last_attempt= in .status). */
+void peer_attempt(struct peer *p);
 
 /* Add a drop of reason r to p's counters and to totals. */
 void peer_count_drop(struct peer *p, struct peer_counters *totals,

@@ -37,6 +37,21 @@ static inline uint64_t util_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Milliseconds since the epoch (wall clock): times a user reads. */
+static inline int64_t util_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Room for util_utc_str's "2026-12-02T00:15:03.042Z". */
+#define UTIL_UTC_STRLEN 32
+
+/* ms since the epoch as UTC ISO 8601 with milliseconds; "" for 0. */
+const char *util_utc_str(int64_t ms, char *buf, size_t len);
+
 /* Store a big-endian u16 at p, whatever p's alignment. */
 static inline void util_put16(uint8_t *p, uint16_t v)
 {

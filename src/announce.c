@@ -177,6 +177,7 @@ void ann_install(struct announce *a, int i, const struct hello *h,
 	log_info("peer %s %s (qpn 0x%06x%s)", p->conf->name,
 		 v == ANN_RESTART ? "restarted" : "up", h->addr.qpn,
 		 rc ? "" : ", address handle cached");
+	bootstrap_recovered(p);
 	ap->k.up = 1;
 	ap->k.boot = h->addr.boot;
 	ap->k.addr = h->addr;
@@ -212,12 +213,8 @@ static const char *ann_refusal(struct announce *a, int i, const struct hello *h,
 {
 	const struct config_node *n = &a->cfg->nodes[i];
 
-	if (h->delivery != n->delivery) {
-		snprintf(buf, len, "announces delivery %s, the config says %s",
-			 bootstrap_delivery_name(h->delivery),
-			 bootstrap_delivery_name(n->delivery));
+	if (hello_refusal(h, n->delivery, a->cfg->qkey, buf, len))
 		return buf;
-	}
 	if (!(h->flags & HELLO_F_AUTH) != !a->cfg->secret[0])
 		return a->cfg->secret[0] ? "authentication failed: it has no "
 					   "secret, we have one"
@@ -276,12 +273,14 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 {
 	struct peer *p;
 	const char *why;
-	char buf[96];
+	char buf[PEER_ERROR_MAX];
 	int i = ann_who(a, m);
 
 	if (i < 0 || !ann_from_addr(a, i, m))
 		return;
 	p = &a->peers[i];
+	if (!a->ap[i].k.up)
+		peer_attempt(p);
 	atomic_fetch_add_explicit(&p->cnt.ann_rx, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&tp_totals(a->tp)->ann_rx, 1,
 				  memory_order_relaxed);

@@ -94,6 +94,7 @@ static void bs_out_start(struct bootstrap *b, int pi)
 	socklen_t salen;
 	int fd;
 
+	peer_attempt(&b->peers[pi]);
 	if (config_node_bootstrap(n, &sa, &salen, err, sizeof(err))) {
 		bs_session_fail(b, pi, EHOSTUNREACH, "bootstrap %s", err);
 		bs_session_retry(b, pi, 0);

@@ -133,6 +133,39 @@ int hello_decode(struct hello *h, const void *buf, size_t len)
 	return 0;
 }
 
+/* The config word for a delivery (hello_decode checked it is one). */
+const char *bootstrap_delivery_name(unsigned d)
+{
+	return d == DELIVERY_RELIABLE ? "reliable" : "datagram";
+}
+
+/*
+ * The rule the TCP bootstrap and the multicast announces share: a node
+ * runs the delivery the config gives it, and every node one qkey (ours
+ * is the only one a datagram to us may carry).  Said in config words,
+ * as a node's last_error and its log line.
+ */
+const char *hello_refusal(const struct hello *h, unsigned delivery,
+			  uint32_t qkey, char *buf, size_t len)
+{
+	if (h->delivery != delivery) {
+		snprintf(buf, len,
+			 "it has delivery = %s, this node's config says %s "
+			 "(man ibfs.conf)",
+			 bootstrap_delivery_name(h->delivery),
+			 bootstrap_delivery_name(delivery));
+		return buf;
+	}
+	if (h->addr.qkey != qkey) {
+		snprintf(buf, len,
+			 "it has qkey = 0x%x, this node's config says 0x%x "
+			 "(one qkey on every node: man ibfs.conf)",
+			 h->addr.qkey, qkey);
+		return buf;
+	}
+	return NULL;
+}
+
 /* One HMAC over label || nonce || both hellos, through libcrypto only. */
 int bootstrap_proof(const void *secret, size_t secret_len, enum bs_role who,
 		    const uint8_t *nonce, const uint8_t *hello_d,

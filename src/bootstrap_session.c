@@ -64,25 +64,52 @@
 #include "route.h"
 #include "util.h"
 
+/* A refusal is a config to fix, worth a warning each time it changes;
+ * the rest (refused, timed out, unreachable) a down peer repeats. */
+static int bs_is_refusal(int err)
+{
+	return err == EACCES || err == EPROTO || err == EPERM;
+}
+
 /*
- * Record why meeting a peer failed, as its last_error; log only when the
- * reason changes, since a dead peer can repeat it at will (a stranger
- * never gets here: strict_source refuses it before, bootstrap_admit.c).
+ * Record why meeting a peer failed, as its last_error; log it once, not
+ * per retry, since a dead peer repeats it at will (a stranger never gets
+ * here: strict_source refuses it before, bootstrap_admit.c).
  */
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {
-	int same;
+	const char *name = p->conf->name;
+	int same, first;
 
 	pthread_mutex_lock(&p->lock);
 	same = !strncmp(msg, p->last_error, sizeof(p->last_error) - 1);
+	first = p->fails++ == 0;
 	pthread_mutex_unlock(&p->lock);
-	if (!same)
-		log_warnx("%s %s: %s", prefix, p->conf->name, msg);
+	if (bs_is_refusal(err) && !same)
+		log_warnx("%s %s: %s", prefix, name, msg);
+	else if (first)
+		log_info("peer %s: first failure: %s (retried while a write "
+			 "waits; %s/.status has the latest: man ibfs)",
+			 name, msg, name);
 	else
-		log_debug("%s %s: %s", prefix, p->conf->name, msg);
+		log_debug("%s %s: %s", prefix, name, msg);
 	peer_set_error(p, err ? err : EIO, msg);
 	tp_peer_failed(tp, p);
+}
+
+/* The failures end: the up line follows or came just before. */
+void bootstrap_recovered(struct peer *p)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->fails;
+	p->fails = 0;
+	pthread_mutex_unlock(&p->lock);
+	if (n)
+		log_info("peer %s: recovered after %u failed attempt%s",
+			 p->conf->name, n, n == 1 ? "" : "s");
 }
 
 /* bootstrap_note for peer pi. */
@@ -90,12 +117,6 @@ static void bs_note(struct bootstrap *b, int pi, int err, const char *prefix,
 		    const char *msg)
 {
 	bootstrap_note(b->tp, &b->peers[pi], err, prefix, msg);
-}
-
-/* The config word for a delivery (hello_decode checked it is one). */
-const char *bootstrap_delivery_name(unsigned d)
-{
-	return d == DELIVERY_RELIABLE ? "reliable" : "datagram";
 }
 
 /* A bootstrap failure of peer pi ("bootstrap: NAME: why"). */
@@ -210,10 +231,11 @@ static int bs_install(struct bootstrap *b, struct bs_conn *c)
 		log_info("peer %s up (qpn 0x%06x)", p->conf->name,
 			 c->h.addr.qpn);
 		log_debug("peer %s: its address handle, cached", p->conf->name);
-		return 0;
+	} else {
+		log_info("peer %s %s (qpn 0x%06x)", p->conf->name,
+			 bp->up ? "moved" : "up", c->h.addr.qpn);
 	}
-	log_info("peer %s %s (qpn 0x%06x)", p->conf->name,
-		 bp->up ? "moved" : "up", c->h.addr.qpn);
+	bootstrap_recovered(p);
 	return 0;
 }
 
@@ -413,6 +435,7 @@ static int bs_hello_node(struct bootstrap *b, struct bs_conn *c)
 static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 {
 	static struct log_rl rl_bad;
+	char why[PEER_ERROR_MAX];
 	const struct config_node *n;
 	char s[INET6_ADDRSTRLEN + 8];
 	int rc;
@@ -434,6 +457,7 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 		if (pi < 0)
 			return pi;
 		c->peer = pi;
+		peer_attempt(&b->peers[pi]);
 	} else if (strcmp(c->h.name, b->cfg->nodes[pi].name)) {
 		bs_session_fail(b, pi, EPERM,
 				"answered as %s (check its bootstrap address)",
@@ -441,16 +465,10 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 		return -EPERM;
 	}
 	n = &b->cfg->nodes[pi];
-	if (c->h.delivery != n->delivery) {
-		bs_session_fail(b, pi, EPROTO,
-				"announces delivery %s, the config says %s",
-				bootstrap_delivery_name(c->h.delivery),
-				bootstrap_delivery_name(n->delivery));
+	if (hello_refusal(&c->h, n->delivery, b->cfg->qkey, why, sizeof(why))) {
+		bs_note(b, pi, EPROTO, "peer", why);
 		return -EPROTO;
 	}
-	if (c->h.addr.qkey != b->cfg->qkey)
-		log_debug("bootstrap: %s uses qkey 0x%x, we 0x%x", n->name,
-			  c->h.addr.qkey, b->cfg->qkey);
 	if (!(c->h.flags & HELLO_F_AUTH) != !b->secret_len) {
 		bs_auth_fail(b, pi,
 			     b->secret_len ? "it has no secret, we have one"

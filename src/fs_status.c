@@ -162,12 +162,14 @@ static void fs_status_root(struct fs *fs, FILE *f)
 static void fs_status_peer(struct fs *fs, struct fs_node *node, FILE *f)
 {
 	struct peer *p = node->peer;
-	char gid[UTIL_GID_STRLEN];
+	char gid[UTIL_GID_STRLEN], at[UTIL_UTC_STRLEN];
 
 	pthread_mutex_lock(&p->lock);
 	fprintf(f, "name=%s\nstate=%s\nlocal=%d\n", p->conf->name,
 		peer_state_name(peer_state(p)), p->is_local);
 	fprintf(f, "last_error=%s\n", p->last_error);
+	fprintf(f, "last_attempt=%s\n",
+		util_utc_str(p->last_attempt, at, sizeof(at)));
 	fprintf(f, "addr=%s\n", p->conf->addr);
 	if (p->up || p->addr.qpn) {
 		fprintf(f, "qpn=%u\nqkey=0x%x\nlid=%u\ngid=%s\n", p->addr.qpn,

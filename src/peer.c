@@ -105,6 +105,16 @@ void peer_set_error(struct peer *p, int err, const char *msg)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* The bootstrap or announce thread stamps it; .status reads it. */
+void peer_attempt(struct peer *p)
+{
+	int64_t ms = util_wall_ms();
+
+	pthread_mutex_lock(&p->lock);
+	p->last_attempt = ms;
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* Whether p is up now: its lock, which may be taken under fs->lock. */
 int peer_is_up(struct peer *p)
 {

@@ -125,7 +125,7 @@ static int route_channel(struct route *r)
 	}
 	fl = fcntl(r->ch->fd, F_GETFL);
 	if (fl < 0 || fcntl(r->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		log_warn("%s: fcntl", __func__);
+		log_warn("route: fcntl");
 		rdma_destroy_event_channel(r->ch);
 		r->ch = NULL;
 		return -EIO;
@@ -151,7 +151,7 @@ int route_open(struct route **out, struct tp *tp, const struct config *cfg)
 	if (r->timeout_ms < 2000)
 		r->timeout_ms = 2000;
 	if (ibv_query_port(tp_context(tp), r->port, &pa)) {
-		log_warn("%s: ibv_query_port", __func__);
+		log_warn("route: ibv_query_port");
 		free(r);
 		return -EIO;
 	}
@@ -206,8 +206,7 @@ static void route_on_error(struct route_wait *w, struct rdma_cm_event *ev)
 {
 	w->rc = ev->status < 0 ? ev->status : -EHOSTUNREACH;
 	w->done = 1;
-	log_warnx("%s: %s: %s", __func__, rdma_event_str(ev->event),
-		  strerror(-w->rc));
+	log_warnx("route: %s: %s", rdma_event_str(ev->event), strerror(-w->rc));
 }
 
 typedef void (*route_handler)(struct route_wait *, struct rdma_cm_event *);
@@ -343,26 +342,25 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 		return -EHOSTUNREACH;
 	if (rdma_create_id(r->ch, &w.id, NULL, RDMA_PS_UDP)) {
 		rc = -errno;
-		log_warn("%s: rdma_create_id", __func__);
+		log_warn("route: rdma_create_id");
 		return rc;
 	}
 	if (rdma_resolve_addr(w.id, (struct sockaddr *)&src,
 			      (struct sockaddr *)&dst, r->timeout_ms)) {
 		rc = -errno;
-		log_warn("%s: rdma_resolve_addr %s -> %s", __func__, me->addr,
+		log_warn("route: rdma_resolve_addr %s -> %s", me->addr,
 			 node->addr);
 		goto out;
 	}
 	rc = route_wait_events(&w);
 	if (rc) {
-		log_warnx("%s: resolving %s (%s): %s", __func__, node->name,
+		log_warnx("route: resolving %s (%s): %s", node->name,
 			  node->addr, strerror(-rc));
 		goto out;
 	}
 	if (!w.id->verbs || w.id->route.num_paths < 1 ||
 	    !w.id->route.path_rec) {
-		log_warnx("%s: %s: rdma_cm returned no path", __func__,
-			  node->name);
+		log_warnx("route: %s: rdma_cm returned no path", node->name);
 		rc = -EHOSTUNREACH;
 		goto out;
 	}
@@ -372,16 +370,16 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 	path = &w.id->route.path_rec[0];
 	idx = route_find_sgid(r, &path->sgid);
 	if (idx < 0) {
-		log_warnx("%s: path source GID %s is not in %s's GID table",
-			  __func__, util_gid_str(&path->sgid, sg, sizeof(sg)),
+		log_warnx("route: path source GID %s is not in %s's GID table",
+			  util_gid_str(&path->sgid, sg, sizeof(sg)),
 			  ti->device);
 		rc = -EADDRNOTAVAIL;
 		goto out;
 	}
 	route_path_to_ah_attr(path, r->port, (uint8_t)idx, r->is_roce, attr);
-	log_debug("%s: %s: %d path(s), sgid %s (index %d) dgid %s dlid %u "
+	log_debug("route: %s: %d path(s), sgid %s (index %d) dgid %s dlid %u "
 		  "sl %u hop %u flow 0x%x",
-		  __func__, node->name, w.id->route.num_paths,
+		  node->name, w.id->route.num_paths,
 		  util_gid_str(&path->sgid, sg, sizeof(sg)), idx,
 		  util_gid_str(&path->dgid, dg, sizeof(dg)),
 		  be16toh(path->dlid), path->sl, path->hop_limit,
@@ -401,7 +399,7 @@ int route_resolve(struct route *r, const struct config_node *node,
 	int rc;
 
 	if (remote->link_layer != ti->link_layer) {
-		log_warnx("%s: %s is on %s, we are on %s", __func__, node->name,
+		log_warnx("route: %s is on %s, we are on %s", node->name,
 			  remote->link_layer == IBV_LINK_LAYER_ETHERNET
 				  ? "RoCE"
 				  : "InfiniBand",
@@ -420,7 +418,7 @@ int route_resolve(struct route *r, const struct config_node *node,
 	*ah = ibv_create_ah(tp_pd(r->tp), &attr);
 	if (!*ah) {
 		rc = errno ? -errno : -EIO;
-		log_warn("%s: ibv_create_ah for %s", __func__, node->name);
+		log_warn("route: ibv_create_ah for %s", node->name);
 		return rc;
 	}
 	return 0;

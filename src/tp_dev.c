@@ -90,10 +90,11 @@ static int tp_dev_pick_gid(struct tp *tp, const struct ibv_port_attr *pa)
 
 	if (cfg->gid_index >= 0) {
 		if (cfg->gid_index >= pa->gid_tbl_len) {
-			log_warnx("%s: gid_index %d beyond the %d GIDs of %s "
-				  "port %d",
-				  __func__, cfg->gid_index, pa->gid_tbl_len,
-				  tp->info.device, tp->info.port);
+			log_warnx(
+				"device: gid_index %d beyond the %d GIDs of %s "
+				"port %d",
+				cfg->gid_index, pa->gid_tbl_len,
+				tp->info.device, tp->info.port);
 			return -EINVAL;
 		}
 		tp->info.gid_index = cfg->gid_index;
@@ -122,17 +123,17 @@ static int tp_dev_pick_gid(struct tp *tp, const struct ibv_port_attr *pa)
 				first = i;
 		}
 		if (first < 0) {
-			log_warnx("%s: %s port %d has no RoCE v2 IPv4 GID "
+			log_warnx("device: %s port %d has no RoCE v2 IPv4 GID "
 				  "(is an IPv4 address on its netdev?); set "
-				  "gid_index",
-				  __func__, tp->info.device, tp->info.port);
+				  "gid_index (man ibfs.conf)",
+				  tp->info.device, tp->info.port);
 			return -EADDRNOTAVAIL;
 		}
 		tp->info.gid_index = first;
 	}
 	if (ibv_query_gid(tp->dev.ctx, tp->info.port, tp->info.gid_index,
 			  &tp->info.gid)) {
-		log_warn("%s: ibv_query_gid %d", __func__, tp->info.gid_index);
+		log_warn("device: ibv_query_gid %d", tp->info.gid_index);
 		return -EIO;
 	}
 	return 0;
@@ -182,28 +183,29 @@ static int tp_dev_try(struct tp *tp, struct ibv_device *dev, int named,
 
 	if (dev->transport_type == IBV_TRANSPORT_IWARP) {
 		if (named)
-			log_warnx("%s: %s is an iWARP device, which has no UD "
+			log_warnx("device: %s is an iWARP device, which has no "
+				  "UD "
 				  "transport",
-				  __func__, name);
+				  name);
 		return -EPROTONOSUPPORT;
 	}
 	tp->dev.ctx = ibv_open_device(dev);
 	if (!tp->dev.ctx) {
-		log_warn("%s: ibv_open_device %s", __func__, name);
+		log_warn("device: ibv_open_device %s", name);
 		return -ENODEV;
 	}
 	if (ibv_query_port(tp->dev.ctx, port, pa)) {
 		if (named)
-			log_warn("%s: ibv_query_port %s port %d", __func__,
-				 name, port);
+			log_warn("device: ibv_query_port %s port %d", name,
+				 port);
 		goto fail;
 	}
 	if (pa->state != IBV_PORT_ACTIVE) {
 		if (named)
-			log_warnx("%s: port %d of %s is %s, not ACTIVE (link "
-				  "down? for rxe: is its netdev up?)",
-				  __func__, port, name,
-				  tp_dev_port_state(pa->state));
+			log_warnx(
+				"device: port %d of %s is %s, not ACTIVE (link "
+				"down? for rxe: is its netdev up?)",
+				port, name, tp_dev_port_state(pa->state));
 		goto fail;
 	}
 	snprintf(tp->info.device, sizeof(tp->info.device), "%s", name);
@@ -224,9 +226,9 @@ static int tp_dev_find(struct tp *tp, struct ibv_port_attr *pa)
 
 	list = ibv_get_device_list(&n);
 	if (!list || n == 0) {
-		log_warnx("%s: no RDMA device found (load rdma_rxe or the HCA "
-			  "driver; see README)",
-			  __func__);
+		log_warnx(
+			"device: no RDMA device found (load the HCA's driver, "
+			"or rdma_rxe for Soft-RoCE: man ibfs)");
 		if (list)
 			ibv_free_device_list(list);
 		return -ENODEV;
@@ -241,11 +243,12 @@ static int tp_dev_find(struct tp *tp, struct ibv_port_attr *pa)
 	}
 	ibv_free_device_list(list);
 	if (rc && want[0] && !found)
-		log_warnx("%s: RDMA device %s not found", __func__, want);
+		log_warnx("device: RDMA device %s not found", want);
 	else if (rc && !want[0])
-		log_warnx("%s: no RDMA device has an ACTIVE port %d that can "
-			  "do UD",
-			  __func__, tp->cfg->port > 0 ? tp->cfg->port : 1);
+		log_warnx(
+			"device: no RDMA device has an ACTIVE port %d that can "
+			"do UD",
+			tp->cfg->port > 0 ? tp->cfg->port : 1);
 	if (rc)
 		return rc == -ENETDOWN || rc == -EPROTONOSUPPORT ? rc : -ENODEV;
 	return 0;
@@ -261,15 +264,15 @@ static int tp_dev_check_limits(struct tp *tp)
 		return -EINVAL;
 	if ((int)cfg->recv_depth > d->max_qp_wr ||
 	    (int)cfg->send_depth > d->max_qp_wr) {
-		log_warnx("%s: recv_depth %u / send_depth %u exceed %s's "
+		log_warnx("device: recv_depth %u / send_depth %u exceed %s's "
 			  "max_qp_wr %d",
-			  __func__, cfg->recv_depth, cfg->send_depth,
-			  tp->info.device, d->max_qp_wr);
+			  cfg->recv_depth, cfg->send_depth, tp->info.device,
+			  d->max_qp_wr);
 		return -EINVAL;
 	}
 	if ((int)cfg->recv_depth > d->max_cqe ||
 	    (int)cfg->send_depth > d->max_cqe) {
-		log_warnx("%s: depths exceed %s's max_cqe %d", __func__,
+		log_warnx("device: depths exceed %s's max_cqe %d",
 			  tp->info.device, d->max_cqe);
 		return -EINVAL;
 	}
@@ -290,8 +293,9 @@ static int tp_dev_alloc_mr(struct tp *tp, size_t len, uint8_t **buf,
 	*mr = ibv_reg_mr(tp->dev.pd, p, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!*mr) {
 		rc = errno ? -errno : -ENOMEM;
-		log_warn("%s: ibv_reg_mr %zu bytes (memlock limit? ulimit -l)",
-			 __func__, len);
+		log_warn("device: ibv_reg_mr %zu bytes (memlock limit? ulimit "
+			 "-l)",
+			 len);
 		free(p);
 		return rc;
 	}
@@ -322,7 +326,7 @@ static int tp_dev_create_qp(struct tp *tp)
 			break;
 	}
 	if (!tp->dev.qp) {
-		log_warn("%s: ibv_create_qp UD", __func__);
+		log_warn("device: ibv_create_qp UD");
 		return errno ? -errno : -EIO;
 	}
 	tp->dev.max_inline = ia.cap.max_inline_data;
@@ -343,13 +347,13 @@ static int tp_dev_to_rts(struct tp *tp)
 	if (ibv_modify_qp(tp->dev.qp, &a,
 			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				  IBV_QP_QKEY)) {
-		log_warn("%s: modify QP to INIT", __func__);
+		log_warn("device: modify QP to INIT");
 		return -EIO;
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	if (ibv_modify_qp(tp->dev.qp, &a, IBV_QP_STATE)) {
-		log_warn("%s: modify QP to RTR", __func__);
+		log_warn("device: modify QP to RTR");
 		return -EIO;
 	}
 	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
@@ -358,7 +362,7 @@ static int tp_dev_to_rts(struct tp *tp)
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = psn & 0xffffff;
 	if (ibv_modify_qp(tp->dev.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) {
-		log_warn("%s: modify QP to RTS", __func__);
+		log_warn("device: modify QP to RTS");
 		return -EIO;
 	}
 	return 0;
@@ -375,7 +379,7 @@ static int tp_dev_port(struct tp *tp)
 		return rc;
 	if (ibv_query_device(tp->dev.ctx, &tp->dev.attr)) {
 		rc = errno ? -errno : -EIO;
-		log_warn("%s: ibv_query_device %s", __func__, tp->info.device);
+		log_warn("device: ibv_query_device %s", tp->info.device);
 		goto fail;
 	}
 	tp->info.link_layer = pa.link_layer;
@@ -409,7 +413,7 @@ static int tp_dev_alloc_pd(struct tp *tp)
 {
 	tp->dev.pd = ibv_alloc_pd(tp->dev.ctx);
 	if (!tp->dev.pd) {
-		log_warn("%s: ibv_alloc_pd", __func__);
+		log_warn("device: ibv_alloc_pd");
 		return -EIO;
 	}
 	return 0;
@@ -456,7 +460,7 @@ static int tp_dev_create_chan(struct tp *tp)
 {
 	tp->dev.chan = ibv_create_comp_channel(tp->dev.ctx);
 	if (!tp->dev.chan)
-		log_warn("%s: ibv_create_comp_channel", __func__);
+		log_warn("device: ibv_create_comp_channel");
 	return tp->dev.chan ? 0 : -EIO;
 }
 
@@ -473,7 +477,7 @@ static struct ibv_cq *tp_dev_cq(struct tp *tp, uint32_t depth,
 	struct ibv_cq *cq = ibv_create_cq(tp->dev.ctx, (int)depth, tp, chan, 0);
 
 	if (!cq)
-		log_warn("%s: ibv_create_cq (%s)", __func__, what);
+		log_warn("device: ibv_create_cq (%s)", what);
 	return cq;
 }
 

@@ -110,8 +110,9 @@ int tp_recv_post(struct tp *tp)
 		memmove(tp->rx.free, tp->rx.free + done,
 			(tp->rx.nfree - done) * sizeof(*tp->rx.free));
 		tp->rx.nfree -= done;
-		log_warnx("%s: ibv_post_recv: %s (%u receives not posted)",
-			  __func__, strerror(rc), tp->rx.nfree);
+		log_warnx(
+			"transport: ibv_post_recv: %s (%u receives not posted)",
+			strerror(rc), tp->rx.nfree);
 		return -rc;
 	}
 	tp->rx.nfree = 0;
@@ -293,7 +294,7 @@ int tp_recv_drain(struct tp *tp)
 		n = ibv_poll_cq(tp->dev.rcq, TP_POLL_BATCH, wc);
 		if (n <= 0) {
 			if (n < 0)
-				log_warnx("%s: ibv_poll_cq failed", __func__);
+				log_warnx("transport: ibv_poll_cq failed");
 			break;
 		}
 		now = util_now_ms();

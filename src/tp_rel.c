@@ -125,7 +125,7 @@ void tp_rel_attach(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 	if (!rs->peer[p->idx]) {
 		fresh = calloc(1, sizeof(*fresh));
 		if (!fresh) {
-			log_warnx("%s: no memory for %s's streams", __func__,
+			log_warnx("transport: no memory for %s's streams",
 				  p->conf->name);
 			return;
 		}
@@ -664,7 +664,7 @@ int tp_send_async(struct tp *tp, struct peer *p, const char *chan,
 	tp_flush(tp);
 	/* Let the progress thread arm its retransmission timer. */
 	if (write(tp->prog.efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("%s: eventfd", __func__);
+		log_warn("transport: eventfd");
 	return 0;
 }
 

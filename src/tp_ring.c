@@ -53,7 +53,7 @@ void tp_ring_free_retired(struct tp *tp, int all)
 		if (all || tp->ring.done >= r->seq) {
 			*pp = r->next;
 			if (ibv_destroy_ah(r->ah))
-				log_warn("%s: ibv_destroy_ah", __func__);
+				log_warn("transport: ibv_destroy_ah");
 			free(r);
 		} else {
 			pp = &r->next;
@@ -90,24 +90,25 @@ static void tp_ring_recover(struct tp *tp)
 
 	tp->ring.sq_error = 0;
 	if (ibv_query_qp(tp->dev.qp, &a, IBV_QP_STATE, &ia)) {
-		log_warn("%s: ibv_query_qp", __func__);
+		log_warn("transport: ibv_query_qp");
 		return;
 	}
 	if (a.qp_state != IBV_QPS_SQE) {
 		if (a.qp_state != IBV_QPS_RTS)
-			log_warnx("%s: QP in state %d, not RTS; sends will "
+			log_warnx("transport: QP in state %d, not RTS; sends "
+				  "will "
 				  "fail",
-				  __func__, a.qp_state);
+				  a.qp_state);
 		return;
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.cur_qp_state = IBV_QPS_SQE;
 	if (ibv_modify_qp(tp->dev.qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE))
-		log_warn("%s: modify QP SQE -> RTS", __func__);
+		log_warn("transport: modify QP SQE -> RTS");
 	else
-		log_warnx("%s: send queue error cleared (QP back to RTS)",
-			  __func__);
+		log_warnx(
+			"transport: send queue error cleared (QP back to RTS)");
 }
 
 /* Reap send completions: a signalled one frees every slot up to it. */
@@ -119,7 +120,7 @@ int tp_ring_reap(struct tp *tp)
 	do {
 		n = ibv_poll_cq(tp->dev.scq, TP_POLL_BATCH, wc);
 		if (n < 0) {
-			log_warnx("%s: ibv_poll_cq failed", __func__);
+			log_warnx("transport: ibv_poll_cq failed");
 			return -EIO;
 		}
 		for (i = 0; i < n; i++) {
@@ -186,8 +187,9 @@ void tp_ring_push(struct tp *tp)
 		sent = bad ? ((uint32_t)(bad - tp->ring.wr) + depth - first) %
 				       depth
 			   : 0;
-		log_warnx("%s: ibv_post_send: %s (%u of %u WRs not posted)",
-			  __func__, strerror(rc), n - sent, n);
+		log_warnx("transport: ibv_post_send: %s (%u of %u WRs not "
+			  "posted)",
+			  strerror(rc), n - sent, n);
 		tp_add(&tp->totals.drops[DROP_MALFORMED], n - sent);
 		if (tp->ring.filled == b) {
 			/* Nothing after them: their slots are free again. */
@@ -229,8 +231,9 @@ int tp_ring_wait(struct tp *tp)
 		sched_yield();
 		pthread_mutex_lock(&tp->ring.lock);
 	}
-	log_warnx("%s: no send completion for %d ms; is the QP in error?",
-		  __func__, TP_SEND_WAIT_MS);
+	log_warnx("transport: no send completion for %d ms; is the QP in "
+		  "error?",
+		  TP_SEND_WAIT_MS);
 	return -EIO;
 }
 
@@ -459,13 +462,13 @@ void tp_ring_retire_ah(struct tp *tp, struct ibv_ah *ah)
 	tp_ring_reap(tp);
 	if (tp->ring.done >= tp->ring.filled) {
 		if (ibv_destroy_ah(ah))
-			log_warn("%s: ibv_destroy_ah", __func__);
+			log_warn("transport: ibv_destroy_ah");
 		return;
 	}
 	r = malloc(sizeof(*r));
 	if (!r) {
 		/* Leak rather than free an AH a WQE may still use. */
-		log_warnx("%s: out of memory; keeping an AH", __func__);
+		log_warnx("transport: out of memory; keeping an AH");
 		return;
 	}
 	r->ah = ah;

@@ -42,12 +42,12 @@ static void tp_on_chan(struct tp *tp)
 	tp_recv_drain(tp);
 	if (ibv_get_cq_event(tp->dev.chan, &cq, &cq_ctx)) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			log_warn("%s: ibv_get_cq_event", __func__);
+			log_warn("transport: ibv_get_cq_event");
 		return;
 	}
 	ibv_ack_cq_events(cq, 1);
 	if (ibv_req_notify_cq(cq, 0))
-		log_warn("%s: ibv_req_notify_cq", __func__);
+		log_warn("transport: ibv_req_notify_cq");
 	tp_recv_drain(tp);
 }
 
@@ -57,7 +57,7 @@ static void tp_on_timer(struct tp *tp)
 	uint64_t v;
 
 	if (read(tp->prog.tfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_warn("%s: timerfd", __func__);
+		log_warn("transport: timerfd");
 	tp->prog.timer_armed = 0;
 }
 
@@ -67,7 +67,7 @@ static void tp_on_wake(struct tp *tp)
 	uint64_t v;
 
 	if (read(tp->prog.efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_warn("%s: eventfd", __func__);
+		log_warn("transport: eventfd");
 }
 
 /* What the progress thread sleeps on, by epoll data.u32. */
@@ -135,7 +135,7 @@ static void *tp_progress(void *arg)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			log_warn("%s: epoll_wait", __func__);
+			log_warn("transport: epoll_wait");
 			break;
 		}
 		for (i = 0; i < n; i++)
@@ -206,12 +206,12 @@ static int tp_prog_open(struct tp *tp)
 	if (rc)
 		return rc;
 	if (ibv_req_notify_cq(tp->dev.rcq, 0)) {
-		log_warn("%s: ibv_req_notify_cq", __func__);
+		log_warn("transport: ibv_req_notify_cq");
 		return -EIO;
 	}
 	rc = tp_prog_fds(tp);
 	if (rc) {
-		log_warnx("%s: epoll/timerfd/eventfd: %s", __func__,
+		log_warnx("transport: epoll/timerfd/eventfd: %s",
 			  strerror(-rc));
 		goto err;
 	}
@@ -233,7 +233,7 @@ static void tp_prog_close(struct tp *tp)
 	atomic_store(&tp->prog.stop, 1);
 	if (tp->prog.started) {
 		if (write(tp->prog.efd, &one, sizeof(one)) < 0)
-			log_warn("%s: eventfd", __func__);
+			log_warn("transport: eventfd");
 		pthread_join(tp->prog.thr, NULL);
 		tp->prog.started = 0;
 	}
@@ -338,12 +338,13 @@ int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
 		tp_free(tp);
 		return rc;
 	}
-	log_info("%s: %s port %d (%s) gid index %d, qpn 0x%06x, mtu %zu, "
-		 "inline %u, recv %u, send %u",
-		 __func__, tp->info.device, tp->info.port,
-		 tp->info.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
-		 tp->info.gid_index, tp->info.qpn, tp->info.mtu_bytes,
-		 tp->dev.max_inline, cfg->recv_depth, cfg->send_depth);
+	log_info(
+		"transport: %s port %d (%s) gid index %d, qpn 0x%06x, mtu %zu, "
+		"inline %u, recv %u, send %u",
+		tp->info.device, tp->info.port,
+		tp->info.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
+		tp->info.gid_index, tp->info.qpn, tp->info.mtu_bytes,
+		tp->dev.max_inline, cfg->recv_depth, cfg->send_depth);
 	*out = tp;
 	return 0;
 }

@@ -96,3 +96,20 @@ uint32_t util_random32(uint32_t salt)
 		return r;
 	return (uint32_t)util_now_ms() * 2654435761u + salt;
 }
+
+/* gmtime_r, so any thread may format; a year past 9999 is not ours. */
+const char *util_utc_str(int64_t ms, char *buf, size_t len)
+{
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (ms <= 0 || !gmtime_r(&s, &tm))
+		return buf;
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	return buf;
+}

@@ -32,7 +32,7 @@ printf '[node alpha]\naddr = 10.0.2.15\nbootstrap = 10.0.2.15:18601\n[node beta]
 rows=$("$IBFS_BIN" -t -c "$WORK/good.conf" -n beta 2>/dev/null) || fail "ibfs -t on a good config: exit $?"
 assert_eq "NODE ADDR BOOTSTRAP DELIVERY
 alpha 10.0.2.15 10.0.2.15:18601 datagram
-beta 10.0.2.16 10.0.2.16:18515 reliable" "$(tr -s ' ' <<<"$rows")" "ibfs -t rows"
+beta 10.0.2.16 10.0.2.16:17515 reliable" "$(tr -s ' ' <<<"$rows")" "ibfs -t rows"
 printf '[global]\nroute = gid\n[node rack[1-4]n[01-64]]\naddr = 10.0.2.15\nbootstrap = 10.0.2.15:[18601-18856]\n' >"$WORK/rack.conf"
 rows=$("$IBFS_BIN" -t -c "$WORK/rack.conf" 2>/dev/null) || fail "ibfs -t on a hostlist config: exit $?"
 assert_eq 257 "$(wc -l <<<"$rows")" "ibfs -t rows of a 256-node hostlist (and its header)"

@@ -109,11 +109,11 @@ assert_match 'Transport endpoint is not connected' "$(cat "$WORK/a-b.err")" \
 	"reliable write to a mismatched peer"
 assert_match 'Transport endpoint is not connected' "$(cat "$WORK/b-a.err")" \
 	"datagram write to a mismatched peer"
-wait_for "grep -q 'bootstrap: beta: announces delivery datagram, the config says reliable' '$WORK/alpha.log'" 30 ||
+wait_for "grep -q \"peer beta: it has delivery = datagram, this node's config says reliable (man ibfs.conf)\" '$WORK/alpha.log'" 30 ||
 	fail "alpha did not say why it refused beta"
-wait_for "grep -q 'bootstrap: alpha: announces delivery reliable, the config says datagram' '$WORK/beta.log'" 30 ||
+wait_for "grep -q \"peer alpha: it has delivery = reliable, this node's config says datagram (man ibfs.conf)\" '$WORK/beta.log'" 30 ||
 	fail "beta did not say why it refused alpha"
-log "alpha: $(grep -m1 'announces delivery' "$WORK/alpha.log")"
-log "beta: $(grep -m1 'announces delivery' "$WORK/beta.log")"
+log "alpha: $(grep -m1 'it has delivery' "$WORK/alpha.log")"
+log "beta: $(grep -m1 'it has delivery' "$WORK/beta.log")"
 assert_eq down "$(peer_status "$A" beta state)" "beta at alpha"
 assert_eq down "$(peer_status "$B" alpha state)" "alpha at beta"

@@ -115,9 +115,8 @@ void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 {
 }
 
-const char *bootstrap_delivery_name(unsigned d)
+void bootstrap_recovered(struct peer *p)
 {
-	return "datagram";
 }
 
 struct peer_counters *tp_totals(struct tp *tp)

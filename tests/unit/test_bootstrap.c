@@ -404,6 +404,35 @@ static void test_make(void **state)
 	assert_int_equal(h.addr.boot, 0xb0075eed);
 }
 
+/* The one rule of both bootstraps, in config words: the delivery the
+ * config gives the node, and one qkey everywhere. */
+static void test_refusal(void **state)
+{
+	char buf[PEER_ERROR_MAX];
+	struct hello h;
+
+	hello_alpha(&h);
+	assert_null(hello_refusal(&h, DELIVERY_DATAGRAM, 0x1b1f5000, buf,
+				  sizeof(buf)));
+	h.delivery = DELIVERY_RELIABLE;
+	assert_string_equal(hello_refusal(&h, DELIVERY_DATAGRAM, 0x1b1f5000,
+					  buf, sizeof(buf)),
+			    "it has delivery = reliable, this node's config "
+			    "says datagram (man ibfs.conf)");
+	hello_alpha(&h);
+	h.addr.qkey = 0x1b1f5001;
+	assert_string_equal(hello_refusal(&h, DELIVERY_DATAGRAM, 0x1b1f5000,
+					  buf, sizeof(buf)),
+			    "it has qkey = 0x1b1f5001, this node's config "
+			    "says 0x1b1f5000 (one qkey on every node: man "
+			    "ibfs.conf)");
+	/* it fits whole in last_error, with the widest qkeys */
+	h.addr.qkey = 0xffffffff;
+	hello_refusal(&h, DELIVERY_DATAGRAM, 0x80000000, buf, sizeof(buf));
+	assert_true(strlen(buf) < sizeof(buf) - 1);
+	assert_non_null(strstr(buf, "0x80000000 (one qkey"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_proof_wrong_secret),
 		cmocka_unit_test(test_proof_swapped_label),
 		cmocka_unit_test(test_proof_replay),
+		cmocka_unit_test(test_refusal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,10 +60,10 @@ static void t_defaults(void **state)
 	assert_int_equal(cfg.nodes[0].addr_len, sizeof(*sin));
 	assert_int_equal(sin->sin_addr.s_addr, inet_addr("10.0.2.15"));
 	assert_string_equal(cfg.nodes[0].bootstrap_host, "10.0.2.15");
-	assert_int_equal(cfg.nodes[0].bootstrap_port, 18515);
+	assert_int_equal(cfg.nodes[0].bootstrap_port, 17515);
 	sin = (struct sockaddr_in *)&cfg.nodes[0].bootstrap_sa;
 	assert_int_equal(sin->sin_family, AF_INET);
-	assert_int_equal(ntohs(sin->sin_port), 18515);
+	assert_int_equal(ntohs(sin->sin_port), 17515);
 	assert_int_equal(sin->sin_addr.s_addr, inet_addr("10.0.2.15"));
 	assert_int_equal(cfg.nodes[0].bootstrap_len, sizeof(*sin));
 	assert_int_equal(cfg.nodes[0].delivery, DELIVERY_DATAGRAM);
@@ -159,7 +159,7 @@ static void t_ipv6_bootstrap_default(void **state)
 	assert_string_equal(cfg.nodes[0].bootstrap_host, "fd00::2");
 	s6 = (struct sockaddr_in6 *)&cfg.nodes[0].bootstrap_sa;
 	assert_int_equal(s6->sin6_family, AF_INET6);
-	assert_int_equal(ntohs(s6->sin6_port), 18515);
+	assert_int_equal(ntohs(s6->sin6_port), 17515);
 }
 
 static void t_gid_addr(void **state)
@@ -187,7 +187,7 @@ static void t_bootstrap_host_only(void **state)
 {
 	good("[node a]\naddr = 10.0.0.1\nbootstrap = 10.0.0.9\n");
 	assert_string_equal(cfg.nodes[0].bootstrap_host, "10.0.0.9");
-	assert_int_equal(cfg.nodes[0].bootstrap_port, 18515);
+	assert_int_equal(cfg.nodes[0].bootstrap_port, 17515);
 }
 
 static void t_node_delivery_override(void **state)
@@ -380,8 +380,8 @@ BAD(t_bootstrap_gid_host, NODE_A "bootstrap = [gid:fe80::1]:1\n", 3,
     "bootstrap: 'gid:fe80::1' is not a numeric")
 BAD(t_same_bootstrap,
     NODE_A "[node b]\naddr = 10.0.0.2\n"
-	   "bootstrap = 10.0.2.15:18515\n",
-    5, "node 'b' reuses bootstrap 10.0.2.15:18515 of 'alpha'")
+	   "bootstrap = 10.0.2.15:17515\n",
+    5, "node 'b' reuses bootstrap 10.0.2.15:17515 of 'alpha'")
 BAD(t_name_slash, "[node a/b]\naddr = 10.0.0.1\n", 1,
     "node name 'a/b' contains '/'")
 BAD(t_name_dot, "[node .hidden]\naddr = 10.0.0.1\n", 1,
@@ -649,7 +649,7 @@ static void t_hostlist_errors(void **state)
 	bad("[node n[1-2]]\naddr = %n..x\n", 2,
 	    "addr: 'n1..x' is not an IPv4/IPv6 address");
 	bad("[node n[1-2]]\naddr = 10.0.2.15\n", 1,
-	    "node 'n2' reuses bootstrap 10.0.2.15:18515 of 'n1'");
+	    "node 'n2' reuses bootstrap 10.0.2.15:17515 of 'n1'");
 }
 
 /* The inputs that load, and what they load to. */

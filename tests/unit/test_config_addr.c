@@ -106,7 +106,7 @@ static void t_name_kept(void **state)
 	assert_int_equal(cfg.nodes[0].addr_sa.ss_family, AF_UNSPEC);
 	assert_int_equal(cfg.nodes[0].addr_len, 0);
 	assert_string_equal(cfg.nodes[0].bootstrap_host, "nonexistent.invalid");
-	assert_int_equal(cfg.nodes[0].bootstrap_port, 18515);
+	assert_int_equal(cfg.nodes[0].bootstrap_port, 17515);
 	assert_int_equal(cfg.nodes[0].bootstrap_sa.ss_family, AF_UNSPEC);
 	assert_string_equal(cfg.nodes[1].bootstrap_host, "cn-01.example");
 	assert_int_equal(cfg.nodes[1].bootstrap_port, 7);
@@ -178,7 +178,7 @@ static void t_resolve_localhost(void **state)
 	assert_int_equal(config_node_bootstrap(&cfg.nodes[0], &ss, &len, err,
 					       sizeof(err)),
 			 0);
-	assert_in(&ss, len, "127.0.0.1", 18515);
+	assert_in(&ss, len, "127.0.0.1", 17515);
 	assert_int_equal(config_node_bootstrap(&cfg.nodes[1], &ss, &len, err,
 					       sizeof(err)),
 			 0);
@@ -234,7 +234,7 @@ static void t_resolve_config_words(void **state)
 	assert_int_equal(
 		config_resolve_bootstrap(&cfg, 2, &ss, &len, err, sizeof(err)),
 		0);
-	assert_in(&ss, len, "10.0.0.3", 18515);
+	assert_in(&ss, len, "10.0.0.3", 17515);
 }
 
 /* The daemon's own names are resolved once, into its node. */
@@ -287,9 +287,9 @@ static void t_name_form(void **state)
 static void t_name_same_bootstrap(void **state)
 {
 	bad("[node a]\naddr = localhost\n[node b]\naddr = LocalHost\n", 3,
-	    "node 'b' reuses bootstrap LocalHost:18515 of 'a'");
+	    "node 'b' reuses bootstrap LocalHost:17515 of 'a'");
 	bad("[node n[1-2]]\naddr = cn.example\n", 1,
-	    "node 'n2' reuses bootstrap cn.example:18515 of 'n1'");
+	    "node 'n2' reuses bootstrap cn.example:17515 of 'n1'");
 	/* a name and a number are not compared: that would be a lookup */
 	good("[node a]\naddr = localhost\n[node b]\naddr = 127.0.0.1\n"
 	     "[node c]\naddr = localhost\nbootstrap = localhost:18516\n");

@@ -179,12 +179,13 @@ static void want_parked(struct want *w, int reads, int polls, int writes)
 
 /* Append the lines that open NODE/.status: who the peer is. */
 static void want_peer(struct want *w, int idx, const char *state,
-		      const char *last_error)
+		      const char *last_error, const char *last_attempt)
 {
 	want(w, "name=%s", t.cfg.nodes[idx].name);
 	want(w, "state=%s", state);
 	want(w, "local=%d", idx == BETA);
 	want(w, "last_error=%s", last_error);
+	want(w, "last_attempt=%s", last_attempt);
 	want(w, "addr=%s", t.cfg.nodes[idx].addr);
 }
 
@@ -374,7 +375,7 @@ static void test_peer_up(void **state)
 	park_some();
 	p->up = 1;
 	p->since = 1700000000;
-	want_peer(&w, ALPHA, "up", "");
+	want_peer(&w, ALPHA, "up", "", "");
 	set_addr(p, 66, 9, "fe80::a", ROUTE_SA, &w);
 	want(&w, "since=1700000000");
 	want(&w, "channels=2");
@@ -391,7 +392,7 @@ static void test_peer_never_up(void **state)
 	struct want w = {0};
 
 	park_some();
-	want_peer(&w, BETA, "idle", "");
+	want_peer(&w, BETA, "idle", "", "");
 	want(&w, "since=0");
 	want(&w, "channels=0");
 	want_parked(&w, 0, 0, 0);
@@ -399,7 +400,8 @@ static void test_peer_never_up(void **state)
 	assert_lines(render(&t.nodes[BETA]), &w);
 }
 
-/* A peer that went down keeps showing the address it had, and why. */
+/* A peer that went down keeps showing the address it had, why, and
+ * when it was last tried (UTC). */
 static void test_peer_went_down(void **state)
 {
 	struct peer *p = &t.peers[GAMMA];
@@ -408,7 +410,9 @@ static void test_peer_went_down(void **state)
 	park_some();
 	p->since = 1700000500;
 	peer_set_error(p, ECONNRESET, "its session closed");
-	want_peer(&w, GAMMA, "down", "its session closed");
+	p->last_attempt = 1796170503042LL; /* UTC, with its ms */
+	want_peer(&w, GAMMA, "down", "its session closed",
+		  "2026-12-02T00:15:03.042Z");
 	set_addr(p, 153, 11, "fe80::c", ROUTE_GID, &w);
 	want(&w, "since=1700000500");
 	want(&w, "channels=1");

@@ -120,6 +120,21 @@ static void test_clock(void **state)
 	assert_true(b >= a);
 }
 
+/* last_attempt= of .status: UTC ISO 8601 with ms, and "" for never. */
+static void test_utc_str(void **state)
+{
+	char buf[UTIL_UTC_STRLEN];
+
+	assert_string_equal(util_utc_str(0, buf, sizeof(buf)), "");
+	assert_string_equal(util_utc_str(1796170503042LL, buf, sizeof(buf)),
+			    "2026-12-02T00:15:03.042Z");
+	assert_string_equal(util_utc_str(1000, buf, sizeof(buf)),
+			    "1970-01-01T00:00:01.000Z");
+	/* fixed width, so that later is greater as a string too */
+	assert_int_equal(strlen(util_utc_str(util_wall_ms(), buf, sizeof(buf))),
+			 24);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_codec),
 		cmocka_unit_test(test_gid_str),
 		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_utc_str),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
