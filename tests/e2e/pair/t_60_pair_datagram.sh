@@ -7,6 +7,12 @@
 # VM falls behind, and one lost frame loses the message, so the 1 MiB
 # message is sent again (up to 5 times, as big1 ... big5) until one
 # arrives; the one that arrives must be whole and byte-exact.
+# Then datagrams dropped while TCP stands (issue 21): beta's kernel drops
+# RoCE v2 (UDP 4791) from alpha, by a policy rule, and both restart;
+# alpha's write meets beta over TCP, the probe gets no answer, and both
+# ends say state=unreachable with why; the write fails ENOTCONN after
+# peer_timeout, as to a peer down.  Once the rule goes, both come up by
+# themselves (no write needed) and data flows.
 # timeout: 180
 source "$(dirname "$0")/pairlib.sh"
 pair_start
@@ -56,3 +62,46 @@ else
 fi
 assert_eq 0 "$(peer_status "$M" "$PEER" drop_queue_full)" "queue drops"
 pair_sync done
+
+# --- datagrams dropped, TCP standing: unreachable, then up by itself
+ibfs_stop "$SELF"
+IBFS_CONF_EXTRA='peer_timeout = 3s' pair_write_conf
+if [[ $SELF == beta ]]; then
+	ip rule add pref 90 iif eth0 ipproto udp dport 4791 blackhole ||
+		fail "ip rule dropping RoCE v2 from alpha"
+	on_exit "ip rule del pref 90 2>/dev/null"
+fi
+pair_sync dropping
+ibfs_start "$SELF"
+pair_sync restarted
+# Wait until this node sees its peer in state $1.
+peer_is() { [[ $(peer_status "$M" "$PEER" state) == "$1" ]]; }
+if [[ $SELF == alpha ]]; then
+	bash -c "echo lost >'$M/beta/u'" 2>"$WORK/u.err" &
+	w=$!
+	wait_for "peer_is unreachable" 20 ||
+		fail "beta at alpha: $(peer_status "$M" beta state), want unreachable"
+	if wait "$w"; then fail "a write to an unreachable peer succeeded"; fi
+	assert_match 'Transport endpoint is not connected' "$(cat "$WORK/u.err")" \
+		"a write to an unreachable peer"
+else
+	wait_for "peer_is unreachable" 20 ||
+		fail "alpha at beta: $(peer_status "$M" alpha state), want unreachable"
+fi
+assert_eq "datagrams to $PEER get no answer (qkey, pkey, route or firewall?)" \
+	"$(peer_status "$M" "$PEER" last_error)" "why $PEER is unreachable"
+grep -q "peer $PEER: datagrams to it get no answer" "$WORK/$SELF.log" ||
+	fail "no log line saying $PEER is unreachable"
+log "unreachable with TCP standing: probe_tx $(peer_status "$M" "$PEER" probe_tx)," \
+	"probe_rx $(peer_status "$M" "$PEER" probe_rx)"
+pair_sync unreachable
+if [[ $SELF == beta ]]; then ip rule del pref 90; fi
+pair_sync undropped
+wait_for "peer_is up" 20 ||
+	fail "$PEER at $SELF: $(peer_status "$M" "$PEER" state) once datagrams pass"
+assert_eq "" "$(peer_status "$M" "$PEER" last_error)" "last_error once up"
+echo "back from $SELF" >"$M/$PEER/back" || fail "write once datagrams pass"
+wait_file "$M/$PEER/back"
+assert_eq "back from $PEER" "$(timeout 10 cat "$M/$PEER/back")" "message once up"
+log "up again by itself once datagrams pass; data both ways"
+pair_sync done2
