@@ -133,12 +133,16 @@ static int tp_probe_due(struct tp *tp, struct peer *p, uint64_t now,
 	return 1;
 }
 
-/* p gave no answer: say so once, and let what waits for it go. */
+/* p gave no answer: say so once (rate-limited: a peer may restart at
+ * will), and let what waits for it go. */
 static void tp_probe_failed(struct tp *tp, struct peer *p)
 {
-	log_info("peer %s: datagrams to it get no answer, state unreachable "
-		 "(check qkey, pkey and the route to it; man ibfs)",
-		 p->conf->name);
+	static struct log_rl rl;
+
+	log_rl_info(&rl,
+		    "peer %s: datagrams to it get no answer, state unreachable "
+		    "(check qkey, pkey and the route to it; man ibfs)",
+		    p->conf->name);
 	if (tp->ops.peer_failed)
 		tp->ops.peer_failed(tp->arg, p);
 }
@@ -215,6 +219,7 @@ static void tp_probe_ping(struct tp *tp, struct peer *p, uint32_t token,
 static void tp_probe_pong(struct tp *tp, struct peer *p, uint32_t token)
 {
 	struct peer_probe *pr = &p->probe;
+	static struct log_rl rl;
 	int up = 0, was_unreachable = 0;
 
 	tp_add(&p->cnt.probe_rx, 1);
@@ -236,8 +241,9 @@ static void tp_probe_pong(struct tp *tp, struct peer *p, uint32_t token)
 	if (!up)
 		return;
 	if (was_unreachable)
-		log_info("peer %s: datagrams get through again, state up",
-			 p->conf->name);
+		log_rl_info(&rl,
+			    "peer %s: datagrams get through again, state up",
+			    p->conf->name);
 	if (tp->ops.peer_up)
 		tp->ops.peer_up(tp->arg, p);
 }
