@@ -66,10 +66,18 @@ pair_sync done
 # --- datagrams dropped, TCP standing: unreachable, then up by itself
 ibfs_stop "$SELF"
 IBFS_CONF_EXTRA='peer_timeout = 3s' pair_write_conf
+# Policy rules come before the local table only once it moves from pref 0.
+undrop() {
+	ip rule del pref 90 2>/dev/null || true
+	if ip rule show pref 100 | grep -q local; then
+		ip rule add pref 0 lookup local && ip rule del pref 100
+	fi
+}
 if [[ $SELF == beta ]]; then
-	ip rule add pref 90 iif eth0 ipproto udp dport 4791 blackhole ||
-		fail "ip rule dropping RoCE v2 from alpha"
-	on_exit "ip rule del pref 90 2>/dev/null"
+	on_exit undrop
+	ip rule add pref 100 lookup local && ip rule del pref 0 &&
+		ip rule add pref 90 iif eth0 ipproto udp dport 4791 blackhole ||
+		fail "ip rule dropping RoCE v2 from alpha: $(ip rule show)"
 fi
 pair_sync dropping
 ibfs_start "$SELF"
@@ -95,7 +103,7 @@ grep -q "peer $PEER: datagrams to it get no answer" "$WORK/$SELF.log" ||
 log "unreachable with TCP standing: probe_tx $(peer_status "$M" "$PEER" probe_tx)," \
 	"probe_rx $(peer_status "$M" "$PEER" probe_rx)"
 pair_sync unreachable
-if [[ $SELF == beta ]]; then ip rule del pref 90; fi
+if [[ $SELF == beta ]]; then undrop; fi
 pair_sync undropped
 wait_for "peer_is up" 20 ||
 	fail "$PEER at $SELF: $(peer_status "$M" "$PEER" state) once datagrams pass"
