@@ -34,7 +34,10 @@
 	X(mcast_rx, "datagrams from the group accepted")                       \
 	X(mcast_self_dropped, "own copies from the group (root only)")         \
 	X(ann_tx, "announces and challenges sent (bootstrap = multicast)")     \
-	X(ann_rx, "announces and challenges taken from the node")
+	X(ann_rx, "announces and challenges taken from the node")              \
+	X(probe_tx, "data path probes (pings) sent")                           \
+	X(probe_rx, "answers to our probes taken from the node")               \
+	X(probe_answered, "the node's probes answered")
 
 /* Why a datagram or message was dropped: DROP_ENUM, drop_name=N. */
 #define PEER_DROPS(X)                                                          \
@@ -104,6 +107,22 @@ struct peer_addr {
 	uint32_t boot; /* its incarnation: the hello's boot id (hello_decode) */
 };
 
+/*
+ * The data path's probe (tp_probe.c), under the peer's lock: a session
+ * the bootstrap stands up makes the peer joined; it is up only once a
+ * ping datagram to it was answered, which proves both directions.
+ */
+struct peer_probe {
+	int joined;	      /* a session stands and its AH is installed */
+	int unreachable;      /* joined, and PROBE tries went unanswered */
+	int held;	      /* our port is down: no probe until it is back */
+	int tries;	      /* pings unanswered since the last start */
+	uint32_t token;	      /* the latest ping's, which an answer echoes */
+	uint64_t at;	      /* ms: the next ping is due (0: none) */
+	uint64_t sent_ms;     /* ms: the latest ping went */
+	uint64_t answered_ms; /* ms: we last answered one of its pings */
+};
+
 struct peer {
 	int idx; /* index in config nodes */
 	const struct config_node *conf;
@@ -121,19 +140,25 @@ struct peer {
 	char last_error[PEER_ERROR_MAX]; /* its words: .status last_error= */
 	int64_t last_attempt; /* wall ms of the last dial or hello; 0: none */
 	unsigned fails;	      /* failed meetings since it was last up */
+	struct peer_probe probe;
 
 	struct peer_counters cnt; /* atomics: read without the lock */
 };
 
 /*
- * What .status says of a peer: up (a bootstrap session stands), idle
- * (none now, and none failed: not met yet, or its session ended for
- * want of traffic) or down (the last attempt or session failed).
+ * What .status says of a peer: up (a bootstrap session stands and a
+ * probe datagram was answered), probing (the session stands, no answer
+ * yet), unreachable (the session stands, the probes go unanswered),
+ * idle (no session, and none failed: not met yet, or its session ended
+ * for want of traffic) or down (the last attempt or session failed, or
+ * our port is down).
  */
 enum peer_state {
 	PEER_IDLE,
 	PEER_UP,
 	PEER_DOWN,
+	PEER_PROBING,
+	PEER_UNREACHABLE,
 };
 
 /* Whether two announced addresses name the same QP (QPN, qkey, LID,

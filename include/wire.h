@@ -29,8 +29,9 @@
 
 #define WIRE_MAGIC 0x49424653u /* "IBFS" */
 /* 6: reliable trailer of 24 bytes, 512-bit sack and the refusal codes in
- * standalone acks only, retries flagged */
-#define WIRE_VERSION  6
+ * standalone acks only, retries flagged; 7: the data path probe (WIRE_PING,
+ * WIRE_PONG), which a node of 6 would drop as malformed */
+#define WIRE_VERSION  7
 #define WIRE_HDR_LEN  24
 #define WIRE_CHAN_MAX UTIL_NAME_MAX /* longest channel name on the wire */
 
@@ -38,6 +39,8 @@ enum wire_type {
 	WIRE_DATA = 1, /* a fragment of a message */
 	WIRE_ACK = 2,  /* reserved for reliable delivery */
 	WIRE_ANN = 3,  /* bootstrap = multicast: see below */
+	WIRE_PING = 4, /* the data path probe: see below */
+	WIRE_PONG = 5, /* its answer */
 };
 
 struct wire_hdr {
@@ -270,6 +273,20 @@ struct wire_rel {
  * reassembly: no WIRE_ANN datagram is ever data.
  */
 #define WIRE_ANN_MAX 224 /* the longest body: it fits the smallest MTU */
+
+/*
+ * The data path probe (tp_probe.c): a peer is up only once a WIRE_PING
+ * datagram to it came back answered by a WIRE_PONG, which proves that
+ * datagrams go both ways (qkey, P_Key, route, firewall).  Both are a bare
+ * header: frag 0 of 1, no channel, total_len 0, msg_id the ping's token,
+ * which the answer echoes.  Like data they pass the source filter: only
+ * a node met by the bootstrap is answered.
+ */
+#define WIRE_PROBE_LEN WIRE_HDR_LEN
+
+/* A ping or its answer (type) from src with token into
+ * buf[WIRE_PROBE_LEN]; returns its length. */
+size_t wire_probe_build(void *buf, uint8_t type, uint32_t src, uint32_t token);
 
 /* Set flag (WIRE_FLAG_*) in a built datagram's header. */
 void wire_set_flag(void *dgram, uint8_t flag);

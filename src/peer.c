@@ -76,11 +76,13 @@ void peer_count_drop(struct peer *p, struct peer_counters *totals,
 					  memory_order_relaxed);
 }
 
-/* Up while a session stands; otherwise the last failure decides. */
+/* Up once probed; joined while probed; otherwise the last failure. */
 enum peer_state peer_state(const struct peer *p)
 {
 	if (p->up)
 		return PEER_UP;
+	if (p->probe.joined && !p->probe.held)
+		return p->probe.unreachable ? PEER_UNREACHABLE : PEER_PROBING;
 	return p->last_err ? PEER_DOWN : PEER_IDLE;
 }
 
@@ -91,6 +93,8 @@ const char *peer_state_name(enum peer_state st)
 		[PEER_IDLE] = "idle",
 		[PEER_UP] = "up",
 		[PEER_DOWN] = "down",
+		[PEER_PROBING] = "probing",
+		[PEER_UNREACHABLE] = "unreachable",
 	};
 
 	return (unsigned)st < ARRAY_SIZE(names) ? names[st] : "?";

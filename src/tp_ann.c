@@ -43,28 +43,18 @@ void tp_ann_deliver(struct tp *tp, struct tp_anns *anns)
 }
 
 /*
- * One datagram to d (p's, the group's, or fixed: p NULL and fixed set),
- * posted at once: announces are rare, no reason to wait for a doorbell.
+ * One datagram to d (p's, joined or up, the group's, or fixed: p NULL
+ * and fixed set), posted at once: announces are rare, no reason to wait
+ * for a doorbell.
  */
 static int tp_ann_post(struct tp *tp, struct peer *p, struct tp_dest *d,
 		       int fixed, const struct ann_msg *m)
 {
-	uint8_t *sb;
+	uint8_t dg[WIRE_HDR_LEN + ANN_WIRE_LEN];
+	size_t len = ann_datagram_build(dg, tp->self_id, m);
 	int rc;
 
-	pthread_mutex_lock(&tp->ring.lock);
-	rc = fixed ? 0 : tp_dest_get(tp, p, d);
-	if (!rc) {
-		tp_ring_reap(tp);
-		rc = fixed ? (tp_ring_free(tp) ? 0 : tp_ring_wait(tp))
-			   : tp_ring_next(tp, p, d);
-	}
-	if (!rc) {
-		sb = tp_ring_slot(tp);
-		tp_ring_fill(tp, d, sb, ann_datagram_build(sb, tp->self_id, m));
-		tp_ring_push(tp);
-	}
-	pthread_mutex_unlock(&tp->ring.lock);
+	rc = tp_ring_send_one(tp, p, d, fixed ? TP_ONE_FIXED : 0, dg, len);
 	if (rc)
 		return rc;
 	tp_add(&tp->totals.ann_tx, 1);

@@ -12,13 +12,19 @@
  *                 announce.c
  *   tp_upcall.c   the upcalls (deliver, announce, done) and the counters
  *                 of what arrived
+ *   tp_probe.c    the data path probe: a joined peer is up once a ping
+ *                 to it is answered; unreachable while none is
  *   tp_rel.c      delivery = reliable: reliable.h's streams on the ring
  *   tp_recv.c     the receive path: repost, source filter, reassembly
+ *   tp_event.c    the device's async events (port down and back, GID,
+ *                 LID and SM changes), on the progress thread
  *   transport.c   open and close, the progress thread, peer up and down
  *
  * Threads:
- *   progress      the receive CQ, reassembly, reliable timers; it alone
- *                 calls deliver and announce, with no lock held.
+ *   progress      the receive CQ, reassembly, reliable timers, probes
+ *                 and async events; it alone calls deliver and announce,
+ *                 and (once a probe is answered, or the port goes down)
+ *                 peer_up and peer_failed, with no lock held.
  *   senders       any thread in tp_send/tp_queue/tp_flush/tp_send_async
  *                 (FUSE workers, udchat's main); they post and reap the
  *                 send CQ themselves.
@@ -53,6 +59,17 @@
 #define TP_LOG_EVERY_MS 1000	 /* rate limit of completion error lines */
 #define TP_REL_TICK_MS	5	 /* reliable timers and delayed acks */
 #define TP_MCAST_QPN	0xFFFFFF /* remote QPN of a send to a group */
+
+/* The probe (tp_probe.c): TP_PROBE_TRIES pings, TP_PROBE_FIRST_MS apart
+ * and doubling (0, 150, 450 ms: about 1 s until the last is given up),
+ * then one every TP_PROBE_SLOW_MS while unreachable; answers within
+ * TP_PROBE_WINDOW pings count; at most one answer per TP_PROBE_GAP_MS
+ * to one peer, and no sooner a ping of ours on its ping. */
+#define TP_PROBE_TRIES	  3
+#define TP_PROBE_FIRST_MS 150
+#define TP_PROBE_SLOW_MS  1000
+#define TP_PROBE_WINDOW	  8
+#define TP_PROBE_GAP_MS	  1
 
 /* The verbs objects: made by tp_dev_open, read-only until tp_dev_close. */
 struct tp_dev {
@@ -202,6 +219,25 @@ struct tp_mcast {
 	atomic_uint msg_id; /* next msg_id to the group */
 };
 
+/* The probes' schedule: next_at on the progress thread only; kick is
+ * set by whoever starts a probe (tp_peer_up, bootstrap thread). */
+struct tp_probeset {
+	atomic_int kick;  /* walk the peers at the next tick */
+	uint64_t next_at; /* ms: the next ping due (0: none) */
+	int port_down;	  /* our port is down (async events) */
+};
+
+/* A probe datagram taken in a poll batch, handled once its locks are
+ * dropped (progress thread). */
+struct tp_probes {
+	int n;
+	struct {
+		struct peer *p;
+		uint8_t type;
+		uint32_t token;
+	} e[TP_POLL_BATCH];
+};
+
 /* The progress thread and what it sleeps on. */
 struct tp_prog {
 	pthread_t thr;
@@ -227,6 +263,7 @@ struct tp {
 	struct tp_rx rx;
 	struct tp_relset rel;
 	struct tp_mcast mcast;
+	struct tp_probeset probe;
 	struct tp_prog prog;
 
 	/* Who meets peers a send found not up (tp_set_need); need_lock
@@ -322,6 +359,10 @@ void tp_ring_retire_ah(struct tp *tp, struct ibv_ah *ah);
 void tp_ring_free_retired(struct tp *tp, int all);
 void tp_ring_drain(struct tp *tp);
 int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d);
+#define TP_ONE_FIXED  0x1 /* tp_ring_send_one: d as given */
+#define TP_ONE_NOWAIT 0x2 /* ... -EAGAIN when the ring is full */
+int tp_ring_send_one(struct tp *tp, struct peer *p, struct tp_dest *d,
+		     int flags, const void *dg, size_t len);
 int tp_ring_queue(struct tp *tp, struct peer *p, const char *chan,
 		  const void *buf, size_t len);
 int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
@@ -344,6 +385,24 @@ void tp_up_count_expired(void *arg, int peer);
 
 /* tp_ann.c: with no lock held */
 void tp_ann_deliver(struct tp *tp, struct tp_anns *anns);
+
+/* tp_probe.c: tp_probe_start and tp_probe_stop under p->lock; the
+ * others with no lock held, on the progress thread (tp_probe_take
+ * under the receive locks) */
+void tp_probe_start(struct tp *tp, struct peer *p, uint64_t now);
+void tp_probe_stop(struct peer *p);
+void tp_probe_kick(struct tp *tp);
+int tp_probe_tick(struct tp *tp, uint64_t now);
+void tp_probe_take(struct tp_probes *b, struct peer *p,
+		   const struct wire_hdr *h);
+void tp_probe_deliver(struct tp *tp, struct tp_probes *b, uint64_t now);
+void tp_probe_hold(struct tp *tp, int held, const char *why);
+void tp_probe_restart(struct tp *tp);
+
+/* tp_event.c: the device's async events (progress thread) */
+int tp_event_open(struct tp *tp);
+int tp_event_handle(struct tp *tp, const struct ibv_async_event *ev);
+void tp_event_drain(struct tp *tp);
 
 /* tp_rel.c */
 int tp_rel_open(struct tp *tp);

@@ -6,7 +6,8 @@
  * source GID (the source filter that peer up and down keep), reassembles
  * datagram-mode messages or hands reliable datagrams to tp_rel.c, and
  * reposts each batch as one chain.  Whole messages go to deliver once the
- * batch's locks are dropped.  Announces (bootstrap = multicast) alone go
+ * batch's locks are dropped, and so are probes (tp_probe.c), which pass
+ * the filter like data.  Announces (bootstrap = multicast) alone go
  * around the source filter, checked against their own source, to
  * announce.c's hook (tp_ann.c).
  */
@@ -216,9 +217,11 @@ static int tp_recv_ann(struct tp *tp, const struct ibv_wc *wc,
 	return 1;
 }
 
-/* One receive completion: check, identify, reassemble (under the locks). */
+/* One receive completion: check, identify, reassemble (under the locks);
+ * probes go to pr for after the batch. */
 static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
-		       struct tp_done *done, struct tp_anns *anns)
+		       struct tp_done *done, struct tp_anns *anns,
+		       struct tp_probes *pr)
 {
 	const size_t grhlen = sizeof(struct ibv_grh);
 	uint8_t *slot;
@@ -256,6 +259,10 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
 		return 0;
 	}
+	if (h.type == WIRE_PING || h.type == WIRE_PONG) {
+		tp_probe_take(pr, p, &h);
+		return 0;
+	}
 	if (h.flags & WIRE_FLAG_MCAST) {
 		if (p->is_local) {
 			/* the group looped our own copy back: the writer
@@ -287,6 +294,7 @@ int tp_recv_drain(struct tp *tp)
 	struct ibv_wc wc[TP_POLL_BATCH];
 	struct tp_done done[TP_POLL_BATCH];
 	struct tp_anns anns;
+	struct tp_probes pr;
 	int n, i, nd, total = 0;
 	uint64_t now;
 
@@ -299,15 +307,17 @@ int tp_recv_drain(struct tp *tp)
 		}
 		now = util_now_ms();
 		nd = 0;
-		anns.n = 0;
+		anns.n = pr.n = 0;
 		pthread_rwlock_rdlock(&tp->rx.srclock);
 		pthread_mutex_lock(&tp->rx.rlock);
 		for (i = 0; i < n; i++)
-			nd += tp_recv_one(tp, &wc[i], now, &done[nd], &anns);
+			nd += tp_recv_one(tp, &wc[i], now, &done[nd], &anns,
+					  &pr);
 		pthread_mutex_unlock(&tp->rx.rlock);
 		pthread_rwlock_unlock(&tp->rx.srclock);
 		tp_recv_post(tp);
 		tp_ann_deliver(tp, &anns);
+		tp_probe_deliver(tp, &pr, now);
 		for (i = 0; i < nd; i++)
 			tp_up_deliver(tp, done[i].p, &done[i].msg);
 		/* acks of this batch in one go, windows reopened; then

@@ -273,15 +273,16 @@ static int tp_dest_group(struct tp *tp, struct tp_dest *d)
 }
 
 /* Snapshot p's AH and address (the group's for p NULL); -ENOTCONN when
- * it is down. */
-int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
+ * it is not up, or, joined_ok, when no session stands either. */
+static int tp_dest_read(struct tp *tp, struct peer *p, struct tp_dest *d,
+			int joined_ok)
 {
 	int rc = 0;
 
 	if (!p)
 		return tp_dest_group(tp, d);
 	pthread_mutex_lock(&p->lock);
-	if (!p->up || !p->ah) {
+	if (!(p->up || (joined_ok && p->probe.joined)) || !p->ah) {
 		rc = -ENOTCONN;
 	} else {
 		d->ah = p->ah;
@@ -294,6 +295,42 @@ int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
 			d->mtu = tp_addr_mtu(&p->addr);
 	}
 	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+/* What data may use: p up. */
+int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
+{
+	return tp_dest_read(tp, p, d, 0);
+}
+
+/*
+ * One prebuilt datagram dg[0..len) posted at once, for what is rare
+ * (announces, probes): to p joined or up, to the group (p NULL), or to
+ * d as given (TP_ONE_FIXED).  TP_ONE_NOWAIT: -EAGAIN when the ring is
+ * full rather than wait (the progress thread's).  0, -ENOTCONN or -EIO.
+ */
+int tp_ring_send_one(struct tp *tp, struct peer *p, struct tp_dest *d,
+		     int flags, const void *dg, size_t len)
+{
+	uint8_t *sb;
+	int rc;
+
+	pthread_mutex_lock(&tp->ring.lock);
+	tp_ring_reap(tp);
+	if (tp_ring_free(tp))
+		rc = 0;
+	else
+		rc = (flags & TP_ONE_NOWAIT) ? -EAGAIN : tp_ring_wait(tp);
+	if (!rc && !(flags & TP_ONE_FIXED))
+		rc = tp_dest_read(tp, p, d, 1);
+	if (!rc) {
+		sb = tp_ring_slot(tp);
+		memcpy(sb, dg, len);
+		tp_ring_fill(tp, d, sb, len);
+		tp_ring_push(tp);
+	}
+	pthread_mutex_unlock(&tp->ring.lock);
 	return rc;
 }
 

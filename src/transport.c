@@ -8,8 +8,10 @@
  * (see tp_int.h for their layering, the threads and the one lock order).
  *
  * The progress thread sleeps in epoll on the receive CQ's completion
- * channel, a timerfd (reassembly expiry) and an eventfd (stop, and
- * reliable sends that want their timers armed).
+ * channel, the device's async event fd (tp_event.c), a timerfd
+ * (reassembly expiry) and an eventfd (stop, reliable sends that want
+ * their timers armed, probes started); it wakes for the probes' and the
+ * reliable timers' next deadline too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,12 +73,21 @@ static void tp_on_wake(struct tp *tp)
 }
 
 /* What the progress thread sleeps on, by epoll data.u32. */
-enum { TP_EV_CHAN, TP_EV_TIMER, TP_EV_WAKE, TP_EV_MAX };
+enum { TP_EV_CHAN, TP_EV_TIMER, TP_EV_WAKE, TP_EV_ASYNC, TP_EV_MAX };
 static void (*const tp_on_event[TP_EV_MAX])(struct tp *) = {
 	[TP_EV_CHAN] = tp_on_chan,
 	[TP_EV_TIMER] = tp_on_timer,
 	[TP_EV_WAKE] = tp_on_wake,
+	[TP_EV_ASYNC] = tp_event_drain,
 };
+
+/* The sooner of two waits in ms, -1 being none. */
+static int tp_wait_min(int a, int b)
+{
+	if (a < 0)
+		return b;
+	return b < 0 || a < b ? a : b;
+}
 
 /* Drop expired partial messages and arm the timer for the next. */
 static void tp_expire(struct tp *tp)
@@ -110,8 +121,10 @@ static void tp_busy_loop(struct tp *tp)
 		now = util_now_ms();
 		if (now >= next_expire) {
 			tp_recv_expire(tp); /* no timerfd in this mode */
+			tp_event_drain(tp);
 			next_expire = now + 50;
 		}
+		tp_probe_tick(tp, now);
 		if (tp->rel.any) {
 			tp_rel_service(tp, 1);
 			tp_up_announce(tp);
@@ -142,8 +155,9 @@ static void *tp_progress(void *arg)
 			if (ev[i].data.u32 < TP_EV_MAX)
 				tp_on_event[ev[i].data.u32](tp);
 		tp_expire(tp);
-		if (tp->rel.any)
-			wait_ms = tp_rel_tick(tp);
+		wait_ms = tp->rel.any ? tp_rel_tick(tp) : -1;
+		wait_ms =
+			tp_wait_min(wait_ms, tp_probe_tick(tp, util_now_ms()));
 	}
 	return NULL;
 }
@@ -170,7 +184,8 @@ static void tp_prog_close_fds(struct tp *tp)
 	tp->prog.epfd = tp->prog.tfd = tp->prog.efd = -1;
 }
 
-/* epoll over the completion channel, the expiry timer and the wake fd. */
+/* epoll over the completion channel, the expiry timer, the wake fd and
+ * the async events. */
 static int tp_prog_fds(struct tp *tp)
 {
 	int fds[TP_EV_MAX], i;
@@ -182,11 +197,12 @@ static int tp_prog_fds(struct tp *tp)
 	tp->prog.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (tp->prog.epfd < 0 || tp->prog.tfd < 0 || tp->prog.efd < 0)
 		return -errno;
-	if (tp_nonblock(tp->dev.chan->fd))
+	if (tp_nonblock(tp->dev.chan->fd) || tp_event_open(tp))
 		return -errno;
 	fds[TP_EV_CHAN] = tp->dev.chan->fd;
 	fds[TP_EV_TIMER] = tp->prog.tfd;
 	fds[TP_EV_WAKE] = tp->prog.efd;
+	fds[TP_EV_ASYNC] = tp->dev.ctx->async_fd;
 	for (i = 0; i < TP_EV_MAX; i++) {
 		memset(&ev, 0, sizeof(ev));
 		ev.events = EPOLLIN;
@@ -294,6 +310,7 @@ static void tp_destroy_ahs(struct tp *tp)
 			ibv_destroy_ah(p->ah);
 		p->ah = NULL;
 		p->up = 0;
+		tp_probe_stop(p);
 		pthread_mutex_unlock(&p->lock);
 	}
 }
@@ -397,23 +414,31 @@ static int tp_ah_fits(const struct peer *p, const struct peer_addr *addr)
 	       !memcmp(&p->addr.gid, &addr->gid, sizeof(addr->gid));
 }
 
-/* Mark p up at addr through ah (under ring.lock and p->lock); the AH it
- * replaces, to retire. */
-static struct ibv_ah *tp_peer_install(struct peer *p,
+/*
+ * Install p at addr through ah (under ring.lock and p->lock): joined,
+ * and probed until it answers (tp_probe.c), unless it is up at that
+ * very address already; the AH it replaces, to retire.  *up: it is.
+ */
+static struct ibv_ah *tp_peer_install(struct tp *tp, struct peer *p,
 				      const struct peer_addr *addr,
 				      struct ibv_ah *ah,
-				      enum config_route route)
+				      enum config_route route, int *up)
 {
 	struct ibv_ah *old = p->ah;
 
+	*up = p->up && old == ah && peer_addr_same(&p->addr, addr);
 	p->ah = ah;
 	p->addr = *addr;
 	p->route_used = route;
-	p->up = 1;
-	p->epoch++;
-	p->since = time(NULL);
-	p->last_err = 0;
-	p->last_error[0] = '\0';
+	if (!*up) {
+		p->up = 0;
+		p->since = time(NULL);
+		tp_probe_start(tp, p, util_now_ms());
+	}
+	if (!p->probe.held) { /* else our port's reason stays */
+		p->last_err = 0;
+		p->last_error[0] = '\0';
+	}
 	return old != ah ? old : NULL;
 }
 
@@ -423,6 +448,7 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	       struct ibv_ah *ah, enum config_route route)
 {
 	struct ibv_ah *old;
+	int up;
 
 	pthread_mutex_lock(&p->lock);
 	if (!ah && !tp_ah_fits(p, addr)) {
@@ -436,7 +462,7 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	tp_recv_src_set(tp, p, addr);
 	pthread_mutex_lock(&tp->ring.lock);
 	pthread_mutex_lock(&p->lock);
-	old = tp_peer_install(p, addr, ah ? ah : p->ah, route);
+	old = tp_peer_install(tp, p, addr, ah ? ah : p->ah, route, &up);
 	pthread_mutex_unlock(&p->lock);
 	tp_mcast_fit(tp, addr);
 	if (old)
@@ -446,7 +472,9 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 		tp_add(&p->cnt.ah_resolutions, 1);
 		tp_add(&tp->totals.ah_resolutions, 1);
 	}
-	if (tp->ops.peer_up)
+	if (!up)
+		tp_probe_kick(tp);
+	else if (tp->ops.peer_up)
 		tp->ops.peer_up(tp->arg, p);
 	return 0;
 }
@@ -483,8 +511,9 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 	int was_up;
 
 	pthread_mutex_lock(&p->lock);
-	was_up = p->up;
+	was_up = p->up || p->probe.joined;
 	p->up = 0;
+	tp_probe_stop(p);
 	if (was_up)
 		p->since = time(NULL);
 	pthread_mutex_unlock(&p->lock);

@@ -78,7 +78,10 @@ int wire_hdr_decode(struct wire_hdr *h, const void *buf, size_t len)
 
 	if (t.version != WIRE_VERSION)
 		return -EBADMSG;
-	if (t.type != WIRE_DATA && t.type != WIRE_ACK && t.type != WIRE_ANN)
+	if (t.type < WIRE_DATA || t.type > WIRE_PONG)
+		return -EBADMSG;
+	if ((t.type == WIRE_PING || t.type == WIRE_PONG) &&
+	    (t.chan_len || t.frag_cnt != 1 || t.total_len))
 		return -EBADMSG;
 	if (t.type == WIRE_ANN &&
 	    (t.chan_len || t.frag_cnt != 1 || t.total_len > WIRE_ANN_MAX))
@@ -181,4 +184,18 @@ void wire_bare_hdr(void *buf, uint8_t type, uint32_t src, uint32_t total_len)
 	h.frag_cnt = 1;
 	h.total_len = total_len;
 	wire_hdr_encode(&h, buf);
+}
+
+/* A probe is a bare header whose msg_id carries the token. */
+size_t wire_probe_build(void *buf, uint8_t type, uint32_t src, uint32_t token)
+{
+	struct wire_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = type;
+	h.src = src;
+	h.msg_id = token;
+	h.frag_cnt = 1;
+	wire_hdr_encode(&h, buf);
+	return WIRE_PROBE_LEN;
 }

@@ -9,115 +9,12 @@
  * refusal; after a refusal for a full queue, later messages to that
  * channel are refused until a retry goes in, while other channels go on.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <sys/eventfd.h>
+#include "tp_harness.h"
 
-#include "unit.h"
-#include "../../src/tp_int.h"
-#include "config.h"
-#include "peer.h"
-#include "util.h"
-#include "wire.h"
-
-/* cmocka hands every test a state pointer; these tests keep none. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-#define TWO_NODES(delivery)                                                    \
-	"[global]\nroute = gid\ndelivery = " delivery "\n"                     \
-	"[node alpha]\naddr = 10.0.2.15\n"                                     \
-	"[node beta]\naddr = 10.0.2.16\n"
-
-#define ALPHA	 0
-#define BETA	 1
-#define BETA_QPN 0x123
-#define MTU	 1024
-#define GRH	 sizeof(struct ibv_grh)
-#define MAX_SENT 64
-
-/* A datagram the engine posted: where it went and its bytes. */
-struct sent {
-	uint32_t qpn;
-	size_t len;
-	uint8_t buf[MTU];
-};
-
-/* The fake device and what it saw; one test at a time. */
-static struct {
-	struct ibv_context ctx;
-	struct ibv_cq scq, rcq;
-	struct ibv_qp qp;
-	struct ibv_mr mr;
-	int ah; /* its address is the AH */
-	struct ibv_wc rwc[4];
-	int nrwc;
-	struct sent sent[MAX_SENT];
-	int nsent;
-} dev;
-
-/* The engine under test and the answers deliver gives. */
-static struct config cfg;
-static struct peer *peers;
-static struct tp *tp;
+/* The answers deliver gives. */
 static int delivered, refuse, replied, done_status = 1;
 static int refuse_rc = -EAGAIN; /* what a refusal returns */
 static char got[64];
-
-/* Receive completions queued by the test; the send CQ stays empty. */
-static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
-{
-	int k = 0;
-
-	if (cq != &dev.rcq)
-		return 0;
-	while (k < n && k < dev.nrwc) {
-		wc[k] = dev.rwc[k];
-		k++;
-	}
-	memmove(dev.rwc, dev.rwc + k, (dev.nrwc - k) * sizeof(dev.rwc[0]));
-	dev.nrwc -= k;
-	return k;
-}
-
-/* Record every WR of the chain. */
-static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			  struct ibv_send_wr **bad)
-{
-	for (; wr; wr = wr->next) {
-		struct sent *s = &dev.sent[dev.nsent++];
-
-		assert_true(dev.nsent <= MAX_SENT);
-		assert_int_equal(wr->num_sge, 1);
-		assert_ptr_equal(wr->wr.ud.ah, (struct ibv_ah *)&dev.ah);
-		s->qpn = wr->wr.ud.remote_qpn;
-		s->len = wr->sg_list[0].length;
-		memcpy(s->buf, (void *)(uintptr_t)wr->sg_list[0].addr, s->len);
-	}
-	return 0;
-}
-
-/* Receives are always taken. */
-static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-			  struct ibv_recv_wr **bad)
-{
-	return 0;
-}
-
-/* Every engine lock is free: an upcall may call the engine back. */
-static void assert_unlocked(void)
-{
-	assert_int_equal(pthread_rwlock_trywrlock(&tp->rx.srclock), 0);
-	pthread_rwlock_unlock(&tp->rx.srclock);
-	assert_int_equal(pthread_mutex_trylock(&tp->rx.rlock), 0);
-	pthread_mutex_unlock(&tp->rx.rlock);
-	assert_int_equal(pthread_mutex_trylock(&tp->rel.lock), 0);
-	pthread_mutex_unlock(&tp->rel.lock);
-	assert_int_equal(pthread_mutex_trylock(&tp->ring.lock), 0);
-	pthread_mutex_unlock(&tp->ring.lock);
-}
 
 /* A reply finished (datagram mode: at once). */
 static void reply_done(void *arg, int status, size_t len)
@@ -156,64 +53,16 @@ static const struct tp_ops echo_ops = {
 	.announce = echo_announce,
 };
 
-/* Beta's GID, as its datagrams carry it in the GRH. */
-static void beta_gid(union ibv_gid *gid)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[0] = 0xfe;
-	gid->raw[1] = 0x80;
-	gid->raw[15] = 0x16;
-}
-
-/* An engine on the fake device, alpha local, beta up. */
+/* An engine on the fake device, alpha local, beta up (probed). */
 static int setup(const char *text)
 {
-	char err[CONFIG_ERR_MAX];
-	struct peer_addr addr;
-
-	memset(&dev, 0, sizeof(dev));
 	delivered = refuse = replied = 0;
 	refuse_rc = -EAGAIN;
 	done_status = 1;
 	got[0] = '\0';
-	dev.ctx.ops.poll_cq = fake_poll_cq;
-	dev.ctx.ops.post_send = fake_post_send;
-	dev.ctx.ops.post_recv = fake_post_recv;
-	dev.scq.context = dev.rcq.context = dev.qp.context = &dev.ctx;
-	memset(&cfg, 0, sizeof(cfg));
-	if (config_load_string(text, "t.ini", &cfg, err, sizeof(err)) ||
-	    config_select_local(&cfg, "alpha", err, sizeof(err)) ||
-	    peer_table_open(&peers, &cfg))
+	if (tp_harness_open(text, &echo_ops, &dev))
 		return -1;
-	tp = calloc(1, sizeof(*tp));
-	tp->cfg = &cfg;
-	tp->peers = peers;
-	tp->npeers = cfg.nnodes;
-	tp->ops = echo_ops;
-	tp->arg = &dev;
-	tp->self_id = peers[ALPHA].id;
-	tp->info.mtu_bytes = MTU;
-	tp->info.link_layer = IBV_LINK_LAYER_ETHERNET;
-	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
-	tp->dev.qp = &dev.qp;
-	tp->dev.scq = &dev.scq;
-	tp->dev.rcq = &dev.rcq;
-	tp->prog.efd = eventfd(0, EFD_NONBLOCK);
-	if (tp_ring_open(tp) || tp_recv_open(tp) || tp_rel_open(tp))
-		return -1;
-	tp->ring.buf = calloc(cfg.send_depth, MTU);
-	tp->ring.mr = &dev.mr;
-	tp->rx.slot = MTU + GRH;
-	tp->rx.buf = calloc(cfg.recv_depth, tp->rx.slot);
-	tp->rx.mr = &dev.mr;
-	if (tp_recv_post(tp))
-		return -1;
-	memset(&addr, 0, sizeof(addr));
-	addr.qpn = BETA_QPN;
-	addr.mtu = IBV_MTU_1024;
-	beta_gid(&addr.gid);
-	tp_peer_up(tp, &peers[BETA], &addr, (struct ibv_ah *)&dev.ah,
-		   ROUTE_GID);
+	tp_harness_probe_beta();
 	return 0;
 }
 
@@ -236,24 +85,10 @@ static int setup_reliable(void **state)
 	return setup(TWO_NODES("reliable"));
 }
 
-/* Everything setup made, in reverse (no QP to destroy: it is fake). */
+/* Everything setup made, in reverse. */
 static int teardown(void **state)
 {
-	int i;
-
-	for (i = 0; i < tp->npeers; i++)
-		tp_rel_reset(tp, &tp->peers[i], -ENOTCONN, 1);
-	free(tp->rx.buf);
-	free(tp->ring.buf);
-	tp_rel_close(tp);
-	tp_recv_close(tp);
-	tp_ring_close(tp);
-	close(tp->prog.efd);
-	free((void *)tp->msg_ids);
-	free(tp);
-	peer_table_close(peers, cfg.nnodes);
-	config_free(&cfg);
-	return 0;
+	return tp_harness_close();
 }
 
 /* Beta sends "hello" on chan in receive slot 0 (psn psn when reliable,
@@ -262,16 +97,12 @@ static void beta_sends_on(const char *chan, uint32_t msg_id, uint32_t psn,
 			  uint32_t rflags)
 {
 	uint8_t *slot = tp->rx.buf;
-	struct ibv_grh *grh = (struct ibv_grh *)slot;
-	struct ibv_wc *wc = &dev.rwc[dev.nrwc++];
+	union ibv_gid gid;
 	struct wire_rel w;
 	size_t dlen, room = MTU;
 
 	if (tp_peer_reliable(tp, &peers[BETA]))
 		room -= WIRE_REL_LEN;
-	memset(grh, 0, GRH);
-	grh->version_tclass_flow = htobe32(6u << 28);
-	beta_gid(&grh->sgid);
 	dlen = wire_frag_build(slot + GRH, room, peers[BETA].id, msg_id, chan,
 			       "hello", 5, 0);
 	assert_true(dlen > 0);
@@ -283,12 +114,8 @@ static void beta_sends_on(const char *chan, uint32_t msg_id, uint32_t psn,
 		w.rflags = WIRE_REL_ACKREQ | rflags;
 		dlen = wire_rel_put(slot + GRH, dlen, &w);
 	}
-	memset(wc, 0, sizeof(*wc));
-	wc->wr_id = 0;
-	wc->status = IBV_WC_SUCCESS;
-	wc->byte_len = GRH + dlen;
-	wc->src_qp = BETA_QPN;
-	wc->wc_flags = IBV_WC_GRH;
+	beta_gid(&gid);
+	tp_harness_arrive(BETA_QPN, &gid, dlen);
 }
 
 /* Beta sends the first fragment of message msg_id, of max_message
@@ -297,22 +124,15 @@ static void beta_first(uint32_t msg_id, uint8_t flags)
 {
 	static uint8_t big[1 << 20];
 	uint8_t *slot = tp->rx.buf;
-	struct ibv_grh *grh = (struct ibv_grh *)slot;
-	struct ibv_wc *wc = &dev.rwc[dev.nrwc++];
+	union ibv_gid gid;
 	size_t dlen;
 
-	memset(grh, 0, GRH);
-	grh->version_tclass_flow = htobe32(6u << 28);
-	beta_gid(&grh->sgid);
 	dlen = wire_frag_build(slot + GRH, MTU, peers[BETA].id, msg_id, "big",
 			       big, cfg.max_message, 0);
 	assert_true(dlen > 0);
 	wire_set_flag(slot + GRH, flags);
-	memset(wc, 0, sizeof(*wc));
-	wc->status = IBV_WC_SUCCESS;
-	wc->byte_len = GRH + dlen;
-	wc->src_qp = BETA_QPN;
-	wc->wc_flags = IBV_WC_GRH;
+	beta_gid(&gid);
+	tp_harness_arrive(BETA_QPN, &gid, dlen);
 }
 
 /* Beta sends "hello" on "ping" in receive slot 0 (psn 0 when reliable). */

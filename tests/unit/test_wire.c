@@ -43,7 +43,7 @@ static void test_node_id(void **state __attribute__((unused)))
 static void test_hdr_roundtrip(void **state __attribute__((unused)))
 {
 	static const uint8_t want[WIRE_HDR_LEN] = {
-		'I',  'B',  'F',  'S',	6,    1,    5,	  0x80,
+		'I',  'B',  'F',  'S',	7,    1,    5,	  0x80,
 		0x01, 0x02, 0x03, 0x04, 0xa1, 0xb2, 0xc3, 0xd4,
 		0x00, 0x02, 0x00, 0x07, 0x00, 0x12, 0x34, 0x56,
 	};
@@ -509,12 +509,38 @@ static void test_rel_trailer(void **state __attribute__((unused)))
 			 -EBADMSG);
 }
 
+/* A probe is a bare header carrying its token; one with a channel, a
+ * body or fragments is refused. */
+static void test_probe_codec(void **state __attribute__((unused)))
+{
+	uint8_t buf[WIRE_PROBE_LEN];
+	struct wire_hdr h;
+	uint8_t type;
+
+	for (type = WIRE_PING; type <= WIRE_PONG; type++) {
+		assert_int_equal(
+			wire_probe_build(buf, type, 0x11223344, 0xdeadbeef),
+			WIRE_PROBE_LEN);
+		assert_int_equal(wire_hdr_decode(&h, buf, sizeof(buf)), 0);
+		assert_int_equal(h.type, type);
+		assert_int_equal(h.src, 0x11223344);
+		assert_int_equal(h.msg_id, 0xdeadbeef);
+		assert_int_equal(h.chan_len, 0);
+		assert_int_equal(h.total_len, 0);
+		hdr_expect_bad(&h, WIRE_HDR_LEN, 6, 1);	 /* a channel */
+		hdr_expect_bad(&h, WIRE_HDR_LEN, 23, 1); /* a body */
+		hdr_expect_bad(&h, WIRE_HDR_LEN, 19, 2); /* fragments */
+	}
+	hdr_expect_bad(&h, WIRE_HDR_LEN, 5, WIRE_PONG + 1); /* no such type */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_id),
 		cmocka_unit_test(test_hdr_roundtrip),
 		cmocka_unit_test(test_hdr_malformed),
+		cmocka_unit_test(test_probe_codec),
 		cmocka_unit_test(test_frag_room),
 		cmocka_unit_test(test_frag_count_edges),
 		cmocka_unit_test(test_frag_build_layout),

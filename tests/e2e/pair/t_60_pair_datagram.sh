@@ -13,6 +13,12 @@
 # of beta's RoCE v2 datagrams on alpha's wire (rdma_rxe's prepare4 puts
 # the AH's GRH traffic class there), caught with an AF_PACKET socket.
 # sl = 3 is accepted; RoCE carries no SL (no VLAN here), so it is not seen.
+# Then datagrams dropped while TCP stands (issue 21): beta's kernel drops
+# RoCE v2 (UDP 4791) from alpha, by a policy rule, and both restart;
+# alpha's write meets beta over TCP, the probe gets no answer, and both
+# ends say state=unreachable with why; the write fails ENOTCONN after
+# peer_timeout, as to a peer down.  Once the rule goes, both come up by
+# themselves (no write needed) and data flows.
 # timeout: 180
 source "$(dirname "$0")/pairlib.sh"
 export IBFS_CONF_EXTRA=$'pkey = 0xffff\nsl = 3\ntraffic_class = 0xb8'
@@ -110,3 +116,54 @@ else
 	log "alpha saw TOS $(pair_get tos-got 30)"
 fi
 pair_sync done
+
+# --- datagrams dropped, TCP standing: unreachable, then up by itself
+ibfs_stop "$SELF"
+IBFS_CONF_EXTRA='peer_timeout = 3s' pair_write_conf
+# Policy rules come before the local table only once it moves from pref 0.
+undrop() {
+	ip rule del pref 90 2>/dev/null || true
+	if ip rule show pref 100 | grep -q local; then
+		ip rule add pref 0 lookup local && ip rule del pref 100
+	fi
+}
+if [[ $SELF == beta ]]; then
+	on_exit undrop
+	ip rule add pref 100 lookup local && ip rule del pref 0 &&
+		ip rule add pref 90 iif eth0 ipproto udp dport 4791 blackhole ||
+		fail "ip rule dropping RoCE v2 from alpha: $(ip rule show)"
+fi
+pair_sync dropping
+ibfs_start "$SELF"
+pair_sync restarted
+# Wait until this node sees its peer in state $1.
+peer_is() { [[ $(peer_status "$M" "$PEER" state) == "$1" ]]; }
+if [[ $SELF == alpha ]]; then
+	bash -c "echo lost >'$M/beta/u'" 2>"$WORK/u.err" &
+	w=$!
+	wait_for "peer_is unreachable" 20 ||
+		fail "beta at alpha: $(peer_status "$M" beta state), want unreachable"
+	if wait "$w"; then fail "a write to an unreachable peer succeeded"; fi
+	assert_match 'Transport endpoint is not connected' "$(cat "$WORK/u.err")" \
+		"a write to an unreachable peer"
+else
+	wait_for "peer_is unreachable" 20 ||
+		fail "alpha at beta: $(peer_status "$M" alpha state), want unreachable"
+fi
+assert_eq "datagrams to $PEER get no answer (qkey, pkey, route or firewall?)" \
+	"$(peer_status "$M" "$PEER" last_error)" "why $PEER is unreachable"
+grep -q "peer $PEER: datagrams to it get no answer" "$WORK/$SELF.log" ||
+	fail "no log line saying $PEER is unreachable"
+log "unreachable with TCP standing: probe_tx $(peer_status "$M" "$PEER" probe_tx)," \
+	"probe_rx $(peer_status "$M" "$PEER" probe_rx)"
+pair_sync unreachable
+if [[ $SELF == beta ]]; then undrop; fi
+pair_sync undropped
+wait_for "peer_is up" 20 ||
+	fail "$PEER at $SELF: $(peer_status "$M" "$PEER" state) once datagrams pass"
+assert_eq "" "$(peer_status "$M" "$PEER" last_error)" "last_error once up"
+echo "back from $SELF" >"$M/$PEER/back" || fail "write once datagrams pass"
+wait_file "$M/$PEER/back"
+assert_eq "back from $PEER" "$(timeout 10 cat "$M/$PEER/back")" "message once up"
+log "up again by itself once datagrams pass; data both ways"
+pair_sync done2

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The data path probe.  A bootstrap session proves that TCP gets through,
+ * not datagrams: a qkey, a P_Key, a route or a firewall may still drop
+ * every one.  So a peer the bootstrap installs (tp_peer_up) is joined,
+ * not up: it is sent a WIRE_PING, which its daemon answers with a
+ * WIRE_PONG echoing the ping's token, and only that answer, proof of
+ * both directions, makes it up (and calls peer_up).  Unanswered after
+ * TP_PROBE_TRIES pings (about 1 s), it is unreachable, with a reason in
+ * words; it is pinged on, slowly, and comes up by itself once an answer
+ * arrives.  Peers once up are not pinged again, until our port comes
+ * back (tp_event.c).
+ *
+ * A ping is answered only when it passed the source filter (a node the
+ * bootstrap met: a stranger's is dropped as drop_unknown_src) and its
+ * sender is joined here, through the AH the bootstrap made for it; one
+ * answer per TP_PROBE_GAP_MS to one peer at most.
+ *
+ * Threads: tp_probe_start and tp_probe_stop run under p->lock on the
+ * bootstrap thread (tp_peer_up, tp_peer_down), which then kicks the
+ * progress thread; everything else runs there, with no engine lock held
+ * but those it takes (tp_probe_take under the receive locks).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "tp_int.h"
+#include "util.h"
+
+/* Probe p from now on, as joined and not up (under p->lock). */
+void tp_probe_start(struct tp *tp, struct peer *p, uint64_t now)
+{
+	struct peer_probe *pr = &p->probe;
+
+	if (!pr->joined)
+		pr->token = util_random32((uint32_t)p->idx ^ p->id);
+	pr->joined = 1;
+	pr->tries = 0;
+	pr->at = now ? now : 1;
+}
+
+/* p's session ended: no more probes (under p->lock). */
+void tp_probe_stop(struct peer *p)
+{
+	p->probe.joined = 0;
+	p->probe.unreachable = 0;
+	p->probe.at = 0;
+}
+
+/* Have the progress thread walk the peers at once. */
+void tp_probe_kick(struct tp *tp)
+{
+	uint64_t one = 1;
+
+	atomic_store(&tp->probe.kick, 1);
+	if (tp->prog.efd >= 0 && write(tp->prog.efd, &one, sizeof(one)) < 0)
+		log_warn("probe: eventfd");
+}
+
+/* How long to wait for an answer to the tries-th ping. */
+static uint64_t tp_probe_wait(int tries)
+{
+	if (tries > TP_PROBE_TRIES)
+		return TP_PROBE_SLOW_MS;
+	return (uint64_t)TP_PROBE_FIRST_MS << (tries - 1);
+}
+
+/* One probe datagram to p, joined or up; counted when it went. */
+static int tp_probe_post(struct tp *tp, struct peer *p, uint8_t type,
+			 uint32_t token)
+{
+	uint8_t dg[WIRE_PROBE_LEN];
+	struct tp_dest d;
+	size_t len = wire_probe_build(dg, type, tp->self_id, token);
+	int rc = tp_ring_send_one(tp, p, &d, TP_ONE_NOWAIT, dg, len);
+
+	if (rc)
+		return rc;
+	if (type == WIRE_PING) {
+		tp_add(&p->cnt.probe_tx, 1);
+		tp_add(&tp->totals.probe_tx, 1);
+	} else {
+		tp_add(&p->cnt.probe_answered, 1);
+		tp_add(&tp->totals.probe_answered, 1);
+	}
+	return 0;
+}
+
+/* Give p up as unreachable (under p->lock); its words for .status. */
+static void tp_probe_give_up(struct tp *tp, struct peer *p)
+{
+	p->probe.unreachable = 1;
+	p->last_err = ENETUNREACH;
+	snprintf(p->last_error, sizeof(p->last_error),
+		 "datagrams to %s get no answer (qkey, pkey, route or "
+		 "firewall?)",
+		 p->conf->name);
+}
+
+/*
+ * p's probe at now (under p->lock): 1 when a ping is due (token set),
+ * with *failed when p became unreachable by it; *next the earliest
+ * deadline so far.
+ */
+static int tp_probe_due(struct tp *tp, struct peer *p, uint64_t now,
+			uint32_t *token, int *failed, uint64_t *next)
+{
+	struct peer_probe *pr = &p->probe;
+
+	*failed = 0;
+	if (!pr->joined || pr->held || p->up || !pr->at)
+		return 0;
+	if (now < pr->at) {
+		if (!*next || pr->at < *next)
+			*next = pr->at;
+		return 0;
+	}
+	if (pr->tries >= TP_PROBE_TRIES && !pr->unreachable) {
+		tp_probe_give_up(tp, p);
+		*failed = 1;
+	}
+	if (pr->tries <= TP_PROBE_TRIES)
+		pr->tries++;
+	*token = ++pr->token;
+	pr->sent_ms = now;
+	pr->at = now + tp_probe_wait(pr->tries);
+	if (!*next || pr->at < *next)
+		*next = pr->at;
+	return 1;
+}
+
+/* p gave no answer: say so once (rate-limited: a peer may restart at
+ * will), and let what waits for it go. */
+static void tp_probe_failed(struct tp *tp, struct peer *p)
+{
+	static struct log_rl rl;
+
+	log_rl_info(&rl,
+		    "peer %s: datagrams to it get no answer, state unreachable "
+		    "(check qkey, pkey and the route to it; man ibfs)",
+		    p->conf->name);
+	if (tp->ops.peer_failed)
+		tp->ops.peer_failed(tp->arg, p);
+}
+
+/* Ping every peer due by now; ms until the next is due, -1 if none. */
+int tp_probe_tick(struct tp *tp, uint64_t now)
+{
+	uint64_t next = 0;
+	uint32_t token = 0;
+	int i, due, failed;
+
+	if (!atomic_exchange(&tp->probe.kick, 0)) {
+		if (!tp->probe.next_at)
+			return -1;
+		if (now < tp->probe.next_at)
+			return (int)(tp->probe.next_at - now);
+	}
+	for (i = 0; i < tp->npeers; i++) {
+		struct peer *p = &tp->peers[i];
+
+		pthread_mutex_lock(&p->lock);
+		due = tp_probe_due(tp, p, now, &token, &failed, &next);
+		pthread_mutex_unlock(&p->lock);
+		if (failed)
+			tp_probe_failed(tp, p);
+		if (due)
+			tp_probe_post(tp, p, WIRE_PING, token);
+	}
+	tp->probe.next_at = next;
+	return next ? (int)(next > now ? next - now : 0) : -1;
+}
+
+/* Note a probe datagram of the batch (under the receive locks). */
+void tp_probe_take(struct tp_probes *b, struct peer *p,
+		   const struct wire_hdr *h)
+{
+	if (b->n >= TP_POLL_BATCH)
+		return;
+	b->e[b->n].p = p;
+	b->e[b->n].type = h->type;
+	b->e[b->n].token = h->msg_id;
+	b->n++;
+}
+
+/*
+ * p pinged us: answer when it is joined here and not answered within
+ * TP_PROBE_GAP_MS; when we probe it still, ping it now (it has just
+ * installed us, so our ping may be answered at last).
+ */
+static void tp_probe_ping(struct tp *tp, struct peer *p, uint32_t token,
+			  uint64_t now)
+{
+	struct peer_probe *pr = &p->probe;
+	int answer, again = 0;
+
+	pthread_mutex_lock(&p->lock);
+	answer = (pr->joined || p->up) && p->ah &&
+		 now >= pr->answered_ms + TP_PROBE_GAP_MS;
+	if (answer)
+		pr->answered_ms = now;
+	if (pr->joined && !p->up && !pr->held && pr->at &&
+	    now >= pr->sent_ms + TP_PROBE_GAP_MS && pr->at > now) {
+		pr->at = now;
+		again = 1;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (answer)
+		tp_probe_post(tp, p, WIRE_PONG, token);
+	if (again)
+		atomic_store(&tp->probe.kick, 1);
+}
+
+/* p answered: up, if the answer is to a recent ping of ours. */
+static void tp_probe_pong(struct tp *tp, struct peer *p, uint32_t token)
+{
+	struct peer_probe *pr = &p->probe;
+	static struct log_rl rl;
+	int up = 0, was_unreachable = 0;
+
+	tp_add(&p->cnt.probe_rx, 1);
+	tp_add(&tp->totals.probe_rx, 1);
+	pthread_mutex_lock(&p->lock);
+	if (pr->joined && !p->up && !pr->held &&
+	    (uint32_t)(pr->token - token) < TP_PROBE_WINDOW) {
+		up = 1;
+		was_unreachable = pr->unreachable;
+		pr->unreachable = 0;
+		pr->at = 0;
+		p->up = 1;
+		p->epoch++;
+		p->since = time(NULL);
+		p->last_err = 0;
+		p->last_error[0] = '\0';
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!up)
+		return;
+	if (was_unreachable)
+		log_rl_info(&rl,
+			    "peer %s: datagrams get through again, state up",
+			    p->conf->name);
+	if (tp->ops.peer_up)
+		tp->ops.peer_up(tp->arg, p);
+}
+
+/* Answer the batch's pings and take its answers (no lock held). */
+void tp_probe_deliver(struct tp *tp, struct tp_probes *b, uint64_t now)
+{
+	int i;
+
+	for (i = 0; i < b->n; i++) {
+		if (b->e[i].type == WIRE_PING)
+			tp_probe_ping(tp, b->e[i].p, b->e[i].token, now);
+		else
+			tp_probe_pong(tp, b->e[i].p, b->e[i].token);
+	}
+	b->n = 0;
+}
+
+/*
+ * Our port went down (held, why its words) or came back: down, every
+ * peer is down with that reason and no longer probed; back, every peer
+ * joined is probed again from its first try, and up once answered.
+ */
+void tp_probe_hold(struct tp *tp, int held, const char *why)
+{
+	uint64_t now = util_now_ms();
+	int i, was_up;
+
+	tp->probe.port_down = held;
+	for (i = 0; i < tp->npeers; i++) {
+		struct peer *p = &tp->peers[i];
+
+		pthread_mutex_lock(&p->lock);
+		was_up = p->up;
+		p->probe.held = held;
+		if (held) {
+			p->up = 0;
+			p->last_err = ENETDOWN;
+			snprintf(p->last_error, sizeof(p->last_error), "%s",
+				 why);
+			if (was_up)
+				p->since = time(NULL);
+		} else if (p->last_err == ENETDOWN) {
+			p->last_err = 0;
+			p->last_error[0] = '\0';
+		}
+		if (!held && p->probe.joined)
+			tp_probe_start(tp, p, now);
+		pthread_mutex_unlock(&p->lock);
+		if (held && was_up && tp->ops.peer_failed)
+			tp->ops.peer_failed(tp->arg, p);
+	}
+	atomic_store(&tp->probe.kick, 1);
+}
+
+/* A path may have changed (GID, LID, SM): probe every joined peer that
+ * is not up again; those up stay up until their traffic says else. */
+void tp_probe_restart(struct tp *tp)
+{
+	uint64_t now = util_now_ms();
+	int i;
+
+	for (i = 0; i < tp->npeers; i++) {
+		struct peer *p = &tp->peers[i];
+
+		pthread_mutex_lock(&p->lock);
+		if (p->probe.joined && !p->up && !p->probe.held)
+			tp_probe_start(tp, p, now);
+		pthread_mutex_unlock(&p->lock);
+	}
+	atomic_store(&tp->probe.kick, 1);
+}
