@@ -68,6 +68,7 @@ static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 static void fs_fh_destroy(struct fs *fs, struct fs_fh *fh)
 {
 	if (fh->chan) {
+		LIST_REMOVE(fh, chan_link);
 		fh->chan->nopen--;
 		fs_chan_maybe_free(fs, fh->chan);
 	}
@@ -270,22 +271,30 @@ static void fs_op_forget_multi(fuse_req_t req, size_t count,
 }
 
 /*
- * Reply with ino's attributes; with chan_only, EPERM unless ino is a
- * channel (truncate).
+ * Reply with ino's attributes, a channel's size as req's process sees it
+ * (fs_chan_size; fi: the open file, when the kernel names it); with
+ * chan_only, EPERM unless ino is a channel (truncate).
  */
-static void fs_reply_attr(fuse_req_t req, fuse_ino_t ino, int chan_only)
+static void fs_reply_attr(fuse_req_t req, fuse_ino_t ino, int chan_only,
+			  struct fuse_file_info *fi)
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_node *node;
 	struct fs_chan *chan;
 	struct stat st;
+	enum fs_kind k;
 	int rc;
 
 	pthread_mutex_lock(&fs->lock);
-	if (chan_only && fs_ino_kind(fs, ino, &node, &chan) != FS_CHAN)
+	k = fs_ino_kind(fs, ino, &node, &chan);
+	if (chan_only && k != FS_CHAN)
 		rc = -EPERM;
 	else
 		rc = fs_fill_attr(fs, ino, &st);
+	if (!rc && k == FS_CHAN)
+		st.st_size = (off_t)fs_chan_size(
+			chan, fi ? (struct fs_fh *)(uintptr_t)fi->fh : NULL,
+			fuse_req_ctx(req)->pid);
 	pthread_mutex_unlock(&fs->lock);
 	if (rc)
 		fuse_reply_err(req, -rc);
@@ -293,11 +302,12 @@ static void fs_reply_attr(fuse_req_t req, fuse_ino_t ino, int chan_only)
 		fuse_reply_attr(req, &st, 0);
 }
 
-/* stat(2): a channel's size is the bytes queued, mtime the last arrival. */
+/* stat(2): a channel's size is the bytes queued (to its own reader, plus
+ * what it read: fs_chan_size), mtime the last arrival. */
 static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
-	fs_reply_attr(req, ino, 0);
+	fs_reply_attr(req, ino, 0, fi);
 }
 
 /*
@@ -313,7 +323,7 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	fs_reply_attr(req, ino, !!(to_set & FUSE_SET_ATTR_SIZE));
+	fs_reply_attr(req, ino, !!(to_set & FUSE_SET_ATTR_SIZE), fi);
 }
 
 /* Append one directory entry to a growing snapshot buffer. */
@@ -445,7 +455,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		rc = fs_open_check(node, fi);
 		if (rc)
 			break;
-		fh = fs_chan_open(fs, chan, fi);
+		fh = fs_chan_open(fs, chan, req, fi);
 		rc = fh ? 0 : -ENOMEM;
 		break;
 	case FS_ROOT_STATUS:
@@ -517,7 +527,7 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rc = fs_entry(fs, chan->ino, &e);
 	if (rc)
 		goto out;
-	fh = fs_chan_open(fs, chan, fi);
+	fh = fs_chan_open(fs, chan, req, fi);
 	if (!fh) {
 		chan->nlookup--;
 		rc = -ENOMEM;

@@ -91,6 +91,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "budget.h"
@@ -185,7 +186,8 @@ struct fs_chan {
 	size_t queued; /* payload bytes: the file's size */
 	uint64_t cost; /* what its messages are charged (fs_msg_cost) */
 	struct fs_waitq waiters;
-	struct fs_poller *polls; /* parked polls, one per open file */
+	LIST_HEAD(, fs_fh) opens; /* its open files (fs_chan_size) */
+	struct fs_poller *polls;  /* parked polls, one per open file */
 	unsigned npolls, cap_polls;
 	struct timespec mtime;
 	uint64_t nlookup;
@@ -222,6 +224,12 @@ struct fs_fh {
 	int released; /* RELEASE came: free at the last drop */
 	char *buf;
 	size_t len;
+
+	/* a channel's, for its size to this reader (fs_chan_size) */
+	LIST_ENTRY(fs_fh) chan_link; /* in chan->opens */
+	pid_t pid;		     /* the process that opened it */
+	int reader;		     /* opened O_RDONLY */
+	uint64_t nread;		     /* bytes read through it */
 };
 
 struct fs {
@@ -364,9 +372,18 @@ int fs_chan_take(struct fs *fs, struct fs_chan *c, size_t size, char **out,
 /* Put m back at the head of c's queue: a reply refused it. */
 void fs_chan_unread(struct fs *fs, struct fs_chan *c, struct fs_msg *m);
 
-/* An open file on chan, set up in fi; NULL without memory. */
-struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
+/* An open file on chan for req, set up in fi; NULL without memory. */
+struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan, fuse_req_t req,
 			   struct fuse_file_info *fi);
+
+/*
+ * c's st_size for a stat(2) by process pid, or through open file fh
+ * (NULL: not known): the bytes queued, plus what the asker's own
+ * read-only open of c read so far, so that tail -f sees a size that
+ * never shrinks (under fs->lock).
+ */
+uint64_t fs_chan_size(const struct fs_chan *c, const struct fs_fh *fh,
+		      pid_t pid);
 
 /* Send a write request's bytes to c's node (fs->lock not held). */
 void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
