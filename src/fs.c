@@ -35,6 +35,9 @@
 #define FS_ALL_NAME    CONFIG_NAME_ALL /* a node name the config refuses */
 #define FS_MAX_WRITE   (1024 * 1024)   /* the kernel's ceiling (256 pages) */
 
+/* MOUNT/.metrics: .status for Prometheus (fs_metrics.c) */
+#define FS_METRICS_NAME ".metrics"
+
 /* Classify an inode number; node/chan are filled where they apply. */
 static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 				struct fs_node **node, struct fs_chan **chan)
@@ -47,6 +50,8 @@ static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 		return FS_ROOT;
 	if (ino == FS_ROOT_STATUS_INO)
 		return FS_ROOT_STATUS;
+	if (ino == FS_ROOT_METRICS_INO)
+		return FS_ROOT_METRICS;
 	if (ino < FS_NODE_INO_BASE)
 		return FS_NONE; /* 0: no inode has it */
 	if (ino < fs->chan_base) {
@@ -129,6 +134,7 @@ static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 		st->st_nlink = 2;
 		break;
 	case FS_ROOT_STATUS:
+	case FS_ROOT_METRICS:
 	case FS_DIR_STATUS:
 		st->st_mode = S_IFREG | (fs->cfg->file_mode & 0444);
 		st->st_nlink = 1;
@@ -212,6 +218,8 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (k == FS_ROOT) {
 		if (strcmp(name, FS_STATUS_NAME) == 0)
 			ino = FS_ROOT_STATUS_INO;
+		else if (strcmp(name, FS_METRICS_NAME) == 0)
+			ino = FS_ROOT_METRICS_INO;
 		else if (strcmp(name, FS_ALL_NAME) == 0)
 			ino = fs->all->ino;
 		for (i = 0; !ino && i < fs->nnodes; i++)
@@ -373,6 +381,9 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 				   k == FS_ROOT ? FS_ROOT_STATUS_INO
 						: fs_node_status_ino(node),
 				   S_IFREG);
+	if (!rc && k == FS_ROOT)
+		rc = fs_dirbuf_add(req, fh, FS_METRICS_NAME,
+				   FS_ROOT_METRICS_INO, S_IFREG);
 	if (k == FS_ROOT) {
 		for (i = 0; !rc && i < fs->nnodes; i++)
 			rc = fs_dirbuf_add(req, fh,
@@ -459,6 +470,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		rc = fh ? 0 : -ENOMEM;
 		break;
 	case FS_ROOT_STATUS:
+	case FS_ROOT_METRICS:
 	case FS_DIR_STATUS:
 		if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 			rc = -EACCES;
@@ -466,8 +478,12 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		}
 		fh = calloc(1, sizeof(*fh));
 		/* under fs->lock, which the rendering never takes */
-		rc = fh ? fs_status_render(fs, node, &fh->buf, &fh->len)
-			: -ENOMEM;
+		if (!fh)
+			rc = -ENOMEM;
+		else if (k == FS_ROOT_METRICS)
+			rc = fs_metrics_render(fs, &fh->buf, &fh->len);
+		else
+			rc = fs_status_render(fs, node, &fh->buf, &fh->len);
 		if (!rc)
 			LIST_INSERT_HEAD(&fs->fhs, fh, link);
 		fi->fh = (uintptr_t)fh;

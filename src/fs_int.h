@@ -17,14 +17,17 @@
  *                multicast group or one copy each (prefix fs_all_)
  *   fs_status.c  the text of MOUNT/.status and MOUNT/NODE/.status
  *                (prefix fs_status_)
+ *   fs_metrics.c the text of MOUNT/.metrics, Prometheus's (prefix
+ *                fs_metrics_)
  *   fs_mount.c   the session: mount, loop, unmount (fs.h's fs_mount,
  *                fs_loop, fs_unmount)
  *
  * Threads, and what each calls:
  *   FUSE workers  every fs_op_* of fs.c, and through them fs_chan_write,
- *                 fs_park_read, fs_park_write, fs_park_poll and
- *                 fs_status_render; the interrupt callback
- *                 (fs_park_interrupt) on the worker that took INTERRUPT
+ *                 fs_park_read, fs_park_write, fs_park_poll,
+ *                 fs_status_render and fs_metrics_render; the interrupt
+ *                 callback (fs_park_interrupt) on the worker that took
+ *                 INTERRUPT
  *   progress      the transport's thread: fs_deliver and fs_announce,
  *                 with no transport lock held (transport.h)
  *   bootstrap     fs_peer_up (tp_ops.peer_up, no lock held): sends the
@@ -276,9 +279,10 @@ struct fs {
  * slots of a node nnodes; channels take the numbers after all's
  * (chan_base), one each, never reused.
  */
-#define FS_ROOT_INO	   FUSE_ROOT_ID /* 1 */
-#define FS_ROOT_STATUS_INO 2
-#define FS_NODE_INO_BASE   3
+#define FS_ROOT_INO	    FUSE_ROOT_ID /* 1 */
+#define FS_ROOT_STATUS_INO  2
+#define FS_ROOT_METRICS_INO 3
+#define FS_NODE_INO_BASE    4
 
 /* A node's inodes, by offset from its first. */
 enum fs_node_slot {
@@ -292,6 +296,7 @@ enum fs_kind {
 	FS_NONE, /* nothing (any more) */
 	FS_ROOT,
 	FS_ROOT_STATUS,
+	FS_ROOT_METRICS,
 	FS_DIR,
 	FS_DIR_STATUS,
 	FS_CHAN,
@@ -506,5 +511,13 @@ int fs_all_waiting(struct fs *fs);
  */
 int fs_status_render(struct fs *fs, struct fs_node *node, char **buf,
 		     size_t *len);
+
+/* ---- fs_metrics.c: MOUNT/.metrics ---- */
+
+/*
+ * The text of MOUNT/.metrics into *buf (malloc'ed, *len bytes), as
+ * fs_status_render: under fs->lock, taking peer locks.  0 or -errno.
+ */
+int fs_metrics_render(struct fs *fs, char **buf, size_t *len);
 
 #endif
