@@ -18,17 +18,18 @@
 
 /*
  * Every counter, once.  X(name, comment) lists generate the fields of
- * struct peer_counters, the drop reasons and their names, and the
- * .status lines (fs.c prints them in this order): adding a counter is a
- * line here and the place that counts it.
+ * struct peer_counters, the drop reasons and their names, the
+ * .status lines (fs_status.c prints them in this order) and the
+ * .metrics families (fs_metrics.c; the comment is their HELP): adding a
+ * counter is a line here and the place that counts it.
  */
 
 /* Traffic and address resolutions: msgs_tx=N ... in .status. */
 #define PEER_COUNTERS_TRAFFIC(X)                                               \
 	X(msgs_tx, "messages sent")                                            \
-	X(bytes_tx, "their bytes")                                             \
+	X(bytes_tx, "bytes of the messages sent")                              \
 	X(msgs_rx, "messages delivered whole")                                 \
-	X(bytes_rx, "their bytes")                                             \
+	X(bytes_rx, "bytes of the messages delivered whole")                   \
 	X(ah_resolutions, "address handles made for the peer")                 \
 	X(mcast_tx, "datagrams sent to the group (root only)")                 \
 	X(mcast_rx, "datagrams from the group accepted")                       \
@@ -59,10 +60,13 @@
 	X(REL_SESSION, rel_session,                                            \
 	  "reliable datagram of a session the bootstrap did not agree on")
 
-/* delivery = reliable (zero otherwise), summed into the totals. */
-#define PEER_COUNTERS_REL(X)                                                   \
+/* delivery = reliable (zero otherwise), summed into the totals: the
+ * gauges (levels, .metrics's TYPE gauge), then the counts of events. */
+#define PEER_GAUGES_REL(X)                                                     \
 	X(rel_window, "datagrams allowed in flight")                           \
-	X(rel_inflight, "sent, not yet acked")                                 \
+	X(rel_inflight, "sent, not yet acked")
+#define PEER_COUNTERS_REL(X) PEER_GAUGES_REL(X) PEER_EVENTS_REL(X)
+#define PEER_EVENTS_REL(X)                                                     \
 	X(rel_retrans, "datagrams sent again")                                 \
 	X(rel_dups, "duplicates dropped")                                      \
 	X(rel_timeouts, "peer silent: writes failed")                          \

@@ -35,6 +35,9 @@
 #define FS_ALL_NAME    CONFIG_NAME_ALL /* a node name the config refuses */
 #define FS_MAX_WRITE   (1024 * 1024)   /* the kernel's ceiling (256 pages) */
 
+/* MOUNT/.metrics: .status for Prometheus (fs_metrics.c) */
+#define FS_METRICS_NAME ".metrics"
+
 /* Classify an inode number; node/chan are filled where they apply. */
 static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 				struct fs_node **node, struct fs_chan **chan)
@@ -47,6 +50,8 @@ static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 		return FS_ROOT;
 	if (ino == FS_ROOT_STATUS_INO)
 		return FS_ROOT_STATUS;
+	if (ino == FS_ROOT_METRICS_INO)
+		return FS_ROOT_METRICS;
 	if (ino < FS_NODE_INO_BASE)
 		return FS_NONE; /* 0: no inode has it */
 	if (ino < fs->chan_base) {
@@ -68,6 +73,7 @@ static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 static void fs_fh_destroy(struct fs *fs, struct fs_fh *fh)
 {
 	if (fh->chan) {
+		LIST_REMOVE(fh, chan_link);
 		fh->chan->nopen--;
 		fs_chan_maybe_free(fs, fh->chan);
 	}
@@ -128,6 +134,7 @@ static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 		st->st_nlink = 2;
 		break;
 	case FS_ROOT_STATUS:
+	case FS_ROOT_METRICS:
 	case FS_DIR_STATUS:
 		st->st_mode = S_IFREG | (fs->cfg->file_mode & 0444);
 		st->st_nlink = 1;
@@ -211,6 +218,8 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (k == FS_ROOT) {
 		if (strcmp(name, FS_STATUS_NAME) == 0)
 			ino = FS_ROOT_STATUS_INO;
+		else if (strcmp(name, FS_METRICS_NAME) == 0)
+			ino = FS_ROOT_METRICS_INO;
 		else if (strcmp(name, FS_ALL_NAME) == 0)
 			ino = fs->all->ino;
 		for (i = 0; !ino && i < fs->nnodes; i++)
@@ -270,22 +279,30 @@ static void fs_op_forget_multi(fuse_req_t req, size_t count,
 }
 
 /*
- * Reply with ino's attributes; with chan_only, EPERM unless ino is a
- * channel (truncate).
+ * Reply with ino's attributes, a channel's size as req's process sees it
+ * (fs_chan_size; fi: the open file, when the kernel names it); with
+ * chan_only, EPERM unless ino is a channel (truncate).
  */
-static void fs_reply_attr(fuse_req_t req, fuse_ino_t ino, int chan_only)
+static void fs_reply_attr(fuse_req_t req, fuse_ino_t ino, int chan_only,
+			  struct fuse_file_info *fi)
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_node *node;
 	struct fs_chan *chan;
 	struct stat st;
+	enum fs_kind k;
 	int rc;
 
 	pthread_mutex_lock(&fs->lock);
-	if (chan_only && fs_ino_kind(fs, ino, &node, &chan) != FS_CHAN)
+	k = fs_ino_kind(fs, ino, &node, &chan);
+	if (chan_only && k != FS_CHAN)
 		rc = -EPERM;
 	else
 		rc = fs_fill_attr(fs, ino, &st);
+	if (!rc && k == FS_CHAN)
+		st.st_size = (off_t)fs_chan_size(
+			chan, fi ? (struct fs_fh *)(uintptr_t)fi->fh : NULL,
+			fuse_req_ctx(req)->pid);
 	pthread_mutex_unlock(&fs->lock);
 	if (rc)
 		fuse_reply_err(req, -rc);
@@ -293,11 +310,12 @@ static void fs_reply_attr(fuse_req_t req, fuse_ino_t ino, int chan_only)
 		fuse_reply_attr(req, &st, 0);
 }
 
-/* stat(2): a channel's size is the bytes queued, mtime the last arrival. */
+/* stat(2): a channel's size is the bytes queued (to its own reader, plus
+ * what it read: fs_chan_size), mtime the last arrival. */
 static void fs_op_getattr(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
-	fs_reply_attr(req, ino, 0);
+	fs_reply_attr(req, ino, 0, fi);
 }
 
 /*
@@ -313,7 +331,7 @@ static void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	fs_reply_attr(req, ino, !!(to_set & FUSE_SET_ATTR_SIZE));
+	fs_reply_attr(req, ino, !!(to_set & FUSE_SET_ATTR_SIZE), fi);
 }
 
 /* Append one directory entry to a growing snapshot buffer. */
@@ -363,6 +381,9 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 				   k == FS_ROOT ? FS_ROOT_STATUS_INO
 						: fs_node_status_ino(node),
 				   S_IFREG);
+	if (!rc && k == FS_ROOT)
+		rc = fs_dirbuf_add(req, fh, FS_METRICS_NAME,
+				   FS_ROOT_METRICS_INO, S_IFREG);
 	if (k == FS_ROOT) {
 		for (i = 0; !rc && i < fs->nnodes; i++)
 			rc = fs_dirbuf_add(req, fh,
@@ -445,10 +466,11 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		rc = fs_open_check(node, fi);
 		if (rc)
 			break;
-		fh = fs_chan_open(fs, chan, fi);
+		fh = fs_chan_open(fs, chan, req, fi);
 		rc = fh ? 0 : -ENOMEM;
 		break;
 	case FS_ROOT_STATUS:
+	case FS_ROOT_METRICS:
 	case FS_DIR_STATUS:
 		if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 			rc = -EACCES;
@@ -456,8 +478,12 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 		}
 		fh = calloc(1, sizeof(*fh));
 		/* under fs->lock, which the rendering never takes */
-		rc = fh ? fs_status_render(fs, node, &fh->buf, &fh->len)
-			: -ENOMEM;
+		if (!fh)
+			rc = -ENOMEM;
+		else if (k == FS_ROOT_METRICS)
+			rc = fs_metrics_render(fs, &fh->buf, &fh->len);
+		else
+			rc = fs_status_render(fs, node, &fh->buf, &fh->len);
 		if (!rc)
 			LIST_INSERT_HEAD(&fs->fhs, fh, link);
 		fi->fh = (uintptr_t)fh;
@@ -517,7 +543,7 @@ static void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rc = fs_entry(fs, chan->ino, &e);
 	if (rc)
 		goto out;
-	fh = fs_chan_open(fs, chan, fi);
+	fh = fs_chan_open(fs, chan, req, fi);
 	if (!fh) {
 		chan->nlookup--;
 		rc = -ENOMEM;

@@ -116,6 +116,7 @@ int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	TAILQ_INIT(&c->msgs);
 	TAILQ_INIT(&c->waiters);
+	LIST_INIT(&c->opens);
 	clock_gettime(CLOCK_REALTIME, &c->mtime);
 	LIST_INSERT_HEAD(&node->chans, c, dir_link);
 	LIST_INSERT_HEAD(fs_chan_bucket(fs, node, name), c, hash_link);
@@ -310,8 +311,8 @@ void fs_chan_unread(struct fs *fs, struct fs_chan *c, struct fs_msg *m)
 	budget_force(&fs->budget, fs_chan_peer(fs, c), cost);
 }
 
-/* Attach an open file to chan; caller holds lock. */
-struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
+/* Attach an open file to chan, opened by req's process; under lock. */
+struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan, fuse_req_t req,
 			   struct fuse_file_info *fi)
 {
 	struct fs_fh *fh = calloc(1, sizeof(*fh));
@@ -319,7 +320,10 @@ struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
 	if (!fh)
 		return NULL;
 	LIST_INSERT_HEAD(&fs->fhs, fh, link);
+	LIST_INSERT_HEAD(&chan->opens, fh, chan_link);
 	fh->chan = chan;
+	fh->pid = fuse_req_ctx(req)->pid;
+	fh->reader = (fi->flags & O_ACCMODE) == O_RDONLY;
 	fh->follow = (fi->flags & O_ACCMODE) == O_RDWR;
 	chan->nopen++;
 	fi->fh = (uintptr_t)fh;
@@ -327,6 +331,30 @@ struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
 	return fh;
+}
+
+/*
+ * The size a stat(2) of c shows: the bytes queued, plus, for a process
+ * that opened c read-only, what that open read already (its largest, if
+ * it opened c more than once).  tail -f takes a size smaller than what it
+ * read for a truncation, and the kernel sends fstat(2) as a GETATTR with
+ * no file handle, so the asker is known by its pid.  Any other process
+ * (`[ -s ]`, ls) sees the bytes queued.
+ */
+uint64_t fs_chan_size(const struct fs_chan *c, const struct fs_fh *fh,
+		      pid_t pid)
+{
+	const struct fs_fh *o;
+	uint64_t read = 0;
+
+	if (fh && fh->chan == c)
+		return (fh->reader ? fh->nread : 0) + c->queued;
+	if (!pid) /* the kernel's own, or from outside its pid namespace */
+		return c->queued;
+	LIST_FOREACH (o, &c->opens, chan_link)
+		if (o->reader && o->pid == pid && o->nread > read)
+			read = o->nread;
+	return read + c->queued;
 }
 
 /* Send for req: a datagram answered before the doorbell, or a reliable

@@ -17,14 +17,17 @@
  *                multicast group or one copy each (prefix fs_all_)
  *   fs_status.c  the text of MOUNT/.status and MOUNT/NODE/.status
  *                (prefix fs_status_)
+ *   fs_metrics.c the text of MOUNT/.metrics, Prometheus's (prefix
+ *                fs_metrics_)
  *   fs_mount.c   the session: mount, loop, unmount (fs.h's fs_mount,
  *                fs_loop, fs_unmount)
  *
  * Threads, and what each calls:
  *   FUSE workers  every fs_op_* of fs.c, and through them fs_chan_write,
- *                 fs_park_read, fs_park_write, fs_park_poll and
- *                 fs_status_render; the interrupt callback
- *                 (fs_park_interrupt) on the worker that took INTERRUPT
+ *                 fs_park_read, fs_park_write, fs_park_poll,
+ *                 fs_status_render and fs_metrics_render; the interrupt
+ *                 callback (fs_park_interrupt) on the worker that took
+ *                 INTERRUPT
  *   progress      the transport's thread: fs_deliver and fs_announce,
  *                 with no transport lock held (transport.h)
  *   bootstrap     fs_peer_up (tp_ops.peer_up, no lock held): sends the
@@ -91,6 +94,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "budget.h"
@@ -185,7 +189,8 @@ struct fs_chan {
 	size_t queued; /* payload bytes: the file's size */
 	uint64_t cost; /* what its messages are charged (fs_msg_cost) */
 	struct fs_waitq waiters;
-	struct fs_poller *polls; /* parked polls, one per open file */
+	LIST_HEAD(, fs_fh) opens; /* its open files (fs_chan_size) */
+	struct fs_poller *polls;  /* parked polls, one per open file */
 	unsigned npolls, cap_polls;
 	struct timespec mtime;
 	uint64_t nlookup;
@@ -222,6 +227,12 @@ struct fs_fh {
 	int released; /* RELEASE came: free at the last drop */
 	char *buf;
 	size_t len;
+
+	/* a channel's, for its size to this reader (fs_chan_size) */
+	LIST_ENTRY(fs_fh) chan_link; /* in chan->opens */
+	pid_t pid;		     /* the process that opened it */
+	int reader;		     /* opened O_RDONLY */
+	uint64_t nread;		     /* bytes read through it */
 };
 
 struct fs {
@@ -268,9 +279,10 @@ struct fs {
  * slots of a node nnodes; channels take the numbers after all's
  * (chan_base), one each, never reused.
  */
-#define FS_ROOT_INO	   FUSE_ROOT_ID /* 1 */
-#define FS_ROOT_STATUS_INO 2
-#define FS_NODE_INO_BASE   3
+#define FS_ROOT_INO	    FUSE_ROOT_ID /* 1 */
+#define FS_ROOT_STATUS_INO  2
+#define FS_ROOT_METRICS_INO 3
+#define FS_NODE_INO_BASE    4
 
 /* A node's inodes, by offset from its first. */
 enum fs_node_slot {
@@ -284,6 +296,7 @@ enum fs_kind {
 	FS_NONE, /* nothing (any more) */
 	FS_ROOT,
 	FS_ROOT_STATUS,
+	FS_ROOT_METRICS,
 	FS_DIR,
 	FS_DIR_STATUS,
 	FS_CHAN,
@@ -364,9 +377,18 @@ int fs_chan_take(struct fs *fs, struct fs_chan *c, size_t size, char **out,
 /* Put m back at the head of c's queue: a reply refused it. */
 void fs_chan_unread(struct fs *fs, struct fs_chan *c, struct fs_msg *m);
 
-/* An open file on chan, set up in fi; NULL without memory. */
-struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan,
+/* An open file on chan for req, set up in fi; NULL without memory. */
+struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan, fuse_req_t req,
 			   struct fuse_file_info *fi);
+
+/*
+ * c's st_size for a stat(2) by process pid, or through open file fh
+ * (NULL: not known): the bytes queued, plus what the asker's own
+ * read-only open of c read so far, so that tail -f sees a size that
+ * never shrinks (under fs->lock).
+ */
+uint64_t fs_chan_size(const struct fs_chan *c, const struct fs_fh *fh,
+		      pid_t pid);
 
 /* Send a write request's bytes to c's node (fs->lock not held). */
 void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
@@ -489,5 +511,13 @@ int fs_all_waiting(struct fs *fs);
  */
 int fs_status_render(struct fs *fs, struct fs_node *node, char **buf,
 		     size_t *len);
+
+/* ---- fs_metrics.c: MOUNT/.metrics ---- */
+
+/*
+ * The text of MOUNT/.metrics into *buf (malloc'ed, *len bytes), as
+ * fs_status_render: under fs->lock, taking peer locks.  0 or -errno.
+ */
+int fs_metrics_render(struct fs *fs, char **buf, size_t *len);
 
 #endif

@@ -67,8 +67,10 @@ static int fs_park_read_now(struct fs *fs, struct fs_chan *c, struct fs_fh *fh,
 {
 	int rc = fs_chan_take(fs, c, size, buf, len);
 
-	if (!rc)
+	if (!rc) {
 		fh->got = 1;
+		fh->nread += *len;
+	}
 	return rc;
 }
 
@@ -104,12 +106,13 @@ static void fs_park_feed(struct fs *fs, struct fs_chan *c, struct fs_waitq *out)
 static void fs_park_answer_all(struct fs *fs, struct fs_waitq *q);
 
 /*
- * Reply to a reader with bytes taken from c.  If the kernel no longer
- * wants them (the read was interrupted meanwhile), put them back at the
- * head of the queue: the next reader gets them, nothing is lost.
+ * Reply to a reader of open file fh with bytes taken from c.  If the
+ * kernel no longer wants them (the read was interrupted meanwhile), put
+ * them back at the head of the queue: the next reader gets them, nothing
+ * is lost, and fh did not read them.
  */
-static void fs_park_reply(struct fs *fs, struct fs_chan *c, fuse_req_t req,
-			  char *buf, size_t len)
+static void fs_park_reply(struct fs *fs, struct fs_chan *c, struct fs_fh *fh,
+			  fuse_req_t req, char *buf, size_t len)
 {
 	struct fs_waitq next = TAILQ_HEAD_INITIALIZER(next);
 	struct fs_msg *m;
@@ -120,6 +123,7 @@ static void fs_park_reply(struct fs *fs, struct fs_chan *c, fuse_req_t req,
 	}
 	m = fs_chan_msg(buf, len);
 	pthread_mutex_lock(&fs->lock);
+	fh->nread -= len;
 	if (!m || c->unlinked) {
 		pthread_mutex_unlock(&fs->lock);
 		free(m);
@@ -138,7 +142,7 @@ static void fs_park_answer(struct fs *fs, struct fs_waiter *w)
 	if (w->rc)
 		fuse_reply_err(w->req, -w->rc);
 	else
-		fs_park_reply(fs, w->chan, w->req, w->buf, w->blen);
+		fs_park_reply(fs, w->chan, w->fh, w->req, w->buf, w->blen);
 	fs_park_free(fs, w);
 }
 
@@ -218,7 +222,7 @@ void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
-		fs_park_reply(fs, c, req, buf, len);
+		fs_park_reply(fs, c, fh, req, buf, len);
 	fs_fh_drop(fs, fh);
 }
 

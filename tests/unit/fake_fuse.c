@@ -45,8 +45,9 @@ struct fuse_req {
 	fuse_interrupt_func_t ifunc;
 	void *idata;
 	int interrupted;
-	int gone;      /* the kernel dropped it: fuse_reply_buf fails */
-	int abandoned; /* a test expects no reply to it */
+	struct fuse_ctx ctx; /* its caller: ctx.pid is fake.pid at fake_req */
+	int gone;	     /* the kernel dropped it: fuse_reply_buf fails */
+	int abandoned;	     /* a test expects no reply to it */
 };
 
 struct fuse_pollhandle {
@@ -61,6 +62,7 @@ static struct {
 	int nreqs;
 	struct fuse_pollhandle *polls[FAKE_MAX_POLLS];
 	int npolls;
+	pid_t pid; /* the process new requests come from (0: none) */
 } fake = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
@@ -74,6 +76,7 @@ static fuse_req_t fake_req(void *ud)
 	assert_non_null(r);
 	assert_true(fake.nreqs < FAKE_MAX_REQS);
 	r->userdata = ud;
+	r->ctx.pid = fake.pid;
 	fake.reqs[fake.nreqs++] = r;
 	return r;
 }
@@ -175,6 +178,7 @@ static void fake_reset(void)
 	for (i = 0; i < fake.npolls; i++)
 		free(fake.polls[i]);
 	fake.nreqs = fake.npolls = 0;
+	fake.pid = 0;
 }
 
 /* An error, or 0: success without data (RELEASE, UNLINK, ...). */
@@ -282,6 +286,12 @@ void fuse_reply_none(fuse_req_t req)
 void *fuse_req_userdata(fuse_req_t req)
 {
 	return req->userdata;
+}
+
+/* Who sent the request. */
+const struct fuse_ctx *fuse_req_ctx(fuse_req_t req)
+{
+	return &req->ctx;
 }
 
 /* As libfuse: an already interrupted request calls func at once. */

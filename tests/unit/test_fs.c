@@ -259,8 +259,9 @@ static void test_tree_readdir(void **state)
 	r = req();
 	fs_ops.opendir(r, FS_ROOT_INO, &fi);
 	assert_int_equal(r->kind, REPLY_OPEN);
-	assert_string_equal(slurp(&r->fi, 1),
-			    ".\n..\n.status\nalpha\nbeta\ngamma\nall\n");
+	assert_string_equal(
+		slurp(&r->fi, 1),
+		".\n..\n.status\n.metrics\nalpha\nbeta\ngamma\nall\n");
 	fs_ops.releasedir(req(), FS_ROOT_INO, &r->fi);
 	assert_rc(deliver("chat", "x"), 0);
 	r = req();

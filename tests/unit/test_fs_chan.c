@@ -3,9 +3,10 @@
  * Unit tests for fs_chan.c, channels and their queues, on the host
  * (fs_harness.h: fs_ops driven with fake requests over a fake transport).
  * The contract: a channel queues its node's messages in order, its size
- * the bytes queued; a short read takes part of a message and leaves the
- * rest at the head; rm discards the queue; a peer's messages make at most
- * max_channels channels (-ENOSPC), never '.'-names or invalid ones
+ * the bytes queued (plus, to the process reading it, what it read); a short
+ * read takes part of a message and leaves the rest at the head; rm discards the
+ * queue; a peer's messages make at most max_channels channels (-ENOSPC), never
+ * '.'-names or invalid ones
  * (-EINVAL), and queue at most queue_limit a channel, each message
  * charged its payload plus FS_MSG_OVERHEAD (-EAGAIN beyond, -EMSGSIZE
  * for a message that never fits; nothing queued), so that empty messages
@@ -53,6 +54,55 @@ static void test_read_short(void **state)
 	assert_data(read_fi(&fi, 100), " world");
 	assert_data(read_fi(&fi, 100), "next");
 	release(&fi);
+}
+
+/* GETATTR's st_size of ino through open file fi (FUSE_GETATTR_FH). */
+static off_t size_via(fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_req_t r = req();
+
+	fs_ops.getattr(r, ino, fi);
+	assert_int_equal(r->kind, REPLY_ATTR);
+	return r->attr.st_size;
+}
+
+/*
+ * tail -f: the process that opened a channel read-only sees, in stat,
+ * what its open read plus what is queued, a size that never shrinks as
+ * it reads; any other process, and the opener's write-only or read-write
+ * opens, see the bytes queued.
+ */
+static void test_read_size_for_reader(void **state)
+{
+	struct fuse_file_info fi, wr, rw;
+	fuse_ino_t ino;
+
+	assert_rc(deliver("log", "one\n"), 0);
+	ino = lookup_ok(t.alpha, "log");
+	fake.pid = 42;
+	open_chan("log", O_RDONLY, &fi);
+	open_chan("log", O_WRONLY, &wr);
+	assert_int_equal(size_of(ino), 4);
+	assert_data(read_fi(&fi, 4096), "one\n");
+	assert_data(read_fi(&fi, 4096), "");
+	assert_int_equal(size_of(ino), 4);
+	assert_int_equal(size_via(ino, &fi), 4);
+	assert_int_equal(size_via(ino, &wr), 0);
+	assert_rc(deliver("log", "two\n"), 0);
+	assert_int_equal(size_of(ino), 8);
+	assert_data(read_fi(&fi, 2), "tw");
+	assert_int_equal(size_of(ino), 8);
+	fake.pid = 7; /* `[ -s ]` from another shell */
+	assert_int_equal(size_of(ino), 2);
+	open_chan("log", O_RDWR, &rw);
+	assert_data(read_fi(&rw, 4096), "o\n");
+	assert_int_equal(size_of(ino), 0);
+	fake.pid = 42;
+	assert_int_equal(size_of(ino), 6);
+	release(&fi);
+	assert_int_equal(size_of(ino), 0);
+	release(&wr);
+	release(&rw);
 }
 
 /* rm discards the queue. */
@@ -335,6 +385,7 @@ int main(void)
 		/* queues */
 		T(test_read_size_tracks_queue),
 		T(test_read_short),
+		T(test_read_size_for_reader),
 		T(test_read_unlink_discards),
 		/* queue limits */
 		T(test_limit_queue),
