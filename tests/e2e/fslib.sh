@@ -15,7 +15,7 @@
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/fs.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/fs.sh"
+source "${BASH_SOURCE[0]%/*}/../../scripts/lib/fs.sh"
 
 # A reader waiting on a conversation fd (<>) at mount DST gets the message
 # that mount SRC then sends, FILE's bytes (over 64 KiB: handed over after
