@@ -61,7 +61,9 @@ bed_write_env() {
 }
 
 # Start QEMU for one node in the background: run dir $1, then extra QEMU
-# arguments (the -netdev/-device pair). Sets BED_VM_PID.
+# arguments (the -netdev/-device pair). Sets BED_VM_PID. The kernel skips
+# its crypto self-tests (cryptomgr.notests): emulated, they were boot time
+# of every VM, and no test tests the kernel's crypto.
 bed_vm_launch() {
 	local dir=$1
 	shift
@@ -70,7 +72,7 @@ bed_vm_launch() {
 		-M pc -nodefaults -no-user-config -display none -no-reboot \
 		-serial "file:$dir/console.log" \
 		-kernel "$BED_VMLINUZ" -initrd "$BED_INITRD" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 mitigations=off" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 mitigations=off cryptomgr.notests" \
 		-fsdev "local,id=fsroot,path=/,security_model=none,readonly=on,multidevs=remap" \
 		-device virtio-9p-pci,fsdev=fsroot,mount_tag=hostroot \
 		-fsdev "local,id=fssrc,path=$BED_ROOT,security_model=none,multidevs=remap" \

@@ -94,6 +94,19 @@ need_bin() {
 }
 
 
+# Sleep SECS (a fraction, as sleep(1) takes it) in bash itself: a read
+# that times out on a FIFO nobody writes ($WORK/.sleep, opened read-write
+# so that it neither blocks nor ends), not sleep(1): a process at every
+# poll of every wait, about 0.05 s of the TCG bed's two CPUs each time,
+# taken from the daemons being waited for. The FIFO is open only for the
+# read, so no daemon inherits it.
+_lib_sleep() {
+	if [[ ! -p $WORK/.sleep ]] && ! mkfifo "$WORK/.sleep" 2>/dev/null; then
+		sleep "$1"
+		return 0
+	fi
+	read -rt "$1" _ <>"$WORK/.sleep" || true
+}
 
 # Poll until `eval CMD` succeeds (0) or TIMEOUT seconds pass (1).
 # TIMEOUT may have a fraction (to the ms). The clock is bash's
@@ -108,7 +121,7 @@ wait_for() {
 	deadline=$((deadline + (10#${s:-0} * 1000 + 10#${f:0:3}) * 1000))
 	while ! eval "$cmd" >/dev/null 2>&1; do
 		((${EPOCHREALTIME/[.,]/} < deadline)) || return 1
-		sleep 0.1
+		_lib_sleep 0.1
 	done
 }
 
@@ -239,9 +252,14 @@ _ibfs_launch() {
 
 # True when NAME is mounted: its .status is readable.  Peers are met on
 # demand (the first write to one waits for it), so nothing else is up yet.
+# /proc/mounts, read by bash, first: until the mount is there, no
+# `timeout cat` (two processes, about 0.1 s each in the TCG bed, taken
+# from the daemons starting meanwhile at every poll).
 ibfs_is_up() {
-	local mnt
+	local mnt mounts
 	mnt=$(ibfs_mnt "$1")
+	{ mounts=$(</proc/mounts); } 2>/dev/null || mounts=" $mnt "
+	[[ $mounts == *" $mnt "* ]] || return 1
 	timeout 5 cat "$mnt/.status" >/dev/null 2>&1
 }
 
@@ -268,7 +286,7 @@ ibfs_wait_up() {
 			ibfs_dump_logs
 			fail "node $name not up within ${IBFS_UP_TIMEOUT}s"
 		fi
-		sleep 0.2
+		_lib_sleep 0.1
 	done
 	log "$name is up"
 }
@@ -353,7 +371,7 @@ _ibfs_stop_end() {
 	if [[ -n $pid && -z $bad ]]; then
 		for ((i = 0; i < IBFS_STOP_TIMEOUT * 10; i++)); do
 			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
+			_lib_sleep 0.1
 		done
 		if kill -0 "$pid" 2>/dev/null; then
 			bad="still running ${IBFS_STOP_TIMEOUT} s after SIGTERM; killed"
@@ -422,11 +440,17 @@ ibfs_reaped() {
 	fi
 }
 
-# Stop every node this test started (all of them, even after a failure).
+# Stop every node this test started (all of them, even after a failure),
+# all at once as ibfs_stop_all does, with ibfs_stop's checks: one after
+# another, each waited for its daemon's exit before the next was told.
 ibfs_stop_nodes() {
 	local n bad=0
 	for n in "${IBFS_NODES[@]}"; do
-		ibfs_stop "$n" || bad=1
+		[[ -z ${IBFS_PID[$n]:-} ]] || log "stopping $n"
+		_ibfs_stop_begin "$n"
+	done
+	for n in "${IBFS_NODES[@]}"; do
+		_ibfs_stop_end "$n" || bad=1
 	done
 	return "$bad"
 }

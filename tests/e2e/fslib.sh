@@ -10,10 +10,12 @@
 #   send_lines FILE N         write "msg 1".."msg N" to FILE, one write(2)
 #                             each; any failed write fails the test
 #   py_errno PATH STMT        the errno name (or OK) of python3 STMT, p=PATH
+#   assert_errnos WANT PATH STMT MSG...  py_errno of each PATH STMT, in
+#                             turn in one python3, equals its WANT
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/fs.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/fs.sh"
+source "${BASH_SOURCE[0]%/*}/../../scripts/lib/fs.sh"
 
 # A reader waiting on a conversation fd (<>) at mount DST gets the message
 # that mount SRC then sends, FILE's bytes (over 64 KiB: handed over after
@@ -86,4 +88,36 @@ try:
 except OSError as e:
     print(errno.errorcode[e.errno])
 PY
+}
+
+# For each WANT PATH STMT MSG in turn, assert_eq WANT and the errno name
+# (or OK) of python3 STMT run with p = PATH, as py_errno would print it.
+# One python3 runs them all, in order, each statement's new fds closed
+# after it (as py_errno's exit closed them): a python3 start is about
+# 0.7 s in the TCG bed, and a table of errnos asks for dozens.
+assert_errnos() {
+	local -a a=("$@") ps=() got=()
+	local i
+	(($# % 4 == 0)) || fail "assert_errnos: want WANT PATH STMT MSG..."
+	for ((i = 0; i < $#; i += 4)); do ps+=("${a[i + 1]}" "${a[i + 2]}"); done
+	mapfile -t got < <(python3 - "${ps[@]}" <<'PY'
+import errno, os, sys
+a = sys.argv[1:]
+for p, stmt in zip(a[0::2], a[1::2]):
+    before = set(os.listdir("/proc/self/fd"))
+    try:
+        exec(stmt, {"os": os, "p": p})
+        print("OK", flush=True)
+    except OSError as e:
+        print(errno.errorcode[e.errno], flush=True)
+    for fd in set(os.listdir("/proc/self/fd")) - before:
+        try:
+            os.close(int(fd))
+        except OSError:
+            pass
+PY
+	)
+	for ((i = 0; i < $#; i += 4)); do
+		assert_eq "${a[i]}" "${got[i / 4]:-}" "${a[i + 3]}"
+	done
 }

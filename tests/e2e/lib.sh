@@ -8,7 +8,7 @@
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/ibfs.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/ibfs.sh"
+source "${BASH_SOURCE[0]%/*}/../../scripts/lib/ibfs.sh"
 
 # Print the path of build/tools/NAME; missing, skip, or fail under CI=true.
 need_tool() {

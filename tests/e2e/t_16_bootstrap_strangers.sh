@@ -115,8 +115,11 @@ write_conf
 printf '#!/bin/sh\nexec prlimit --nofile=48:48 %q "$@"\n' "$IBFS_BIN" >"$WORK/ibfs48"
 chmod +x "$WORK/ibfs48"
 IBFS_NODES=(alpha beta)
-IBFS_BIN=$WORK/ibfs48 ibfs_start alpha
-ibfs_start beta
+# both at once, as ibfs_start_nodes starts nodes; alpha under prlimit
+IBFS_BIN=$WORK/ibfs48 _ibfs_launch alpha
+_ibfs_launch beta
+ibfs_wait_up alpha
+ibfs_wait_up beta
 meet_beta hi
 
 # (1) Without a secret: refused unanswered, and a rogue holds nothing.

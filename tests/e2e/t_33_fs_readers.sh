@@ -73,17 +73,46 @@ log "a signal: EINTR, and the next message is not lost"
 
 # 100 parked readers hold no thread: the daemon's threads with all of
 # them parked are no more than with none, give or take FUSE's idle
-# workers (at most 10 kept). One touch for all 100 channels and the
-# readers' output read by bash ($(<file)), not a process apiece: those
-# were 200 processes, at about 0.1 s each in the TCG bed.
+# workers (at most 10 kept). One touch for all 100 channels; the readers
+# are 100 threads of one python3, each reading its own channel's open
+# file until end of file as `cat` does (the daemon sees the same 100
+# opens and parked reads), and their output read by bash ($(<file)): 100
+# `timeout 120 cat` were 200 processes, at about 0.1 s each in the TCG
+# bed.
 bpid=${IBFS_PID[beta]}
 threads0=$(ls "/proc/$bpid/task" | wc -l)
 touch "$B/alpha/w"{1..100}
-pids=()
-for i in $(seq 100); do
-	timeout 120 cat "$B/alpha/w$i" >"$WORK/r$i" &
-	pids+=($!)
-done
+python3 - "$B/alpha" "$WORK" 100 <<'PY' &
+import os, sys, threading, time
+d, work, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+bad = []
+
+def reader(i):
+    try:
+        fd = os.open(f"{d}/w{i}", os.O_RDONLY)
+        got = b""
+        while True:  # as cat: read until end of file
+            b = os.read(fd, 131072)
+            if not b:
+                break
+            got += b
+        os.close(fd)
+        open(f"{work}/r{i}", "wb").write(got)
+    except OSError as e:
+        bad.append(f"reader {i}: {e}")
+
+ts = [threading.Thread(target=reader, args=(i,), daemon=True)
+      for i in range(1, n + 1)]
+for t in ts:
+    t.start()
+end = time.monotonic() + 120  # as `timeout 120` did for each
+for t in ts:
+    t.join(max(0, end - time.monotonic()))
+left = sum(t.is_alive() for t in ts)
+if bad or left:
+    sys.exit("; ".join(bad) + f" ({left} readers still waiting)")
+PY
+readers=$!
 wait_parked "$B" alpha 100
 threads=$(ls "/proc/$bpid/task" | wc -l)
 log "beta's threads: $threads0 with no reader parked, $threads with 100"
@@ -97,8 +126,8 @@ wait_size "$B/alpha/busy" $((50 * 7 + 41)) 60
 log "50 messages with 100 readers parked: $((($(date +%s%N) - t0) / 1000000)) ms"
 assert_eq 100 "$(peer_status "$B" alpha parked_reads)" "still parked"
 for i in $(seq 100); do echo "to $i" >"$A/beta/w$i"; done
+wait "$readers" || fail "the 100 readers failed"
 for i in $(seq 100); do
-	wait "${pids[i - 1]}" || fail "reader $i failed"
 	assert_eq "to $i" "$(<"$WORK/r$i")" "reader $i"
 done
 assert_eq 0 "$(peer_status "$B" alpha parked_reads)" "parked at the end"

@@ -11,7 +11,16 @@ fs_three_nodes
 echo first >"$A/gamma/first" # met on demand: now alpha knows gamma's QPN
 wait_file "$C/alpha/first"
 old=$(peer_status "$A" gamma qpn)
-(for i in $(seq 100); do echo "tick $i"; sleep 0.05; done >"$A/beta/steady") &
+# alpha talks to beta throughout gamma's restart: from before the stop
+# until gamma answers again (at least 20 ticks), not a fixed 100 ticks
+# of 50 ms that outlasted it by seconds in the TCG bed.
+(i=0
+	while [[ ! -e $WORK/talk.stop ]] || ((i < 20)); do
+		i=$((i + 1))
+		echo "tick $i"
+		sleep 0.05
+	done >"$A/beta/steady"
+	echo "$i" >"$WORK/ticks") &
 talker=$!
 ibfs_stop gamma
 wait_for "grep -qx state=down '$A/gamma/.status'" 30 || fail "alpha did not see gamma down"
@@ -28,8 +37,12 @@ assert_eq back "$(cat "$C/alpha/chat")" "alpha -> restarted gamma"
 echo reply >"$C/alpha/chat"
 wait_file "$A/gamma/chat"
 assert_eq reply "$(timeout 10 cat "$A/gamma/chat")" "restarted gamma -> alpha"
+touch "$WORK/talk.stop"
 wait "$talker" || fail "alpha -> beta writes failed during the restart"
-wait_size "$B/alpha/steady" "$(for i in $(seq 100); do echo "tick $i"; done | wc -c)"
+ticks=$(<"$WORK/ticks") want=''
+for ((i = 1; i <= ticks; i++)); do want+="tick $i"$'\n'; done
+wait_size "$B/alpha/steady" "${#want}"
+assert_eq "${want%$'\n'}" "$(cat "$B/alpha/steady")" "$ticks ticks in order"
 log "restart with QPN $old -> $new"
 
 # SIGKILL leaves a dead mount: ibfs says how to clear it; then it mounts.

@@ -13,7 +13,7 @@ need_bin
 
 SECRET=s3cret-one-of-16-bytes
 IBFS_CONF_EXTRA="secret = $SECRET
-peer_timeout = 4s"
+peer_timeout = 3s"
 ibfs_write_conf alpha beta gamma
 IBFS_NODES=(alpha beta) # gamma is launched by hand below
 A=$(ibfs_mnt alpha)

@@ -11,11 +11,12 @@ need_bin
 [[ -z ${SANITIZE:-} ]] || skip "valgrind cannot run a SANITIZE=$SANITIZE build"
 
 real=$IBFS_BIN
-# beta runs under valgrind; alpha as usual.
+# beta runs under valgrind; alpha as usual. No embedded gdbserver
+# (--vgdb=no): nobody attaches, and it polls for one all along.
 cat >"$WORK/ibfs-vg" <<EOS
 #!/bin/sh
 case " \$* " in
-*" -n beta "*) exec valgrind --leak-check=full --show-leak-kinds=definite \
+*" -n beta "*) exec valgrind --vgdb=no --leak-check=full --show-leak-kinds=definite \
 	--errors-for-leak-kinds=definite --error-exitcode=99 \
 	--log-file="$WORK/vg.log" "$real" "\$@" ;;
 esac

@@ -14,7 +14,7 @@
 # timeout: 300
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
-export IBFS_CONF_EXTRA=$'delivery = reliable\nqueue_limit = 1M\npeer_timeout = 5s'
+export IBFS_CONF_EXTRA=$'delivery = reliable\nqueue_limit = 1M\npeer_timeout = 3s'
 ibfs_start_nodes alpha beta
 A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
@@ -48,8 +48,9 @@ timeout 10 dd if=/dev/zero of="$A/beta/nb" bs=100 count=1 oflag=nonblock status=
 assert_eq 100 "$(stat -c %s "$B/alpha/nb")" "the other channel's message"
 assert_eq 1 "$(peer_status "$A" beta waiting_writes)" "writes waiting"
 assert_eq 0 "$(peer_status "$B" alpha drop_queue_full)" "a drop was counted"
-# Past peer_timeout (5 s) still waiting: the receiver is alive, only full.
-sleep 6
+# Past peer_timeout (3 s, as t_52 and t_55 use with 1 MiB messages)
+# still waiting: the receiver is alive, only full.
+sleep 4
 kill -0 "$w" 2>/dev/null || fail "the writer gave up on a live peer"
 assert_eq 1 "$(peer_status "$A" beta waiting_writes)" "still waiting past peer_timeout"
 assert_eq 0 "$(peer_status "$A" beta rel_timeouts)" "a timeout on a live peer"
