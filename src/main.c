@@ -25,6 +25,8 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "config.h"
 #include "fabric.h"
@@ -356,6 +358,35 @@ static int main_args(struct ibfs *d, int argc, char *argv[])
 	return -1;
 }
 
+/*
+ * Tell systemd we are ready ("READY=1" once mounted), when it asked by
+ * setting $NOTIFY_SOCKET (Type=notify).  etc/ibfs@.service runs ibfs -f
+ * that way so that ibfs itself is the unit's main process: systemd's
+ * RestartPreventExitStatus=2 looks only at the main process, and with
+ * Type=forking that is the child, which a usage error never reaches.
+ */
+static void main_notify(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t n = path ? strlen(path) : 0;
+	int fd;
+
+	if (!n || (path[0] != '/' && path[0] != '@') ||
+	    n >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, n);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0'; /* the abstract namespace */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+			     (struct sockaddr *)&sa,
+			     offsetof(struct sockaddr_un, sun_path) + n) < 0)
+		log_warn("telling systemd %s on NOTIFY_SOCKET %s", state, path);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Mounted: tell the parent, serve until a signal or umount; the status. */
 static int main_serve(struct ibfs *d)
 {
@@ -365,6 +396,7 @@ static int main_serve(struct ibfs *d)
 		 d->fo.mountpoint);
 	main_ready(d->ready, 0);
 	d->ready = -1;
+	main_notify("READY=1");
 	rc = fs_loop(d->fs);
 	if (rc)
 		log_warnx("serving %s failed: %s", d->fo.mountpoint,
@@ -460,6 +492,8 @@ int main(int argc, char *argv[])
 	status = 1;
 	/* -d is libfuse's request trace and ours; -v ours alone */
 	log_setverbose(d.o.verbose + d.fo.debug);
+	log_debug("node %s of %s, mounting on %s; debug lines on",
+		  d.cfg.nodes[d.cfg.local].name, d.o.config, d.fo.mountpoint);
 	main_raise_nofile();
 	main_no_thp();
 	/* Verbs and threads do not survive fork: fork before any of them. */
