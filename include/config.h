@@ -99,6 +99,8 @@ struct config {
 	int busy_poll;		   /* 0: event-driven completions */
 	mode_t file_mode;	   /* 0600 */
 	mode_t dir_mode;	   /* 0700 */
+	uid_t uid;		   /* every file's owner: -o uid=, or ours */
+	gid_t gid;		   /* and group: -o gid=, or ours */
 	enum config_delivery delivery; /* DELIVERY_DATAGRAM */
 	enum config_mcast multicast;   /* MCAST_AUTO */
 	/* mcast_group as written, or the default derived from the qkey

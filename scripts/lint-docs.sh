@@ -3,7 +3,7 @@
 # The docs name what the code has, checked so that they do not drift:
 #   - every config key of src/config_keys.c's tables is in man/ibfs.conf.5
 #     and docs/config.md, and every key they document is one of them;
-#   - every option of `ibfs --help`, and every long option src/main.c
+#   - every option of `ibfs --help`, and every long option src/opts.c
 #     accepts, is in man/ibfs.8, and every long option man/ibfs.8 gives is
 #     one ibfs has;
 #   - every .status counter of include/peer.h's X lists, and every field
@@ -72,11 +72,18 @@ check_counter_lists() {
 }
 
 # The options ibfs offers: --help's short and long ones, and the long
-# ones src/main.c's option table accepts.
+# ones src/opts.c's getopt table (opts_long) accepts.
 options() {
 	sed -n 's/^  \(-[A-Za-z0-9]\)[, ].*/\1/p' <<<"$HELP"
 	grep -oE -- '(^|[ ,])--[a-z][a-z0-9-]*' <<<"$HELP" | sed 's/^[ ,]*//'
-	grep -oE '"--[a-z][a-z0-9-]*' "$ROOT/src/main.c" | tr -d '"'
+	local table
+	table=$(sed -n '/^static const struct option opts_long\[\]/,/^};/p' \
+		"$ROOT/src/opts.c" | sed -n 's/^[[:space:]]*{"\([a-z][a-z0-9-]*\)",.*/--\1/p')
+	if [[ -z $table ]]; then
+		echo "src/opts.c: no opts_long table found: fix scripts/lint-docs.sh"
+		BAD=1
+	fi
+	echo "$table"
 }
 
 # The long options man/ibfs.8 gives for ibfs itself, each one ibfs must

@@ -40,6 +40,8 @@ static void config_defaults(struct config *cfg)
 	cfg->busy_poll = 0;
 	cfg->file_mode = 0600;
 	cfg->dir_mode = 0700;
+	cfg->uid = getuid();
+	cfg->gid = getgid();
 	cfg->delivery = DELIVERY_DATAGRAM;
 	/* mcast_group: derived from the qkey once the file is read */
 	cfg->multicast = MCAST_AUTO;

@@ -120,8 +120,8 @@ static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
-	st->st_uid = getuid();
-	st->st_gid = getgid();
+	st->st_uid = fs->cfg->uid; /* -o uid=, gid= */
+	st->st_gid = fs->cfg->gid;
 	st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec =
 		fs->started;
 	switch (k) {

@@ -2,7 +2,10 @@
 /*
  * ibfs: mount an InfiniBand UD fabric as a file system.
  *
- *   ibfs -c CONFIG [-n NODE] [-f] [-d] [-o OPTS] MOUNTPOINT
+ *   ibfs -c CONFIG [-n NODE] [-f] [-v] [-d] [-o OPTS] MOUNTPOINT
+ *
+ * The command line is read by opts.c, and all of it is checked, with
+ * libfuse's mount options, before anything is opened.
  *
  * Start-up runs in order — config, (fork), peers, file tree, the fabric
  * (verbs, resolver, bootstrap: fabric.c), mount — and shutdown undoes it
@@ -22,11 +25,14 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "config.h"
 #include "fabric.h"
 #include "fs.h"
 #include "log.h"
+#include "opts.h"
 #include "peer.h"
 #include "transport.h"
 #include "util.h"
@@ -34,23 +40,9 @@
 /* IBFS_VERSION: the Makefile passes debian/changelog's version. */
 #define EXIT_USAGE 2
 
-struct opts {
-	char *config;
-	char *node;
-	char *device;
-	int port;
-	int gid_index;
-	int help;
-	int version;
-	int test; /* -t: check the config, print its nodes, exit */
-};
-
-enum { KEY_HELP, KEY_VERSION, KEY_TEST };
-
 /* The daemon: what main builds, in the order it builds it. */
 struct ibfs {
-	struct fuse_args args;
-	struct opts o;
+	struct opts o; /* o.fuse: the arguments libfuse gets */
 	struct fuse_cmdline_opts fo;
 	struct config cfg;
 	struct peer *peers;
@@ -58,49 +50,6 @@ struct ibfs {
 	struct fabric *fab;
 	int ready; /* the readiness pipe to the parent; -1: none */
 };
-
-#define OPT(t, f)                                                              \
-	{                                                                      \
-		t, offsetof(struct opts, f), 1                                 \
-	}
-static const struct fuse_opt main_opt_spec[] = {
-	OPT("-c %s", config),
-	OPT("--config=%s", config),
-	OPT("-n %s", node),
-	OPT("--node=%s", node),
-	OPT("--device=%s", device),
-	OPT("-i %d", port),
-	OPT("--port=%d", port),
-	OPT("-g %d", gid_index),
-	OPT("--gid-index=%d", gid_index),
-	FUSE_OPT_KEY("-h", KEY_HELP),
-	FUSE_OPT_KEY("--help", KEY_HELP),
-	FUSE_OPT_KEY("-V", KEY_VERSION),
-	FUSE_OPT_KEY("--version", KEY_VERSION),
-	FUSE_OPT_KEY("-t", KEY_TEST),
-	FUSE_OPT_KEY("--test", KEY_TEST),
-	FUSE_OPT_END};
-
-/* --help, --version and -t are ours; everything else goes on to
- * libfuse. */
-static int main_opt_proc(void *data, const char *arg, int key,
-			 struct fuse_args *outargs)
-{
-	struct opts *o = data;
-
-	switch (key) {
-	case KEY_HELP:
-		o->help = 1;
-		return 0;
-	case KEY_VERSION:
-		o->version = 1;
-		return 0;
-	case KEY_TEST:
-		o->test = 1;
-		return 0;
-	}
-	return 1;
-}
 
 /* The usage text; also the reference for ibfs(8). */
 static void main_usage(const char *prog)
@@ -111,19 +60,25 @@ static void main_usage(const char *prog)
 	       "is a\ndirectory, every channel a file.  `echo hi > "
 	       "MOUNTPOINT/beta/chat` sends\nto beta; on beta, `cat "
 	       "MOUNTPOINT/alpha/chat` reads it.\n\n"
-	       "options:\n"
-	       "  -c, --config=FILE      cluster configuration (ibfs.conf(5))\n"
-	       "  -n, --node=NAME        this node's name (default: host "
+	       "options (a long option's value follows '=' or a space):\n"
+	       "  -c, --config FILE      cluster configuration (ibfs.conf(5))\n"
+	       "  -n, --node NAME        this node's name (default: host "
 	       "name)\n"
 	       "  -f                     stay in the foreground, log to "
 	       "stderr\n"
-	       "  -d                     debug output (implies -f)\n"
-	       "  -o OPT[,OPT...]        FUSE mount options (allow_other, "
-	       "...)\n"
-	       "      --device=DEV       RDMA device, overrides [global] "
+	       "  -v, --verbose          ibfs's debug lines too\n"
+	       "  -d                     -v and libfuse's trace of every "
+	       "request\n"
+	       "                         (implies -f)\n"
+	       "  -o OPT[,OPT...]        mount options: ibfs's below, or "
+	       "FUSE's\n"
+	       "                         (allow_other, ro, ...; "
+	       "default_permissions\n"
+	       "                         is always on)\n"
+	       "      --device DEV       RDMA device, overrides [global] "
 	       "device\n"
-	       "  -i, --port=N           port number, overrides [global] port\n"
-	       "  -g, --gid-index=N      GID index, overrides [global] "
+	       "  -i, --port N           port number, overrides [global] port\n"
+	       "  -g, --gid-index N      GID index, overrides [global] "
 	       "gid_index\n"
 	       "  -t, --test             check CONFIG, print its nodes and "
 	       "exit\n"
@@ -131,9 +86,27 @@ static void main_usage(const char *prog)
 	       "sees it\n"
 	       "  -h, --help             this text\n"
 	       "  -V, --version          version\n\n"
+	       "ibfs's mount options:\n"
+	       "  -o uid=N|USER          owner of every file and directory "
+	       "(default:\n"
+	       "                         the daemon's)\n"
+	       "  -o gid=N|GROUP         their group; with allow_other and "
+	       "group bits\n"
+	       "                         in file_mode and dir_mode, that "
+	       "group's users\n"
+	       "                         get in (ibfs(8), ALLOWING OTHER "
+	       "USERS)\n"
+	       "  -o ibfs_debug          the same as -v\n\n"
 	       "Exit status: 0 mounted, 1 runtime error, 2 usage or config "
-	       "error.\n",
+	       "error\n(checked before any device is opened).\n",
 	       prog, prog);
+}
+
+/* A usage error: one line naming what was wrong, and where to look. */
+static int main_usage_error(const char *why)
+{
+	fprintf(stderr, "ibfs: %s; see ibfs --help or man ibfs\n", why);
+	return EXIT_USAGE;
 }
 
 /*
@@ -146,8 +119,7 @@ static int main_config(struct opts *o, struct config *cfg)
 	char err[CONFIG_ERR_MAX];
 
 	if (!o->config) {
-		fprintf(stderr,
-			"ibfs: no config given (-c FILE); see --help\n");
+		main_usage_error("no config given (-c FILE)");
 		return -EINVAL;
 	}
 	if (config_load(o->config, cfg, err, sizeof(err)) ||
@@ -163,6 +135,10 @@ static int main_config(struct opts *o, struct config *cfg)
 		cfg->port = o->port;
 	if (o->gid_index >= 0)
 		cfg->gid_index = o->gid_index;
+	if (o->uid_set)
+		cfg->uid = o->uid;
+	if (o->gid_set)
+		cfg->gid = o->gid;
 	return 0;
 }
 
@@ -254,8 +230,7 @@ static int main_test(const struct opts *o)
 	int i, bad = 0;
 
 	if (!o->config) {
-		fprintf(stderr, "ibfs: -t needs a config (-c FILE)\n");
-		return EXIT_USAGE;
+		return main_usage_error("-t needs a config (-c FILE)");
 	}
 	if (config_load(o->config, &cfg, err, sizeof(err)) ||
 	    (o->node && config_select_local(&cfg, o->node, err, sizeof(err)))) {
@@ -332,13 +307,39 @@ static void main_ready(int fd, int status)
 		log_warn("chdir /");
 }
 
-/* Parse the command line and load the config: -1 to go on, or the exit. */
-static int main_args(struct ibfs *d, const char *prog)
+/*
+ * libfuse's part of the command line with what ibfs always adds (our
+ * fsname, default_permissions), tried on a throw-away session; the exit
+ * status of a usage error, or 0.
+ */
+static int main_fuse_args(struct ibfs *d)
 {
-	if (fuse_opt_parse(&d->args, &d->o, main_opt_spec, main_opt_proc))
-		return EXIT_USAGE;
+	char fsname[128], err[512];
+
+	snprintf(fsname, sizeof(fsname),
+		 "-odefault_permissions,fsname=ibfs:%s,subtype=ibfs",
+		 d->cfg.nodes[d->cfg.local].name);
+	if (opts_fuse(&d->o, &d->fo, fsname, err, sizeof(err)))
+		return main_usage_error(err);
+	return 0;
+}
+
+/*
+ * Parse the command line, load the config and check libfuse's options,
+ * all before any device, socket or fork: -1 to go on, or the exit.
+ */
+static int main_args(struct ibfs *d, int argc, char *argv[])
+{
+	char err[256];
+	int rc;
+
+	rc = opts_parse(&d->o, argc, argv, err, sizeof(err));
+	if (rc == -ENOMEM)
+		fatalx("out of memory");
+	if (rc)
+		return main_usage_error(err);
 	if (d->o.help) {
-		main_usage(prog);
+		main_usage(argv[0]);
 		return 0;
 	}
 	if (d->o.version) {
@@ -348,28 +349,42 @@ static int main_args(struct ibfs *d, const char *prog)
 	}
 	if (d->o.test)
 		return main_test(&d->o);
-	if (fuse_parse_cmdline(&d->args, &d->fo))
-		return EXIT_USAGE;
-	if (!d->fo.mountpoint) {
-		fprintf(stderr, "ibfs: no mount point given; see --help\n");
-		return EXIT_USAGE;
-	}
 	if (main_config(&d->o, &d->cfg))
 		return EXIT_USAGE;
+	if (main_fuse_args(d)) {
+		config_free(&d->cfg);
+		return EXIT_USAGE;
+	}
 	return -1;
 }
 
-/* What libfuse is told beyond the command line: our fsname, -odebug. */
-static void main_fuse_args(struct ibfs *d)
+/*
+ * Tell systemd we are ready ("READY=1" once mounted), when it asked by
+ * setting $NOTIFY_SOCKET (Type=notify).  etc/ibfs@.service runs ibfs -f
+ * that way so that ibfs itself is the unit's main process: systemd's
+ * RestartPreventExitStatus=2 looks only at the main process, and with
+ * Type=forking that is the child, which a usage error never reaches.
+ */
+static void main_notify(const char *state)
 {
-	char fsname[128];
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t n = path ? strlen(path) : 0;
+	int fd;
 
-	snprintf(fsname, sizeof(fsname),
-		 "-odefault_permissions,fsname=ibfs:%s,subtype=ibfs",
-		 d->cfg.nodes[d->cfg.local].name);
-	fuse_opt_add_arg(&d->args, fsname);
-	if (d->fo.debug)
-		fuse_opt_add_arg(&d->args, "-odebug");
+	if (!n || (path[0] != '/' && path[0] != '@') ||
+	    n >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, n);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0'; /* the abstract namespace */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+			     (struct sockaddr *)&sa,
+			     offsetof(struct sockaddr_un, sun_path) + n) < 0)
+		log_warn("telling systemd %s on NOTIFY_SOCKET %s", state, path);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Mounted: tell the parent, serve until a signal or umount; the status. */
@@ -381,6 +396,7 @@ static int main_serve(struct ibfs *d)
 		 d->fo.mountpoint);
 	main_ready(d->ready, 0);
 	d->ready = -1;
+	main_notify("READY=1");
 	rc = fs_loop(d->fs);
 	if (rc)
 		log_warnx("serving %s failed: %s", d->fo.mountpoint,
@@ -419,7 +435,7 @@ static int main_run(struct ibfs *d, int *status)
 	if (rc)
 		goto out_fs;
 	fs_set_transport(d->fs, fabric_tp(d->fab));
-	rc = fs_mount(d->fs, &d->args, d->fo.mountpoint);
+	rc = fs_mount(d->fs, &d->o.fuse, d->fo.mountpoint);
 	if (!rc)
 		*status = main_serve(d);
 	fabric_close(d->fab);
@@ -466,22 +482,20 @@ static void main_no_thp(void)
 /* Arguments, config, (fork), run; exit 0, 1, or 2 (usage or config). */
 int main(int argc, char *argv[])
 {
-	struct ibfs d = {
-		.args = FUSE_ARGS_INIT(argc, argv),
-		.o = {.port = -1, .gid_index = -1},
-		.ready = -1,
-	};
+	struct ibfs d = {.ready = -1};
 	int rc, status;
 
 	log_init("ibfs", 1, 0);
-	status = main_args(&d, argv[0]);
+	status = main_args(&d, argc, argv);
 	if (status >= 0)
 		goto out_args;
 	status = 1;
-	log_setverbose(d.fo.debug);
+	/* -d is libfuse's request trace and ours; -v ours alone */
+	log_setverbose(d.o.verbose + d.fo.debug);
+	log_debug("node %s of %s, mounting on %s; debug lines on",
+		  d.cfg.nodes[d.cfg.local].name, d.o.config, d.fo.mountpoint);
 	main_raise_nofile();
 	main_no_thp();
-	main_fuse_args(&d);
 	/* Verbs and threads do not survive fork: fork before any of them. */
 	if (!d.fo.foreground)
 		d.ready = main_daemonize();
@@ -492,9 +506,6 @@ int main(int argc, char *argv[])
 	config_free(&d.cfg);
 out_args:
 	free(d.fo.mountpoint);
-	fuse_opt_free_args(&d.args);
-	free(d.o.config);
-	free(d.o.node);
-	free(d.o.device);
+	opts_free(&d.o);
 	return status;
 }

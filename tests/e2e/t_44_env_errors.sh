@@ -6,8 +6,12 @@
 # that is missing or not a directory.  An sl beyond 15 is a config error
 # (exit 2, FILE:LINE), from the daemon and from ibfs -t.  The daemon that
 # comes up on a pkey the table has (rxe's only one, 0xffff) shows it in
-# .status with its index, sl and traffic_class.
-# timeout: 90
+# .status with its index, sl and traffic_class.  Usage errors exit 2 with
+# one line before the device is opened.  The command line: long options
+# with a space, -v without libfuse's trace, -o uid= and gid= with the
+# allow_other recipe (another user in the group gets in, one outside it
+# does not), READY=1 on $NOTIFY_SOCKET once mounted.
+# timeout: 120
 source "$(dirname "$0")/lib.sh"
 need_bin
 
@@ -85,3 +89,66 @@ r=$(try "$(conf "device = $IBFS_DEV")" "$WORK/file")
 assert_match '^[12]\|' "$r" "exit status, mount point is a file"
 assert_match 'not a directory|Not a directory' "$r" "file mount point message"
 ! grep -q " $WORK/" /proc/mounts || fail "something got mounted"
+
+# Usage errors come before the device: with a device that does not exist,
+# each is still exit 2 and one line naming the option, never "device not
+# found" (exit 1), which is what an option checked after it would give.
+# Usage errors come before the device: with a device that does not exist,
+# an unknown option (one libfuse knows to refuse, one getopt does) is
+# still exit 2 and one line naming it, never "device not found" (exit 1),
+# which is what an option checked after the device would give.
+bad=$(conf 'device = nosuch9')
+for args in "-o allow_other,bogus" "--bogus"; do
+	rc=0
+	# shellcheck disable=SC2086 # args is split on purpose
+	out=$("$IBFS_BIN" --config "$bad" --node alpha -f $args "$WORK/mnt" 2>&1) ||
+		rc=$?
+	assert_eq 2 "$rc" "exit status, $args"
+	[[ $out != *$'\n'* ]] || fail "more than one line for $args: $out"
+	assert_match "unknown option.*${args##*[ ,]}.*see ibfs --help or man ibfs$" \
+		"$out" "$args message"
+done
+
+# --config FILE --node NAME with spaces; -v; the allow_other recipe: one
+# group owns the tree (-o gid=), group bits in file_mode and dir_mode.
+# The mount point's parents must let the other users through: not $WORK.
+need_cmd setpriv perl
+top=$(mktemp -d /tmp/t44.XXXXXX)
+chmod 755 "$top"
+mkdir "$top/m"
+on_exit "fusermount3 -u -z '$top/m' 2>/dev/null; rm -rf '$top'"
+printf '[global]\ndevice = %s\nfile_mode = 0660\ndir_mode = 0770\n[node alpha]\naddr = %s\nbootstrap = %s:18599\n' \
+	"$IBFS_DEV" "$IBFS_IP" "$IBFS_IP" >"$WORK/o.conf"
+# systemd's side of Type=notify: one datagram on $NOTIFY_SOCKET, which
+# ibfs sends once mounted.
+perl -MSocket -e 'alarm 30; socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die "socket: $!";
+	bind($s, pack_sockaddr_un($ARGV[0])) or die "bind: $!";
+	defined(recv($s, my $m, 64, 0)) or die "recv: $!"; print "$m\n"' \
+	"$WORK/notify" >"$WORK/notify.out" &
+npid=$!
+wait_for "[ -S '$WORK/notify' ]" 20 || fail "notify socket"
+NOTIFY_SOCKET=$WORK/notify "$IBFS_BIN" --config "$WORK/o.conf" --node alpha \
+	-f -v -o allow_other,uid=4241,gid=4300 "$top/m" >"$WORK/o.log" 2>&1 &
+pid=$!
+wait "$npid" || {
+	cat "$WORK/o.log" >&2
+	fail "no READY=1: --config FILE --node NAME did not mount"
+}
+assert_eq READY=1 "$(<"$WORK/notify.out")" "sd_notify once mounted"
+{ mounts=$(</proc/mounts); } 2>/dev/null
+[[ $mounts == *" $top/m fuse.ibfs "* ]] || fail "READY=1 but not mounted"
+assert_eq "4241:4300 770
+4241:4300 770" "$(stat -c '%u:%g %a' "$top/m" "$top/m/alpha")" "dirs' owner, mode"
+r=$(setpriv --reuid=4242 --regid=4242 --groups=4300 -- \
+	sh -c "echo hi >'$top/m/alpha/x' && timeout 10 cat '$top/m/alpha/x'") ||
+	fail "group member: exit $?"
+assert_eq hi "$r" "group member writes and reads"
+r=$(setpriv --reuid=4244 --regid=4244 --clear-groups -- \
+	sh -c "echo no >'$top/m/alpha/y'; stat -c %u:%g:%a '$top/m/alpha/x'" 2>&1) &&
+	fail "outsider got in: $r"
+assert_match 'Permission denied' "$r" "outsider refused"
+assert_eq "4241:4300 660" "$(stat -c '%u:%g %a' "$top/m/alpha/x")" "channel owner"
+kill "$pid"
+wait "$pid" || fail "ibfs exited $? after SIGTERM"
+grep -q 'node alpha of .*debug lines on' "$WORK/o.log" || fail "-v: no debug line"
+! grep -q 'unique:' "$WORK/o.log" || fail "-v turned on libfuse's request trace"
