@@ -175,8 +175,10 @@ static int main_test_row(const struct config *cfg, int i)
 		[DELIVERY_RELIABLE] = "reliable",
 	};
 	const struct config_node *n = &cfg->nodes[i];
-	char err[CONFIG_ERR_MAX], a[NI_MAXHOST + 160], b[NI_MAXHOST + 180];
-	char buf[NI_MAXHOST + NI_MAXSERV + 4];
+	char err[CONFIG_ERR_MAX], buf[NI_MAXHOST + NI_MAXSERV + 4];
+	/* room for "addr(resolved)" and "host:port(resolved)" whole */
+	char a[sizeof(n->addr) + sizeof(buf) + 2];
+	char b[sizeof(n->bootstrap_host) + 8 + sizeof(buf)];
 	struct sockaddr_storage ss;
 	socklen_t len = 0;
 	int bad = 0, rc;
