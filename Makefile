@@ -75,7 +75,8 @@ asan:
 
 tools: $(TOOLS)
 
-$(B)/obj/%.o: src/%.c
+# Makefile: its flags (fat LTO objects, say) are part of every object.
+$(B)/obj/%.o: src/%.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 

@@ -125,6 +125,10 @@ struct peer_probe {
 	uint64_t at;	      /* ms: the next ping is due (0: none) */
 	uint64_t sent_ms;     /* ms: the latest ping went */
 	uint64_t answered_ms; /* ms: we last answered one of its pings */
+	/* up, watched (tp_probe_watch): what was sent to it at the last
+	 * ping, the answers then, and the pings since none came */
+	uint64_t w_sent, w_answers;
+	int wtries;
 };
 
 struct peer {

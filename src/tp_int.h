@@ -64,7 +64,11 @@
  * and doubling (0, 150, 450 ms: about 1 s until the last is given up),
  * then one every TP_PROBE_SLOW_MS while unreachable; answers within
  * TP_PROBE_WINDOW pings count; at most one answer per TP_PROBE_GAP_MS
- * to one peer, and no sooner a ping of ours on its ping. */
+ * to one peer, and no sooner a ping of ours on its ping.  A peer up is
+ * watched every TP_PROBE_WATCH_MS: when we sent to it in that time, it
+ * is pinged, and again 1 and 2 s later while unanswered (TP_PROBE_SLOW_MS
+ * doubling), and unreachable 4 s after the third. */
+#define TP_PROBE_WATCH_MS 5000
 #define TP_PROBE_TRIES	  3
 #define TP_PROBE_FIRST_MS 150
 #define TP_PROBE_SLOW_MS  1000
@@ -222,9 +226,10 @@ struct tp_mcast {
 /* The probes' schedule: next_at on the progress thread only; kick is
  * set by whoever starts a probe (tp_peer_up, bootstrap thread). */
 struct tp_probeset {
-	atomic_int kick;  /* walk the peers at the next tick */
-	uint64_t next_at; /* ms: the next ping due (0: none) */
-	int port_down;	  /* our port is down (async events) */
+	atomic_int kick;   /* walk the peers at the next tick */
+	uint64_t next_at;  /* ms: the next ping due (0: none) */
+	uint64_t watch_at; /* ms: the next look at the peers up (0: none) */
+	int port_down;	   /* our port is down (async events) */
 };
 
 /* A probe datagram taken in a poll batch, handled once its locks are

@@ -8,8 +8,12 @@
  * both directions, makes it up (and calls peer_up).  Unanswered after
  * TP_PROBE_TRIES pings (about 1 s), it is unreachable, with a reason in
  * words; it is pinged on, slowly, and comes up by itself once an answer
- * arrives.  Peers once up are not pinged again, until our port comes
- * back (tp_event.c).
+ * arrives.  A peer up is watched, all of them at one look every
+ * TP_PROBE_WATCH_MS: one we sent to since the last look is pinged, and
+ * unreachable again (peer_failed) when three pings go unanswered.  So a
+ * path that breaks later shows too, and an idle peer costs nothing.  Only
+ * an answer counts: a peer's own datagrams reaching us say nothing of
+ * ours reaching it.
  *
  * A ping is answered only when it passed the source filter (a node the
  * bootstrap met: a stranger's is dropped as drop_unknown_src) and its
@@ -101,18 +105,82 @@ static void tp_probe_give_up(struct tp *tp, struct peer *p)
 		 p->conf->name);
 }
 
+/* What went to p that needs an answer to prove: messages, and in
+ * reliable mode the datagrams sent again and the tail probes. */
+static uint64_t tp_probe_sent(const struct peer *p)
+{
+	return atomic_load(&p->cnt.msgs_tx) + atomic_load(&p->cnt.rel_retrans) +
+	       atomic_load(&p->cnt.rel_probes);
+}
+
+/*
+ * Up peer p at now (under p->lock; look: the peers' look is due): 1 when
+ * a ping is due (token set), with *failed when p became unreachable by
+ * it.  At a look, sends to it since the last start a ping; only an
+ * answer (probe_rx) ends them: hearing p's own datagrams proves nothing
+ * of ours, when the path breaks one way.
+ */
+static int tp_probe_watch(struct tp *tp, struct peer *p, uint64_t now, int look,
+			  uint32_t *token, int *failed)
+{
+	struct peer_probe *pr = &p->probe;
+	uint64_t answers = atomic_load(&p->cnt.probe_rx);
+	uint64_t sent = tp_probe_sent(p);
+
+	if (p->is_local)
+		return 0;
+	if (pr->wtries && answers != pr->w_answers)
+		pr->wtries = 0;
+	if (!pr->wtries) {
+		if (!look || sent == pr->w_sent)
+			return 0;
+		pr->w_sent = sent;
+		pr->w_answers = answers;
+	} else if (now < pr->at) {
+		return 0;
+	} else if (pr->wtries >= TP_PROBE_TRIES) {
+		/* unreachable: pinged on slowly by tp_probe_due from now */
+		p->up = 0;
+		p->since = time(NULL);
+		pr->wtries = 0;
+		pr->tries = TP_PROBE_TRIES + 1;
+		tp_probe_give_up(tp, p);
+		*failed = 1;
+		*token = ++pr->token;
+		pr->sent_ms = now;
+		pr->at = now + TP_PROBE_SLOW_MS;
+		return 1;
+	}
+	pr->wtries++;
+	*token = ++pr->token;
+	pr->sent_ms = now;
+	/* slower than a first probe: a peer up that answers late under load
+	 * must not lose its writes; a broken path shows in about 12 s */
+	pr->at = now + ((uint64_t)TP_PROBE_SLOW_MS << (pr->wtries - 1));
+	return 1;
+}
+
 /*
  * p's probe at now (under p->lock): 1 when a ping is due (token set),
  * with *failed when p became unreachable by it; *next the earliest
- * deadline so far.
+ * deadline so far; look: the look at the peers up is due.
  */
-static int tp_probe_due(struct tp *tp, struct peer *p, uint64_t now,
+static int tp_probe_due(struct tp *tp, struct peer *p, uint64_t now, int look,
 			uint32_t *token, int *failed, uint64_t *next)
 {
 	struct peer_probe *pr = &p->probe;
+	int due;
 
 	*failed = 0;
-	if (!pr->joined || pr->held || p->up || !pr->at)
+	if (!pr->joined || pr->held)
+		return 0;
+	if (p->up) {
+		due = tp_probe_watch(tp, p, now, look, token, failed);
+		if ((due || pr->wtries) && (!*next || pr->at < *next))
+			*next = pr->at;
+		return due;
+	}
+	if (!pr->at)
 		return 0;
 	if (now < pr->at) {
 		if (!*next || pr->at < *next)
@@ -152,9 +220,10 @@ int tp_probe_tick(struct tp *tp, uint64_t now)
 {
 	uint64_t next = 0;
 	uint32_t token = 0;
-	int i, due, failed;
+	int i, due, failed, look, ups = 0;
 
-	if (!atomic_exchange(&tp->probe.kick, 0)) {
+	look = tp->probe.watch_at && now >= tp->probe.watch_at;
+	if (!atomic_exchange(&tp->probe.kick, 0) && !look) {
 		if (!tp->probe.next_at)
 			return -1;
 		if (now < tp->probe.next_at)
@@ -164,13 +233,18 @@ int tp_probe_tick(struct tp *tp, uint64_t now)
 		struct peer *p = &tp->peers[i];
 
 		pthread_mutex_lock(&p->lock);
-		due = tp_probe_due(tp, p, now, &token, &failed, &next);
+		due = tp_probe_due(tp, p, now, look, &token, &failed, &next);
+		ups += p->up && p->probe.joined && !p->is_local;
 		pthread_mutex_unlock(&p->lock);
 		if (failed)
 			tp_probe_failed(tp, p);
 		if (due)
 			tp_probe_post(tp, p, WIRE_PING, token);
 	}
+	if (look || !tp->probe.watch_at)
+		tp->probe.watch_at = ups ? now + TP_PROBE_WATCH_MS : 0;
+	if (tp->probe.watch_at && (!next || tp->probe.watch_at < next))
+		next = tp->probe.watch_at;
 	tp->probe.next_at = next;
 	return next ? (int)(next > now ? next - now : 0) : -1;
 }
@@ -231,6 +305,8 @@ static void tp_probe_pong(struct tp *tp, struct peer *p, uint32_t token)
 		was_unreachable = pr->unreachable;
 		pr->unreachable = 0;
 		pr->at = 0;
+		pr->wtries = 0;
+		pr->w_sent = tp_probe_sent(p);
 		p->up = 1;
 		p->epoch++;
 		p->since = time(NULL);
@@ -240,6 +316,7 @@ static void tp_probe_pong(struct tp *tp, struct peer *p, uint32_t token)
 	pthread_mutex_unlock(&p->lock);
 	if (!up)
 		return;
+	atomic_store(&tp->probe.kick, 1); /* the watch's looks begin */
 	if (was_unreachable)
 		log_rl_info(&rl,
 			    "peer %s: datagrams get through again, state up",

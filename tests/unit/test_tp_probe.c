@@ -6,10 +6,11 @@
  * the bootstrap installed is probing, not up, until its answer to our
  * ping comes; unanswered after three pings (0, 150, 450 ms) it is
  * unreachable at 1050 ms, with a reason, is pinged on once a second and
- * comes up by itself on an answer; we answer a joined peer's ping at
- * once (once per batch), never a stranger's; the port going down makes
- * every peer down with the port's reason, and its return probes them
- * again.
+ * comes up by itself on an answer; a peer up is watched, and unreachable
+ * again when sent to and three pings go unanswered (1, 2, 4 s apart);
+ * we answer a joined peer's ping at once (once per batch), never a
+ * stranger's; the port going down makes every peer down with the port's
+ * reason, and its return probes them again.
  */
 #include "tp_harness.h"
 
@@ -106,8 +107,8 @@ static void test_probe_before_up(void **state)
 	assert_int_equal(ups, 1);
 	assert_int_equal(peers[BETA].cnt.probe_rx, 2);
 	assert_int_equal(tp->totals.probe_rx, 2);
-	/* up: no more pings, and data goes */
-	assert_int_equal(tp_probe_tick(tp, t0 + 5000), -1);
+	/* up: no more pings but the watch's look, and data goes */
+	assert_int_equal(tp_probe_tick(tp, t0 + 5000), TP_PROBE_WATCH_MS);
 	assert_int_equal(pings(), 1);
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);
 }
@@ -142,6 +143,68 @@ static void test_probe_unreachable_recovers(void **state)
 	assert_string_equal(beta_state(), "up");
 	assert_string_equal(peers[BETA].last_error, "");
 	assert_int_equal(ups, 1);
+}
+
+/* Beta up by its answer to our first ping, at t0; the watch's first
+ * look is then due at t0 + TP_PROBE_WATCH_MS. */
+static void beta_up_at(uint64_t t0)
+{
+	tp_probe_tick(tp, t0);
+	beta_probe(WIRE_PONG, (uint32_t)tp_harness_last_ping());
+	assert_int_equal(tp_recv_drain(tp), 1);
+	assert_string_equal(beta_state(), "up");
+	assert_int_equal(tp_probe_tick(tp, t0), TP_PROBE_WATCH_MS);
+}
+
+/* A peer up is watched: idle, it costs no ping; sent to, it is pinged
+ * at the next look, and its answer ends that; sent to and silent (its
+ * own pings prove nothing of ours), it is unreachable after three pings,
+ * once; an answer brings it up again. */
+static void test_probe_watch_up(void **state)
+{
+	uint64_t t0 = util_now_ms(), l1 = t0 + TP_PROBE_WATCH_MS;
+	uint64_t l2 = l1 + TP_PROBE_WATCH_MS, l3 = l2 + TP_PROBE_WATCH_MS;
+
+	beta_up_at(t0);
+	/* idle: nothing sent, nothing to prove */
+	assert_int_equal(tp_probe_tick(tp, l1), TP_PROBE_WATCH_MS);
+	assert_int_equal(pings(), 1);
+	/* sent to: one ping at the look, and its answer ends it */
+	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);
+	assert_int_equal(tp_probe_tick(tp, l2), TP_PROBE_SLOW_MS);
+	assert_int_equal(pings(), 2);
+	beta_probe(WIRE_PONG, (uint32_t)tp_harness_last_ping());
+	assert_int_equal(tp_recv_drain(tp), 1);
+	tp_probe_tick(tp, l2 + 1000);
+	assert_int_equal(pings(), 2);
+	assert_string_equal(beta_state(), "up");
+	/* sent to, and no answer: pings 1 and 2 s apart, unreachable 4 s
+	 * after the third; beta's own ping does not count */
+	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);
+	assert_int_equal(tp_probe_tick(tp, l3), TP_PROBE_SLOW_MS);
+	beta_probe(WIRE_PING, 77);
+	assert_int_equal(tp_recv_drain(tp), 1);
+	assert_int_equal(tp_probe_tick(tp, l3 + 1000), 2 * TP_PROBE_SLOW_MS);
+	tp_probe_tick(tp, l3 + 3000);
+	tp_probe_tick(tp, l3 + 5000); /* a look meanwhile changes nothing */
+	assert_int_equal(pings(), 5);
+	assert_string_equal(beta_state(), "up");
+	assert_int_equal(fails, 0);
+	assert_int_equal(tp_probe_tick(tp, l3 + 6999), 1);
+	assert_string_equal(beta_state(), "up");
+	tp_probe_tick(tp, l3 + 7000);
+	assert_string_equal(beta_state(), "unreachable");
+	assert_int_equal(fails, 1);
+	assert_int_equal(pings(), 6);
+	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), -ENOTCONN);
+	tp_probe_tick(tp, l3 + 8000);
+	assert_int_equal(fails, 1);
+	assert_int_equal(pings(), 7);
+	/* its answer: up again */
+	beta_probe(WIRE_PONG, (uint32_t)tp_harness_last_ping());
+	assert_int_equal(tp_recv_drain(tp), 1);
+	assert_string_equal(beta_state(), "up");
+	assert_int_equal(ups, 2);
 }
 
 /* Beta's ping is answered with its token, once per batch; it makes us
@@ -235,6 +298,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_probe_before_up, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_probe_watch_up, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_probe_unreachable_recovers,
 						setup, teardown),

@@ -167,3 +167,29 @@ wait_file "$M/$PEER/back"
 assert_eq "back from $PEER" "$(timeout 10 cat "$M/$PEER/back")" "message once up"
 log "up again by itself once datagrams pass; data both ways"
 pair_sync done2
+
+# --- the path breaks while up, one way: alpha sends into it, and its
+# watch (a look every 5 s pings the peers it sent to) makes beta
+# unreachable though beta's own datagrams still reach alpha.  (Beta's
+# view is not asserted: it may have sent to alpha since its last look.)
+if [[ $SELF == beta ]]; then
+	ip rule add pref 100 lookup local && ip rule del pref 0 &&
+		ip rule add pref 90 iif eth0 ipproto udp dport 4791 blackhole ||
+		fail "ip rule dropping RoCE v2 from alpha, again: $(ip rule show)"
+fi
+pair_sync dropping2
+if [[ $SELF == alpha ]]; then
+	echo "into the void" >"$M/beta/void" || fail "a write while beta is up"
+	wait_for "peer_is unreachable" 20 ||
+		fail "beta at alpha: $(peer_status "$M" beta state) after sending" \
+			"into a broken path, want unreachable"
+	assert_eq "datagrams to beta get no answer (qkey, pkey, route or firewall?)" \
+		"$(peer_status "$M" beta last_error)" "why beta is unreachable now"
+fi
+pair_sync unreachable2
+if [[ $SELF == beta ]]; then undrop; fi
+pair_sync undropped2
+wait_for "peer_is up" 20 ||
+	fail "$PEER at $SELF: $(peer_status "$M" "$PEER" state) once the path is back"
+log "a path broken while up: unreachable at the sender, up again once back"
+pair_sync done3
