@@ -113,15 +113,25 @@ static uint64_t tp_probe_sent(const struct peer *p)
 	       atomic_load(&p->cnt.rel_probes);
 }
 
+/* The next ping of p's probe goes now, and its answer is awaited for
+ * wait ms (under p->lock); its token. */
+static uint32_t tp_probe_arm(struct peer_probe *pr, uint64_t now, uint64_t wait)
+{
+	pr->sent_ms = now;
+	pr->at = now + wait;
+	return ++pr->token;
+}
+
 /*
  * Up peer p at now (under p->lock; look: the peers' look is due): 1 when
- * a ping is due (token set), with *failed when p became unreachable by
- * it.  At a look, sends to it since the last start a ping; only an
- * answer (probe_rx) ends them: hearing p's own datagrams proves nothing
- * of ours, when the path breaks one way.
+ * a ping is due (token set), 0 when none, -1 when its pings went
+ * unanswered: p is no longer up, and tp_probe_due's rule for a peer not
+ * up makes it unreachable.  At a look, sends to it since the last start
+ * a ping; only an answer (probe_rx) ends them: hearing p's own datagrams
+ * proves nothing of ours, when the path breaks one way.
  */
-static int tp_probe_watch(struct tp *tp, struct peer *p, uint64_t now, int look,
-			  uint32_t *token, int *failed)
+static int tp_probe_watch(struct peer *p, uint64_t now, int look,
+			  uint32_t *token)
 {
 	struct peer_probe *pr = &p->probe;
 	uint64_t answers = atomic_load(&p->cnt.probe_rx);
@@ -139,24 +149,18 @@ static int tp_probe_watch(struct tp *tp, struct peer *p, uint64_t now, int look,
 	} else if (now < pr->at) {
 		return 0;
 	} else if (pr->wtries >= TP_PROBE_TRIES) {
-		/* unreachable: pinged on slowly by tp_probe_due from now */
 		p->up = 0;
 		p->since = time(NULL);
 		pr->wtries = 0;
-		pr->tries = TP_PROBE_TRIES + 1;
-		tp_probe_give_up(tp, p);
-		*failed = 1;
-		*token = ++pr->token;
-		pr->sent_ms = now;
-		pr->at = now + TP_PROBE_SLOW_MS;
-		return 1;
+		pr->tries = TP_PROBE_TRIES;
+		pr->at = now;
+		return -1;
 	}
 	pr->wtries++;
-	*token = ++pr->token;
-	pr->sent_ms = now;
 	/* slower than a first probe: a peer up that answers late under load
 	 * must not lose its writes; a broken path shows in about 12 s */
-	pr->at = now + ((uint64_t)TP_PROBE_SLOW_MS << (pr->wtries - 1));
+	*token = tp_probe_arm(pr, now,
+			      (uint64_t)TP_PROBE_SLOW_MS << (pr->wtries - 1));
 	return 1;
 }
 
@@ -175,10 +179,12 @@ static int tp_probe_due(struct tp *tp, struct peer *p, uint64_t now, int look,
 	if (!pr->joined || pr->held)
 		return 0;
 	if (p->up) {
-		due = tp_probe_watch(tp, p, now, look, token, failed);
-		if ((due || pr->wtries) && (!*next || pr->at < *next))
-			*next = pr->at;
-		return due;
+		due = tp_probe_watch(p, now, look, token);
+		if (due >= 0) {
+			if ((due || pr->wtries) && (!*next || pr->at < *next))
+				*next = pr->at;
+			return due;
+		}
 	}
 	if (!pr->at)
 		return 0;
@@ -193,9 +199,7 @@ static int tp_probe_due(struct tp *tp, struct peer *p, uint64_t now, int look,
 	}
 	if (pr->tries <= TP_PROBE_TRIES)
 		pr->tries++;
-	*token = ++pr->token;
-	pr->sent_ms = now;
-	pr->at = now + tp_probe_wait(pr->tries);
+	*token = tp_probe_arm(pr, now, tp_probe_wait(pr->tries));
 	if (!*next || pr->at < *next)
 		*next = pr->at;
 	return 1;
