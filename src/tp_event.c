@@ -52,7 +52,7 @@ int tp_event_open(struct tp *tp)
 /* The port went down: every peer with it. */
 static void tp_event_port_err(struct tp *tp, const struct ibv_async_event *ev)
 {
-	char why[96];
+	char why[PEER_ERROR_MAX]; /* it becomes every peer's last_error */
 
 	snprintf(why, sizeof(why), "port %d of %s is down", tp->info.port,
 		 tp->info.device);
