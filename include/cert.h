@@ -68,11 +68,13 @@ struct cert;
 
 /*
  * Load the files and check them as a peer would check us: the key file
- * is a regular file nobody but its owner may read, write or run (else
- * -EPERM), the key is Ed25519 or P-256 and matches the certificate, the
- * certificate chains to `ca` now, is not revoked, and names node.  0, or
- * -errno from reading a file, -EPERM (key file mode), -EINVAL (anything
- * wrong with the contents), -ENOMEM; why says which file and what.
+ * is a regular file, not a symbolic link (-ELOOP), that nobody but its
+ * owner may read, write or run (-EPERM: the key file's own error, for the
+ * caller's exit 2), the key is Ed25519 or P-256 without a passphrase and
+ * matches the certificate, the certificate chains to `ca` now, is not
+ * revoked, and names node.  0, or -errno from reading a file, -EPERM,
+ * -EINVAL (not a regular file; anything wrong in the contents), -EFBIG
+ * (over 4 MiB), -ENOMEM; why says which file and what, in config words.
  */
 int cert_open(struct cert **out, const struct cert_files *files,
 	      const char *node, char *why, size_t whylen);

@@ -132,6 +132,15 @@ static int payload(const char *signer, const char *verifier,
 	return n;
 }
 
+/* cert_verify now, into why, nothing kept. */
+static int check(struct cert *c, const uint8_t *der, int n, const char *name,
+		 const uint8_t *msg, int m, const uint8_t *sig, size_t siglen)
+{
+	why[0] = '\0';
+	return cert_verify(c, der, (size_t)n, name, msg, (size_t)m, sig, siglen,
+			   0, NULL, why, sizeof(why));
+}
+
 /* What signer (opened) proves to a verifier checking it as name. */
 static int verify_from(struct cert *verifier, struct cert *signer,
 		       const char *name, time_t now, struct cert_peer *out)
@@ -227,10 +236,7 @@ static void test_expired(void **state)
 	int n = der_of("ca1/expired.pem", der),
 	    m = payload("beta", "beta", msg);
 
-	assert_int_equal(cert_verify(beta, der, (size_t)n, "beta", msg,
-				     (size_t)m, msg, 64, 0, NULL, why,
-				     sizeof(why)),
-			 -EACCES);
+	assert_int_equal(check(beta, der, n, "beta", msg, m, msg, 64), -EACCES);
 	assert_string_equal(why, "certificate expired 2025-11-30");
 	assert_int_equal(cert_expiries(alpha, &e, 1), 1);
 	assert_int_equal(
@@ -372,32 +378,20 @@ static void test_wrong_signature(void **state)
 
 	assert_int_equal(cert_sign(alpha, msg, (size_t)m, sig, &siglen), 0);
 	assert_int_equal(siglen, 64);
-	assert_int_equal(cert_verify(beta, der, (size_t)n, "alpha", msg,
-				     (size_t)m, sig, siglen, 0, NULL, why,
-				     sizeof(why)),
-			 0);
+	assert_int_equal(check(beta, der, n, "alpha", msg, m, sig, siglen), 0);
 	msg[m - 1] ^= 1; /* the LID: another address than was signed */
-	assert_int_equal(cert_verify(beta, der, (size_t)n, "alpha", msg,
-				     (size_t)m, sig, siglen, 0, NULL, why,
-				     sizeof(why)),
+	assert_int_equal(check(beta, der, n, "alpha", msg, m, sig, siglen),
 			 -EACCES);
 	assert_string_equal(why, "signature does not verify");
 	msg[m - 1] ^= 1;
 	sig[5] ^= 0x10;
-	assert_int_equal(cert_verify(beta, der, (size_t)n, "alpha", msg,
-				     (size_t)m, sig, siglen, 0, NULL, why,
-				     sizeof(why)),
+	assert_int_equal(check(beta, der, n, "alpha", msg, m, sig, siglen),
 			 -EACCES);
 	assert_int_equal(cert_sign(gamma, msg, (size_t)m, sig, &siglen), 0);
-	assert_int_equal(cert_verify(beta, der, (size_t)n, "alpha", msg,
-				     (size_t)m, sig, siglen, 0, NULL, why,
-				     sizeof(why)),
+	assert_int_equal(check(beta, der, n, "alpha", msg, m, sig, siglen),
 			 -EACCES);
 	assert_string_equal(why, "signature does not verify");
-	assert_int_equal(cert_verify(beta, der, (size_t)n, "alpha", msg,
-				     (size_t)m, sig, 0, 0, NULL, why,
-				     sizeof(why)),
-			 -EACCES);
+	assert_int_equal(check(beta, der, n, "alpha", msg, m, sig, 0), -EACCES);
 	cert_close(gamma);
 	cert_close(alpha);
 	cert_close(beta);
@@ -432,19 +426,15 @@ static void test_not_a_node_cert(void **state)
 	uint8_t der[CERT_DER_MAX], msg[64] = {0};
 	int n = der_of("ca1/ca.pem", der);
 
-	assert_int_equal(cert_verify(beta, der, (size_t)n, "beta", msg,
-				     sizeof(msg), msg, 64, 0, NULL, why,
-				     sizeof(why)),
+	assert_int_equal(check(beta, der, n, "beta", msg, sizeof(msg), msg, 64),
 			 -EACCES);
 	assert_string_equal(why, "certificate is a CA's, not a node's");
-	assert_int_equal(cert_verify(beta, der, (size_t)n - 1, "beta", msg,
-				     sizeof(msg), msg, 64, 0, NULL, why,
-				     sizeof(why)),
-			 -EACCES);
+	assert_int_equal(
+		check(beta, der, n - 1, "beta", msg, sizeof(msg), msg, 64),
+		-EACCES);
 	assert_string_equal(why, "certificate unreadable (not DER X.509)");
-	assert_int_equal(cert_verify(beta, msg, sizeof(msg), "beta", msg,
-				     sizeof(msg), msg, 64, 0, NULL, why,
-				     sizeof(why)),
+	assert_int_equal(check(beta, msg, sizeof(msg), "beta", msg, sizeof(msg),
+			       msg, 64),
 			 -EACCES);
 	assert_int_equal(cert_der(beta, der, 10), -ENOSPC);
 	cert_close(beta);
