@@ -282,6 +282,8 @@ FUZZ_OBJ_relseq := wire wire_reasm wire_rel reliable rel_wait util log
 FUZZ_OBJ_hostlist := hostlist
 FUZZ_OBJ_ann    := announce_msg announce_auth bootstrap_hello peer wire util log
 FUZZ_LIB_ann    := -lcrypto
+FUZZ_OBJ_cert   := cert util log
+FUZZ_LIB_cert   := -lcrypto
 
 $(B)/fuzz/obj/%.o: src/%.c $(wildcard include/*.h)
 	@mkdir -p $(@D)

@@ -17,8 +17,8 @@ BUILD=(
 	libfuse3-dev libibverbs-dev librdmacm-dev libinih-dev libssl-dev
 )
 TEST=(
-	# unit tests
-	libcmocka-dev
+	# unit tests (test_cert makes its certificates with the openssl CLI)
+	libcmocka-dev openssl
 	# runtime and e2e tests
 	fuse3 rdma-core ibverbs-utils rdmacm-utils ibverbs-providers perftest
 	iproute2 procps psmisc util-linux coreutils python3
