@@ -14,7 +14,7 @@
 #     man/ibfs-status.7, and the fields src/fs_status.c prints are the
 #     ones tests/tools/docnames.c describes there, no more, no fewer;
 #   - every message src/ logs at warning level or above has an entry in
-#     man/ibfs.8's DIAGNOSTICS (matched on its longest stable words);
+#     man/ibfs.8's DIAGNOSTICS (matched on its words between conversions);
 #   - every man page renders without a groff warning;
 #   - every source file src/*.c is in docs/architecture.md, the map.
 # The names come from the code: keys and counters from the tables, through
@@ -150,10 +150,11 @@ check_fields() {
 }
 
 # Every message logged at warning level or above (log_warn, log_warnx,
-# log_rl_warnx, fatal, fatalx; include/log.h), as "FILE:LINE<TAB>KEY":
-# KEY is the format's words before its first conversion, or its longest
-# run of words between conversions when those are under 10 bytes.  A
-# format of conversions only ("%s %s: %s") has no words to match.
+# log_rl_warnx, fatal, fatalx; include/log.h), as "FILE:LINE<TAB>WORDS",
+# a line for each run of words between the format's conversions (of 4
+# bytes or more): the stable parts of the message, each of which its
+# DIAGNOSTICS entry must have.  A format of conversions only ("%s %s: %s",
+# the peer refusals of bootstrap_note) has no words to match.
 diag_keys() {
 	perl -e '
 	my $lit = qr/"(?:[^"\\]|\\.)*"/;
@@ -168,13 +169,10 @@ diag_keys() {
 			$fmt =~ s/\\(["\\])/$1/g;
 			$fmt =~ s/\\n/ /g;
 			my @segs = split /%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t)?[a-zA-Z%]/, $fmt;
-			my $key = $segs[0] // "";
-			if (length($key =~ s/^\s+|\s+$//gr) < 10) {
-				($key) = sort { length($b) <=> length($a) } @segs;
-				$key //= "";
+			for my $key (@segs) {
+				$key =~ s/^[\s:,;)]+|[\s:,;(]+$//g;
+				print "$f:$line\t$key\n" if length($key) >= 4;
 			}
-			$key =~ s/^[\s:,;]+|[\s:,;(]+$//g;
-			print "$f:$line\t$key\n" if length($key) >= 4;
 		}
 	}' src/*.c
 }
