@@ -266,6 +266,9 @@ static int key_str(struct config_parse *p, const struct config_key *k,
 #define STR(n, field, lo, hi)	KEY(n, key_str, field, lo, hi, NULL, UNIT_NONE)
 #define CHOICE(n, field, ch)	KEY(n, key_choice, field, 0, 0, ch, UNIT_NONE)
 #define BOOL(n, field)		KEY(n, key_bool, field, 0, 1, NULL, UNIT_NONE)
+/* a constant of config.h in a page's words, so that it is said once */
+#define STR_OF(x)		STR_OF_(x)
+#define STR_OF_(x)		#x
 
 const struct config_key config_gkeys[GK_MAX] = {
 	[GK_DEVICE] = { STR("device", device, 1, 63), .arg = "*NAME*",
@@ -474,11 +477,11 @@ const struct config_key config_gkeys[GK_MAX] = {
 		.arg = "*PATH*", .def_doc = "none",
 		.doc = "File holding the shared secret; an absolute path. It "
 		"is read once at start-up; one trailing newline is stripped, "
-		"and the rest must be 16..255 bytes without a NUL. A relative "
-		"path is refused. A file that group or others may read (any "
-		"bit of 077 set) is refused: `ibfs` says so and exits with "
-		"status 2 before mounting. Only one of `secret` and "
-		"`secret_file` may be set." },
+		"and the rest must be as long as a `secret` is, without a "
+		"NUL. A relative path is refused. A file that group or others "
+		"may read (any bit of 077 set) is refused: `ibfs` says so and "
+		"exits with status 2 before mounting. Only one of `secret` "
+		"and `secret_file` may be set." },
 	[GK_STRICT_SOURCE] = { BOOL("strict_source", strict_source), .def = 1,
 		.doc = "Whether a bootstrap session may speak for node *NAME* "
 		"only from an address the config gives *NAME*: its `addr` or "
@@ -530,7 +533,7 @@ const struct config_key config_gkeys[GK_MAX] = {
 const struct config_key config_nkeys[NK_MAX] = {
 	[NK_ADDR] = { .name = "addr", .parse = config_addr_parse,
 		.size = sizeof(struct config_node), .arg = "*ADDRESS*",
-		.def_doc = "none: required",
+		.def_doc = "none (required)",
 		.doc = "The address of the node's RDMA port: an IPv4 address "
 		"(`10.0.2.15`), an IPv6 address (`fd00::2`, `fe80::1%eth0`), "
 		"a host name (`cn001-ib`, or `%n-ib` for every node of a "
@@ -541,7 +544,8 @@ const struct config_key config_nkeys[NK_MAX] = {
 	[NK_BOOTSTRAP] = { .name = "bootstrap", .parse = config_addr_bootstrap,
 		.size = sizeof(struct config_node),
 		.arg = "*HOST*[`:`*PORT*]",
-		.def_doc = "the `addr` and port 17515",
+		.def_doc = "the `addr` and port "
+		STR_OF(CONFIG_DEFAULT_BOOTSTRAP_PORT),
 		.doc = "TCP endpoint where the node's daemon listens for "
 		"bootstrap: *HOST*, *HOST*:*PORT* or [*IPV6*]:*PORT*. *HOST* "
 		"is an IPv4 address or a host name (only a numeric address "
