@@ -62,7 +62,7 @@ FAKES    := $(wildcard tests/unit/fake_*.c tests/unit/fake_*.h)
 UNITS    := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 TOOLS    := $(patsubst tests/tools/%.c,$(B)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps deps-test deps-runtime check unit e2e clean fmt tools asan
+.PHONY: all deps deps-test deps-runtime check unit e2e clean fmt tools asan man
 all: $(B)/ibfs tools
 
 # The daemon with AddressSanitizer, in its own tree beside the plain one,
@@ -118,7 +118,8 @@ deps-test:
 deps-runtime:
 	scripts/deps.sh runtime
 
-# lint-docs (in check.sh's unit part) asks the daemon and docnames.
+# lint-docs (in check.sh's unit part) asks the daemon and docnames (the
+# man pages' generated regions too: scripts/mkman.sh --check).
 unit: $(UNITS) $(B)/ibfs $(B)/tools/docnames
 	scripts/check.sh --unit-only
 
@@ -134,6 +135,12 @@ check: deps-test
 	wait $$kpid || echo "make check: preparing the bed's kernel failed"; \
 	exit $$rc
 	scripts/check.sh
+
+# The man pages' generated regions (config keys, status fields, counters,
+# .metrics families) from the code's tables; lint-docs fails until this
+# has run after a table changed.
+man: $(B)/tools/docnames
+	scripts/mkman.sh
 
 fmt:
 	clang-format -i $(wildcard src/*.c src/*.h) include/*.h tests/unit/*.c tests/unit/*.h tests/tools/*.c \
@@ -167,12 +174,15 @@ MAN_VERSION = sed '/^\.TH /s/"ibfs [^"]*"/"ibfs $(VERSION)"/'
 .PHONY: install uninstall demo
 install: $(B)/ibfs
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/ibfs \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(SYSCONFDIR)/ibfs \
 		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(HELPERDIR)
 	$(INSTALL) -m 755 $(B)/ibfs $(DESTDIR)$(BINDIR)/ibfs
 	$(MAN_VERSION) man/ibfs.8 >$(DESTDIR)$(MANDIR)/man8/ibfs.8
 	$(MAN_VERSION) man/ibfs.conf.5 >$(DESTDIR)$(MANDIR)/man5/ibfs.conf.5
-	chmod 644 $(DESTDIR)$(MANDIR)/man8/ibfs.8 $(DESTDIR)$(MANDIR)/man5/ibfs.conf.5
+	$(MAN_VERSION) man/ibfs-status.7 >$(DESTDIR)$(MANDIR)/man7/ibfs-status.7
+	chmod 644 $(DESTDIR)$(MANDIR)/man8/ibfs.8 $(DESTDIR)$(MANDIR)/man5/ibfs.conf.5 \
+		$(DESTDIR)$(MANDIR)/man7/ibfs-status.7
 	ln -sf ibfs.8 $(DESTDIR)$(MANDIR)/man8/mount.fuse.ibfs.8
 	ln -sf ibfs.8 $(DESTDIR)$(MANDIR)/man8/mount.ibfs.8
 	$(INSTALL) -m 644 $(addprefix etc/,$(EXAMPLES)) $(DESTDIR)$(EXAMPLEDIR)/
@@ -192,6 +202,7 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man8/mount.fuse.ibfs.8 \
 		$(DESTDIR)$(MANDIR)/man8/mount.ibfs.8 \
 		$(DESTDIR)$(MANDIR)/man5/ibfs.conf.5 \
+		$(DESTDIR)$(MANDIR)/man7/ibfs-status.7 \
 		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,$(EXAMPLES)) \
 		'$(DESTDIR)$(UNITDIR)/ibfs@.service' \
 		$(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs \

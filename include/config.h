@@ -80,37 +80,38 @@ struct config_node {
 struct config {
 	char path[4096];
 
-	/* [global] */
-	char device[64];	   /* "" = first device with an ACTIVE port */
-	int port;		   /* 1 */
-	int gid_index;		   /* -1 = auto */
-	enum config_route route;   /* ROUTE_SA */
-	uint32_t recv_depth;	   /* 4096; at least 16 */
-	uint32_t send_depth;	   /* 256 */
-	uint64_t max_message;	   /* 1 MiB */
-	uint64_t queue_limit;	   /* bytes queued per channel: 64 MiB */
-	uint32_t max_channels;	   /* channels a peer may create: 1024 */
-	uint64_t memory_limit;	   /* all queues together: RAM / 8 */
-	uint32_t qkey;		   /* 0x1b1f5000 */
-	int read_timeout_ms;	   /* 0 = wait forever */
-	int reassembly_timeout_ms; /* 2000 */
-	int peer_timeout_ms;	   /* 10000 */
-	int idle_timeout_ms;	   /* 300000; 0 = sessions never idle out */
-	int busy_poll;		   /* 0: event-driven completions */
-	mode_t file_mode;	   /* 0600 */
-	mode_t dir_mode;	   /* 0700 */
-	uid_t uid;		   /* every file's owner: -o uid=, or ours */
-	gid_t gid;		   /* and group: -o gid=, or ours */
-	enum config_delivery delivery; /* DELIVERY_DATAGRAM */
-	enum config_mcast multicast;   /* MCAST_AUTO */
+	/* [global]: each key's default, range and meaning are its row in
+	 * config_keys.c (ibfs.conf(5) is made from it) */
+	char device[64]; /* "": the first device with an ACTIVE port */
+	int port;
+	int gid_index; /* -1: auto */
+	enum config_route route;
+	uint32_t recv_depth;
+	uint32_t send_depth;
+	uint64_t max_message;
+	uint64_t queue_limit;  /* bytes queued per channel */
+	uint32_t max_channels; /* channels a peer may create */
+	uint64_t memory_limit; /* all queues together */
+	uint32_t qkey;
+	int read_timeout_ms; /* 0: wait for ever */
+	int reassembly_timeout_ms;
+	int peer_timeout_ms;
+	int idle_timeout_ms; /* 0: sessions never idle out */
+	int busy_poll;	     /* 0: event-driven completions */
+	mode_t file_mode;
+	mode_t dir_mode;
+	uid_t uid; /* every file's owner: -o uid=, or ours */
+	gid_t gid; /* and group: -o gid=, or ours */
+	enum config_delivery delivery;
+	enum config_mcast multicast;
 	/* mcast_group as written, or the default derived from the qkey
 	 * (config_load fills both); mcast_sa is its numeric sockaddr */
 	char mcast_group[64];
 	struct sockaddr_storage mcast_sa;
 	socklen_t mcast_len;
-	enum config_bootstrap bootstrap; /* BOOTSTRAP_TCP */
-	int announce_interval_ms;	 /* 3000; bootstrap = multicast only */
-	char secret[256];		 /* "" = no authentication */
+	enum config_bootstrap bootstrap;
+	int announce_interval_ms; /* bootstrap = multicast only */
+	char secret[256];	  /* "": no authentication */
 	char secret_file[4096];
 	/* 1: a bootstrap session speaks for a node only from an address the
 	 * config gives it (addr or bootstrap host); 0 for NAT, multi-homed */
@@ -118,9 +119,9 @@ struct config {
 	/* the fabric's settings, perftest's --pkey_index, --sl, --tclass;
 	 * -1 = unset: the P_Key at index 0 of the port's table, and the sl
 	 * and traffic class the route gives (SA path record, or 0) */
-	int pkey;	   /* a P_Key value, looked up in the port's table */
-	int sl;		   /* 0..15 */
-	int traffic_class; /* 0..255; on RoCE v2 the IP TOS byte */
+	int pkey; /* a P_Key value, looked up in the port's table */
+	int sl;
+	int traffic_class; /* on RoCE v2 the IP TOS byte */
 
 	struct config_node *nodes;
 	int nnodes;

@@ -26,7 +26,9 @@
 /* A value after %n is replaced, and a [node ...] header as written. */
 #define CONFIG_LINE_MAX 512
 
-/* Indices into config_gkeys[]: cross-checks need to know where a key was. */
+/* Indices into config_gkeys[]: cross-checks need to know where a key was.
+ * A new key is this line, its config.h field and its row in config_keys.c;
+ * its default and its ibfs.conf(5) entry come from the row (CONTRIBUTING). */
 enum config_gkey {
 	GK_DEVICE,
 	GK_PORT,
@@ -75,7 +77,11 @@ typedef int (*config_key_parser)(struct config_parse *p,
 				 const struct config_key *k, const char *val,
 				 void *dst);
 
-/* One key: where its value goes and what it may be. */
+/*
+ * One key: where its value goes, what it may be, its default, and its
+ * entry in ibfs.conf(5), which tests/tools/docnames.c writes from this
+ * row (make man).  In doc, arg and def_doc `x` is bold and *x* italic.
+ */
 struct config_key {
 	const char *name;
 	config_key_parser parse;
@@ -84,11 +90,20 @@ struct config_key {
 	uint64_t min, max; /* value range, or length range for strings */
 	const char *const *choices; /* for enumerations: index = value */
 	enum config_unit unit;	    /* for numbers */
+	/* the default, stored as the parser would store a value; applied
+	 * to 4- and 8-byte fields (config_keys_default), strings start "" */
+	int64_t def;
+	const char *def_doc; /* the default in words, when def is not it */
+	const char *arg;     /* the value in the page's tag; NULL: the unit's */
+	const char *doc;     /* the page's paragraph */
 };
 
 /* The [global] keys, in enum config_gkey order; the [node NAME] keys. */
 extern const struct config_key config_gkeys[GK_MAX];
 extern const struct config_key config_nkeys[NK_MAX];
+
+/* Every [global] key's default into cfg (zeroed already). */
+void config_keys_default(struct config *cfg);
 
 /*
  * Parse text into cfg, which is defaulted and named already; on error
@@ -114,7 +129,7 @@ int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
 int config_addr_mcast(struct config_parse *p, const struct config_key *k,
 		      const char *val, void *dst);
 
-/* No mcast_group: cfg->qkey's group, 239.192.X.Y (see config.md). */
+/* No mcast_group: cfg->qkey's group, 239.192.X.Y (see ibfs.conf(5)). */
 void config_addr_mcast_default(struct config *cfg);
 
 /* A hash of n's bootstrap endpoint: equal for endpoints that

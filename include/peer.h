@@ -19,9 +19,10 @@
 /*
  * Every counter, once.  X(name, comment) lists generate the fields of
  * struct peer_counters, the drop reasons and their names, the
- * .status lines (fs_status.c prints them in this order) and the
- * .metrics families (fs_metrics.c; the comment is their HELP): adding a
- * counter is a line here and the place that counts it.
+ * .status lines (fs_status.c prints them in this order), the
+ * .metrics families (fs_metrics.c; the comment is their HELP) and their
+ * entries in ibfs-status(7) (make man): adding a counter is a line here
+ * and the place that counts it.
  */
 
 /* Traffic and address resolutions: msgs_tx=N ... in .status. */
@@ -31,9 +32,10 @@
 	X(msgs_rx, "messages delivered whole")                                 \
 	X(bytes_rx, "bytes of the messages delivered whole")                   \
 	X(ah_resolutions, "address handles made for the peer")                 \
-	X(mcast_tx, "datagrams sent to the group (root only)")                 \
+	X(mcast_tx, "datagrams sent to the group (MOUNT/.status only)")        \
 	X(mcast_rx, "datagrams from the group accepted")                       \
-	X(mcast_self_dropped, "own copies from the group (root only)")         \
+	X(mcast_self_dropped,                                                  \
+	  "own copies the group looped back (MOUNT/.status only)")             \
 	X(ann_tx, "announces and challenges sent (bootstrap = multicast)")     \
 	X(ann_rx, "announces and challenges taken from the node")              \
 	X(probe_tx, "data path probes (pings) sent")                           \
@@ -43,8 +45,9 @@
 /* Why a datagram or message was dropped: DROP_ENUM, drop_name=N. */
 #define PEER_DROPS(X)                                                          \
 	X(MALFORMED, malformed, "bad header, length or completion status")     \
-	X(UNKNOWN_SRC, unknown_src, "src_qp + source GID match no up peer")    \
-	X(REASM_TIMEOUT, reasm_timeout, "a message never completed")           \
+	X(UNKNOWN_SRC, unknown_src, "no up peer has that source QP and GID")   \
+	X(REASM_TIMEOUT, reasm_timeout,                                        \
+	  "a message not completed within reassembly_timeout")                 \
 	X(REASM_BUDGET, reasm_budget, "reassembly memory full")                \
 	X(REASM_SHARE, reasm_share,                                            \
 	  "the peer holds its share of reassembly memory or messages")         \
@@ -58,7 +61,8 @@
 	X(ANN_REFUSED, ann_refused,                                            \
 	  "announce refused: forged source, malformed, not authenticated")     \
 	X(REL_SESSION, rel_session,                                            \
-	  "reliable datagram of a session the bootstrap did not agree on")
+	  "reliable datagram of a session the bootstrap did not agree on "     \
+	  "(an old incarnation's, or forged)")
 
 /* delivery = reliable (zero otherwise), summed into the totals: the
  * gauges (levels, .metrics's TYPE gauge), then the counts of events. */
@@ -69,9 +73,9 @@
 #define PEER_EVENTS_REL(X)                                                     \
 	X(rel_retrans, "datagrams sent again")                                 \
 	X(rel_dups, "duplicates dropped")                                      \
-	X(rel_timeouts, "peer silent: writes failed")                          \
+	X(rel_timeouts, "writes failed: the peer stayed silent")               \
 	X(rel_probes, "tail probes sent")                                      \
-	X(rel_rtos, "retransmission timer fired")                              \
+	X(rel_rtos, "retransmission timer expiries")                           \
 	X(rel_refused, "messages the peer refused for a full queue, to retry")
 
 /* Per stream, so in NODE/.status only, never summed. */

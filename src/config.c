@@ -20,37 +20,14 @@
 
 #define FILE_MAX (1u << 20) /* a config is a few hundred bytes */
 
-/* The defaults documented in config.h and docs/config.md. */
+/* The keys' defaults come from their rows (config_keys.c); the rest is
+ * not a key. */
 static void config_defaults(struct config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->port = 1;
-	cfg->gid_index = -1;
-	cfg->route = ROUTE_SA;
-	cfg->recv_depth = 4096;
-	cfg->send_depth = 256;
-	cfg->max_message = 1 * MiB;
-	cfg->queue_limit = 64 * MiB;
-	cfg->max_channels = 1024;
-	cfg->qkey = 0x1b1f5000;
-	cfg->read_timeout_ms = 0;
-	cfg->reassembly_timeout_ms = 2000;
-	cfg->peer_timeout_ms = 10000;
-	cfg->idle_timeout_ms = 300000;
-	cfg->busy_poll = 0;
-	cfg->file_mode = 0600;
-	cfg->dir_mode = 0700;
+	config_keys_default(cfg);
 	cfg->uid = getuid();
 	cfg->gid = getgid();
-	cfg->delivery = DELIVERY_DATAGRAM;
-	/* mcast_group: derived from the qkey once the file is read */
-	cfg->multicast = MCAST_AUTO;
-	cfg->bootstrap = BOOTSTRAP_TCP;
-	cfg->announce_interval_ms = 3000;
-	cfg->strict_source = 1;
-	cfg->pkey = -1;
-	cfg->sl = -1;
-	cfg->traffic_class = -1;
 	cfg->local = -1;
 }
 

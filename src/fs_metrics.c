@@ -140,7 +140,7 @@ static void fs_metrics_drops(struct fs *fs, FILE *f)
 
 	fs_metrics_family(f, "drops", "_total",
 			  "datagrams and messages dropped, by reason "
-			  "(drop_REASON in .status, man ibfs)",
+			  "(drop_REASON in .status, man ibfs-status)",
 			  1);
 	for (r = 0; r < DROP_MAX; r++) {
 		for (sum = 0, i = 0; i < fs->nnodes; i++) {
@@ -174,8 +174,8 @@ static void fs_metrics_state(struct fs *fs, FILE *f)
 	int i;
 
 	fs_metrics_family(f, "peer_up", "",
-			  "1 while a bootstrap session to the peer stands "
-			  "(state=up in its .status)",
+			  "1 while the peer is up: its session stands and it "
+			  "answered a probe datagram (state=up in .status)",
 			  0);
 	for (i = 0; i < fs->nnodes; i++)
 		fs_metrics_sample(f, "peer_up", fs_metrics_peer(fs, i), NULL,

@@ -3,7 +3,7 @@
  * The fabric's keys (issue 21): [global] pkey, sl and traffic_class, as
  * perftest's --pkey_index, --sl and --tclass.  Unset, each is -1 (the
  * route's, or the P_Key at index 0); set, it is range-checked here, and
- * only [global] takes them (a QP has one P_Key; see docs/config.md).
+ * only [global] takes them (a QP has one P_Key; see ibfs.conf(5)).
  */
 #include "config_harness.h"
 
