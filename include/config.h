@@ -152,9 +152,6 @@ int config_select_local(struct config *cfg, const char *name, char *err,
  * does one for every hello. */
 int config_node_index(const struct config *cfg, const char *name);
 
-/* Add node i (just appended) to the name index; 0 or -ENOMEM. */
-int config_index_add(struct config *cfg, int i);
-
 /*
  * Node n's addr as a sockaddr for rdma_cm: a copy when numeric, else
  * looked up now (getaddrinfo; IPv4 first, then IPv6).  -EHOSTUNREACH

@@ -58,6 +58,8 @@ static void config_defaults(struct config *cfg)
 int config_load_string(const char *text, const char *name, struct config *cfg,
 		       char *err, size_t errlen)
 {
+	int rc;
+
 	if (err && errlen)
 		*err = '\0';
 	if (!name)
@@ -70,7 +72,10 @@ int config_load_string(const char *text, const char *name, struct config *cfg,
 		config_free(cfg);
 		return -EINVAL;
 	}
-	return config_ini_parse(text, name, cfg, err, errlen);
+	rc = config_ini_parse(text, name, cfg, err, errlen);
+	if (rc)
+		config_free(cfg);
+	return rc;
 }
 
 /* Read up to len bytes, through EINTR: how many (fewer: EOF), or -errno. */
@@ -372,55 +377,6 @@ int config_select_local(struct config *cfg, const char *name, char *err,
 		}
 	}
 	return -ENOENT;
-}
-
-/* Node lists are short; a linear search keeps the struct plain. */
-int config_node_index(const struct config *cfg, const char *name)
-{
-	uint32_t h;
-	int i;
-
-	if (!cfg || !name || !cfg->index)
-		return -1;
-	h = util_fnv1a(name, strlen(name), UTIL_FNV1A_INIT) & cfg->index_mask;
-	for (; (i = cfg->index[h]) >= 0; h = (h + 1) & cfg->index_mask)
-		if (!strcmp(cfg->nodes[i].name, name))
-			return i;
-	return -1;
-}
-
-/* Put node i in its slot of the index (there is room). */
-static void config_index_put(struct config *cfg, int i)
-{
-	const char *name = cfg->nodes[i].name;
-	uint32_t h = util_fnv1a(name, strlen(name), UTIL_FNV1A_INIT) &
-		     cfg->index_mask;
-
-	while (cfg->index[h] >= 0)
-		h = (h + 1) & cfg->index_mask;
-	cfg->index[h] = i;
-}
-
-/* Index node i, doubling the table first when it is half full. */
-int config_index_add(struct config *cfg, int i)
-{
-	uint32_t size = cfg->index ? cfg->index_mask + 1 : 0;
-	int *grown, k;
-
-	if ((uint32_t)cfg->nnodes * 2 > size) {
-		size = size ? size * 2 : 16;
-		grown = malloc(size * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		memset(grown, 0xff, size * sizeof(*grown));
-		free(cfg->index);
-		cfg->index = grown;
-		cfg->index_mask = size - 1;
-		for (k = 0; k < i; k++)
-			config_index_put(cfg, k);
-	}
-	config_index_put(cfg, i);
-	return 0;
 }
 
 /* Wipe everything, the secret included, so a second call is harmless. */

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
@@ -128,29 +129,41 @@ static int addr_gid_sa(const char *gid_str, struct config_node *n)
 	return 0;
 }
 
-/* addr: what rdma_cm resolves, an IP of the node's RDMA port or gid:GID. */
-int config_addr_parse(struct config_parse *p, const struct config_key *k,
-		      const char *val, void *dst)
+/* An error of a value into why; always -EINVAL. */
+static int addr_bad(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int addr_bad(char *why, size_t whylen, const char *fmt, ...)
 {
-	struct config_node *n = dst;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* addr: what rdma_cm resolves, an IP of the node's RDMA port or gid:GID. */
+int config_addr_set_addr(struct config_node *n, const char *val, char *why,
+			 size_t whylen)
+{
 	size_t len = strlen(val);
 
 	if (len >= sizeof(n->addr))
-		return config_ini_bad(p, k, "longer than %zu bytes",
-				      sizeof(n->addr) - 1);
+		return addr_bad(why, whylen, "longer than %zu bytes",
+				sizeof(n->addr) - 1);
 	if (!strncasecmp(val, "gid:", 4)) {
 		if (addr_gid_sa(val + 4, n))
-			return config_ini_bad(
-				p, k,
+			return addr_bad(
+				why, whylen,
 				"'%s' is not a GID (e.g. gid:fe80::2:c903:a:b)",
 				val);
 	} else if (addr_is_name(val)) {
 		addr_name_sa(&n->addr_sa, &n->addr_len);
 	} else if (addr_ip_sa(val, 0, &n->addr_sa, &n->addr_len)) {
-		return config_ini_bad(p, k,
-				      "'%s' is not an IPv4/IPv6 address, a "
-				      "host name or gid:GID",
-				      val);
+		return addr_bad(why, whylen,
+				"'%s' is not an IPv4/IPv6 address, a host name "
+				"or gid:GID",
+				val);
 	}
 	memcpy(n->addr, val, len + 1);
 	return 0;
@@ -185,14 +198,14 @@ static int addr_mcast_set(struct config *cfg, const char *text)
 }
 
 /* mcast_group: no host names, as every node must join the same group. */
-int config_addr_mcast(struct config_parse *p, const struct config_key *k,
-		      const char *val, void *dst)
+int config_addr_set_mcast(struct config *cfg, const char *val, char *why,
+			  size_t whylen)
 {
-	if (addr_mcast_set(dst, val))
-		return config_ini_bad(p, k,
-				      "'%s' is not an IPv4 or IPv6 multicast "
-				      "group (224.0.0.0/4, ff00::/8)",
-				      val);
+	if (addr_mcast_set(cfg, val))
+		return addr_bad(why, whylen,
+				"'%s' is not an IPv4 or IPv6 multicast group "
+				"(224.0.0.0/4, ff00::/8)",
+				val);
 	return 0;
 }
 
@@ -216,10 +229,9 @@ void config_addr_mcast_default(struct config *cfg)
 }
 
 /* bootstrap: HOST, HOST:PORT or [IPV6]:PORT; bare IPv6 would be ambiguous. */
-int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
-			  const char *val, void *dst)
+int config_addr_set_bootstrap(struct config_node *n, const char *val,
+			      char *why, size_t whylen)
 {
-	struct config_node *n = dst;
 	char host[sizeof(n->bootstrap_host)];
 	const char *h = val, *port = NULL, *c, *end;
 	uint64_t v = CONFIG_DEFAULT_BOOTSTRAP_PORT;
@@ -228,34 +240,34 @@ int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
 	if (*val == '[') {
 		c = strchr(val, ']');
 		if (!c)
-			return config_ini_bad(p, k, "missing ']' in '%s'", val);
+			return addr_bad(why, whylen, "missing ']' in '%s'", val);
 		h = val + 1;
 		hlen = c - h;
 		if (c[1] == ':')
 			port = c + 2;
 		else if (c[1])
-			return config_ini_bad(p, k, "junk after ']' in '%s'",
+			return addr_bad(why, whylen, "junk after ']' in '%s'",
 					      val);
 	} else {
 		c = strchr(val, ':');
 		if (c && strchr(c + 1, ':'))
-			return config_ini_bad(
-				p, k, "'%s': write IPv6 as [ADDR]:PORT", val);
+			return addr_bad(
+				why, whylen, "'%s': write IPv6 as [ADDR]:PORT", val);
 		hlen = c ? (size_t)(c - val) : strlen(val);
 		port = c ? c + 1 : NULL;
 	}
 	if (!hlen || hlen >= sizeof(host))
-		return config_ini_bad(p, k, "no usable host in '%s'", val);
+		return addr_bad(why, whylen, "no usable host in '%s'", val);
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
 	if (port &&
 	    (config_num_scan(port, 0, &v, &end) || *end || !v || v > 65535))
-		return config_ini_bad(p, k, "'%s' is not a port 1..65535",
+		return addr_bad(why, whylen, "'%s' is not a port 1..65535",
 				      port);
 	if (h == val && addr_is_name(host))
 		addr_name_sa(&n->bootstrap_sa, &n->bootstrap_len);
 	else if (addr_ip_sa(host, v, &n->bootstrap_sa, &n->bootstrap_len))
-		return config_ini_bad(p, k,
+		return addr_bad(why, whylen,
 				      h == val ? "'%s' is not an IPv4/IPv6 "
 						 "address or a host name"
 					       : "'%s' is not a numeric "
