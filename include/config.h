@@ -111,7 +111,8 @@ struct config {
 	enum config_bootstrap bootstrap; /* BOOTSTRAP_TCP */
 	int announce_interval_ms;	 /* 3000; bootstrap = multicast only */
 	char secret[256];		 /* "" = no authentication */
-	char secret_file[4096];
+	char secret_file[4096];		 /* an absolute path, or "" */
+	int secret_line; /* of the secret or secret_file key, for messages */
 	/* 1: a bootstrap session speaks for a node only from an address the
 	 * config gives it (addr or bootstrap host); 0 for NAT, multi-homed */
 	int strict_source;

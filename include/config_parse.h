@@ -112,8 +112,8 @@ int config_ini_bad(struct config_parse *p, const struct config_key *k,
  */
 int config_addr_set_addr(struct config_node *n, const char *val, char *why,
 			 size_t whylen);
-int config_addr_set_bootstrap(struct config_node *n, const char *val,
-			      char *why, size_t whylen);
+int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
+			      size_t whylen);
 int config_addr_set_mcast(struct config *cfg, const char *val, char *why,
 			  size_t whylen);
 

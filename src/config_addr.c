@@ -229,8 +229,8 @@ void config_addr_mcast_default(struct config *cfg)
 }
 
 /* bootstrap: HOST, HOST:PORT or [IPV6]:PORT; bare IPv6 would be ambiguous. */
-int config_addr_set_bootstrap(struct config_node *n, const char *val,
-			      char *why, size_t whylen)
+int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
+			      size_t whylen)
 {
 	char host[sizeof(n->bootstrap_host)];
 	const char *h = val, *port = NULL, *c, *end;
@@ -240,19 +240,20 @@ int config_addr_set_bootstrap(struct config_node *n, const char *val,
 	if (*val == '[') {
 		c = strchr(val, ']');
 		if (!c)
-			return addr_bad(why, whylen, "missing ']' in '%s'", val);
+			return addr_bad(why, whylen, "missing ']' in '%s'",
+					val);
 		h = val + 1;
 		hlen = c - h;
 		if (c[1] == ':')
 			port = c + 2;
 		else if (c[1])
 			return addr_bad(why, whylen, "junk after ']' in '%s'",
-					      val);
+					val);
 	} else {
 		c = strchr(val, ':');
 		if (c && strchr(c + 1, ':'))
-			return addr_bad(
-				why, whylen, "'%s': write IPv6 as [ADDR]:PORT", val);
+			return addr_bad(why, whylen,
+					"'%s': write IPv6 as [ADDR]:PORT", val);
 		hlen = c ? (size_t)(c - val) : strlen(val);
 		port = c ? c + 1 : NULL;
 	}
@@ -263,16 +264,16 @@ int config_addr_set_bootstrap(struct config_node *n, const char *val,
 	if (port &&
 	    (config_num_scan(port, 0, &v, &end) || *end || !v || v > 65535))
 		return addr_bad(why, whylen, "'%s' is not a port 1..65535",
-				      port);
+				port);
 	if (h == val && addr_is_name(host))
 		addr_name_sa(&n->bootstrap_sa, &n->bootstrap_len);
 	else if (addr_ip_sa(host, v, &n->bootstrap_sa, &n->bootstrap_len))
 		return addr_bad(why, whylen,
-				      h == val ? "'%s' is not an IPv4/IPv6 "
-						 "address or a host name"
-					       : "'%s' is not a numeric "
-						 "IPv4/IPv6 address",
-				      host);
+				h == val ? "'%s' is not an IPv4/IPv6 "
+					   "address or a host name"
+					 : "'%s' is not a numeric "
+					   "IPv4/IPv6 address",
+				host);
 	memcpy(n->bootstrap_host, host, hlen + 1);
 	n->bootstrap_port = v;
 	return 0;

@@ -643,6 +643,28 @@ static int ini_finish_memory(struct config_parse *p)
 		config_num_fmt_size(cfg->max_message, m, sizeof(m)));
 }
 
+/*
+ * One secret, at a line config.c's checks of the file can name; a
+ * secret_file is opened by the daemon, whose working directory is /
+ * under systemd, so a relative path would name another file there than
+ * in the admin's shell: refused.
+ */
+static int ini_finish_secret(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	const int *g = p->gseen;
+
+	if (g[GK_SECRET] && g[GK_SECRET_FILE])
+		return ini_fail(p, ini_later(g[GK_SECRET], g[GK_SECRET_FILE]),
+				"secret and secret_file are both set");
+	cfg->secret_line = g[GK_SECRET] ? g[GK_SECRET] : g[GK_SECRET_FILE];
+	if (g[GK_SECRET_FILE] && cfg->secret_file[0] != '/')
+		return ini_fail(p, g[GK_SECRET_FILE],
+				"secret_file: '%s' is not an absolute path",
+				cfg->secret_file);
+	return 0;
+}
+
 /* What no single line shows: defaults from other keys, and conflicts. */
 static int ini_finish(struct config_parse *p)
 {
@@ -659,9 +681,8 @@ static int ini_finish(struct config_parse *p)
 			return p->rc;
 	if (ini_endpoints(p))
 		return p->rc;
-	if (g[GK_SECRET] && g[GK_SECRET_FILE])
-		return ini_fail(p, ini_later(g[GK_SECRET], g[GK_SECRET_FILE]),
-				"secret and secret_file are both set");
+	if (ini_finish_secret(p))
+		return p->rc;
 	if (cfg->queue_limit < cfg->max_message)
 		return ini_fail(
 			p, ini_later(g[GK_QUEUE_LIMIT], g[GK_MAX_MESSAGE]),
