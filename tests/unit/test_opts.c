@@ -5,7 +5,9 @@
  * (and in which order), ibfs's own -o options taken out, -v counted, and
  * every usage error named in one line: unknown options, short and long,
  * a missing or bad value, a second mount point, an unknown user or
- * group, and an unknown -o option that only libfuse knows to refuse.
+ * group, and an unknown -o option that only libfuse knows to refuse;
+ * and -t, which checks the same, and refuses what only the device could
+ * check.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -248,6 +250,55 @@ static void test_fuse_refused(void **state)
 	}
 }
 
+/*
+ * -t checks what the daemon checks before it opens the device, and no
+ * less: libfuse's -o options, a mount point when one is given; what only
+ * the device could check it refuses, so that exit 0 never vouches for it.
+ */
+static void test_check_mode(void **state)
+{
+	static const struct {
+		const char *args[5];
+		const char *want; /* "" when the options are good */
+	} fuse_cases[] = {
+		{{"-t", "-c", "c"}, ""},
+		{{"-t", "-o", "allow_other,uid=3"}, ""},
+		{{"-t", "."}, ""},
+		{{"-t", "-o", "bogus_opt"},
+		 "unknown option(s): `-o bogus_opt'"},
+		{{"-t", "/no/such/dir"}, "bad mount point `/no/such/dir'"},
+	};
+	static const struct {
+		const char *args[4];
+		const char *has;
+	} refused[] = {
+		{{"-t", "--device=foo"},
+		 "-t opens no device, so it cannot check --device: drop it"},
+		{{"--device", "foo", "--test"}, "cannot check --device"},
+		{{"-t", "-i", "2"}, "cannot check --port"},
+		{{"-t", "--gid-index=1"}, "cannot check --gid-index"},
+	};
+	struct fuse_cmdline_opts fo;
+	struct opts o;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fuse_cases); i++) {
+		assert_int_equal(
+			fuse_of(&o, &fo, fuse_cases[i].args, err, sizeof(err)),
+			*fuse_cases[i].want ? -EINVAL : 0);
+		if (strncmp(err, fuse_cases[i].want,
+			    strlen(fuse_cases[i].want)) ||
+		    (!*fuse_cases[i].want && *err))
+			fail_msg("'%s' is not '%s...'", err,
+				 fuse_cases[i].want);
+		free(fo.mountpoint);
+		opts_free(&o);
+	}
+	for (i = 0; i < ARRAY_SIZE(refused); i++)
+		expect_error(refused[i].args, refused[i].has);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_fuse_good),
 		cmocka_unit_test(test_fuse_refused),
+		cmocka_unit_test(test_check_mode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
