@@ -13,7 +13,6 @@
 #include <ctype.h>
 #include <endian.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -131,18 +130,8 @@ static int addr_gid_sa(const char *gid_str, struct config_node *n)
 	return 0;
 }
 
-/* An error of a value into why; always -EINVAL. */
-static int addr_bad(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int addr_bad(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/* An error of a value into why, and -EINVAL, in one expression. */
+#define ADDR_BAD(why, whylen, ...) (snprintf(why, whylen, __VA_ARGS__), -EINVAL)
 
 /* addr: what rdma_cm resolves, an IP of the node's RDMA port or gid:GID. */
 int config_addr_set_addr(struct config_node *n, const char *val, char *why,
@@ -151,18 +140,18 @@ int config_addr_set_addr(struct config_node *n, const char *val, char *why,
 	size_t len = strlen(val);
 
 	if (len >= sizeof(n->addr))
-		return addr_bad(why, whylen, "longer than %zu bytes",
+		return ADDR_BAD(why, whylen, "longer than %zu bytes",
 				sizeof(n->addr) - 1);
 	if (!strncasecmp(val, "gid:", 4)) {
 		if (addr_gid_sa(val + 4, n))
-			return addr_bad(
+			return ADDR_BAD(
 				why, whylen,
 				"'%s' is not a GID (e.g. gid:fe80::2:c903:a:b)",
 				val);
 	} else if (addr_is_name(val)) {
 		addr_name_sa(&n->addr_sa, &n->addr_len);
 	} else if (addr_ip_sa(val, 0, &n->addr_sa, &n->addr_len)) {
-		return addr_bad(why, whylen,
+		return ADDR_BAD(why, whylen,
 				"'%s' is not an IPv4/IPv6 address, a host name "
 				"or gid:GID",
 				val);
@@ -204,7 +193,7 @@ int config_addr_set_mcast(struct config *cfg, const char *val, char *why,
 			  size_t whylen)
 {
 	if (addr_mcast_set(cfg, val))
-		return addr_bad(why, whylen,
+		return ADDR_BAD(why, whylen,
 				"'%s' is not an IPv4 or IPv6 multicast group "
 				"(224.0.0.0/4, ff00::/8)",
 				val);
@@ -242,35 +231,35 @@ int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
 	if (*val == '[') {
 		c = strchr(val, ']');
 		if (!c)
-			return addr_bad(why, whylen, "missing ']' in '%s'",
+			return ADDR_BAD(why, whylen, "missing ']' in '%s'",
 					val);
 		h = val + 1;
 		hlen = c - h;
 		if (c[1] == ':')
 			port = c + 2;
 		else if (c[1])
-			return addr_bad(why, whylen, "junk after ']' in '%s'",
+			return ADDR_BAD(why, whylen, "junk after ']' in '%s'",
 					val);
 	} else {
 		c = strchr(val, ':');
 		if (c && strchr(c + 1, ':'))
-			return addr_bad(why, whylen,
+			return ADDR_BAD(why, whylen,
 					"'%s': write IPv6 as [ADDR]:PORT", val);
 		hlen = c ? (size_t)(c - val) : strlen(val);
 		port = c ? c + 1 : NULL;
 	}
 	if (!hlen || hlen >= sizeof(host))
-		return addr_bad(why, whylen, "no usable host in '%s'", val);
+		return ADDR_BAD(why, whylen, "no usable host in '%s'", val);
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
 	if (port &&
 	    (config_num_scan(port, 0, &v, &end) || *end || !v || v > 65535))
-		return addr_bad(why, whylen, "'%s' is not a port 1..65535",
+		return ADDR_BAD(why, whylen, "'%s' is not a port 1..65535",
 				port);
 	if (h == val && addr_is_name(host))
 		addr_name_sa(&n->bootstrap_sa, &n->bootstrap_len);
 	else if (addr_ip_sa(host, v, &n->bootstrap_sa, &n->bootstrap_len))
-		return addr_bad(why, whylen,
+		return ADDR_BAD(why, whylen,
 				h == val ? "'%s' is not an IPv4/IPv6 "
 					   "address or a host name"
 					 : "'%s' is not a numeric "

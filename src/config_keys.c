@@ -258,34 +258,19 @@ static int key_str(struct config_parse *p, const struct config_key *k,
 
 /* addr, bootstrap (the whole node) and mcast_group (the whole config):
  * config_addr.c checks and stores them; their errors are told here. */
-static int key_addr(struct config_parse *p, const struct config_key *k,
-		    const char *val, void *dst)
+static int key_address(struct config_parse *p, const struct config_key *k,
+		       const char *val, void *dst)
 {
 	char why[CONFIG_ERR_MAX];
+	int rc;
 
-	if (config_addr_set_addr(dst, val, why, sizeof(why)))
-		return config_ini_bad(p, k, "%s", why);
-	return 0;
-}
-
-static int key_bootstrap(struct config_parse *p, const struct config_key *k,
-			 const char *val, void *dst)
-{
-	char why[CONFIG_ERR_MAX];
-
-	if (config_addr_set_bootstrap(dst, val, why, sizeof(why)))
-		return config_ini_bad(p, k, "%s", why);
-	return 0;
-}
-
-static int key_mcast_group(struct config_parse *p, const struct config_key *k,
-			   const char *val, void *dst)
-{
-	char why[CONFIG_ERR_MAX];
-
-	if (config_addr_set_mcast(dst, val, why, sizeof(why)))
-		return config_ini_bad(p, k, "%s", why);
-	return 0;
+	if (k == &config_gkeys[GK_MCAST_GROUP])
+		rc = config_addr_set_mcast(dst, val, why, sizeof(why));
+	else if (k == &config_nkeys[NK_BOOTSTRAP])
+		rc = config_addr_set_bootstrap(dst, val, why, sizeof(why));
+	else
+		rc = config_addr_set_addr(dst, val, why, sizeof(why));
+	return rc ? config_ini_bad(p, k, "%s", why) : 0;
 }
 
 /* clang-format off */
@@ -325,7 +310,7 @@ const struct config_key config_gkeys[GK_MAX] = {
 	[GK_DELIVERY] =		CHOICE("delivery", delivery, delivery_names),
 	[GK_MULTICAST] =	CHOICE("multicast", multicast, mcast_names),
 	/* the group fills three fields, so it gets the whole config */
-	[GK_MCAST_GROUP] =	{ "mcast_group", key_mcast_group, 0,
+	[GK_MCAST_GROUP] =	{ "mcast_group", key_address, 0,
 				  sizeof(struct config), 0, 0, NULL,
 				  UNIT_NONE },
 	[GK_BOOTSTRAP] =	CHOICE("bootstrap", bootstrap, bootstrap_names),
@@ -342,9 +327,9 @@ const struct config_key config_gkeys[GK_MAX] = {
 
 /* addr and bootstrap fill several fields, so they get the whole node. */
 const struct config_key config_nkeys[NK_MAX] = {
-	[NK_ADDR] = { "addr", key_addr, 0,
+	[NK_ADDR] = { "addr", key_address, 0,
 		      sizeof(struct config_node), 0, 0, NULL, UNIT_NONE },
-	[NK_BOOTSTRAP] = { "bootstrap", key_bootstrap, 0,
+	[NK_BOOTSTRAP] = { "bootstrap", key_address, 0,
 			   sizeof(struct config_node), 0, 0, NULL, UNIT_NONE },
 	[NK_DELIVERY] = { "delivery", key_choice,
 			  offsetof(struct config_node, delivery),
