@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 
@@ -112,7 +113,8 @@ struct config {
 	enum config_bootstrap bootstrap;
 	int announce_interval_ms; /* bootstrap = multicast only */
 	char secret[256];	  /* "": no authentication */
-	char secret_file[4096];
+	char secret_file[4096];	  /* an absolute path, or "" */
+	int secret_line; /* of the secret or secret_file key, for messages */
 	/* 1: a bootstrap session speaks for a node only from an address the
 	 * config gives it (addr or bootstrap host); 0 for NAT, multi-homed */
 	int strict_source;
@@ -153,9 +155,6 @@ int config_select_local(struct config *cfg, const char *name, char *err,
  * does one for every hello. */
 int config_node_index(const struct config *cfg, const char *name);
 
-/* Add node i (just appended) to the name index; 0 or -ENOMEM. */
-int config_index_add(struct config *cfg, int i);
-
 /*
  * Node n's addr as a sockaddr for rdma_cm: a copy when numeric, else
  * looked up now (getaddrinfo; IPv4 first, then IPv6).  -EHOSTUNREACH
@@ -182,6 +181,41 @@ int config_resolve_addr(const struct config *cfg, int i,
 int config_resolve_bootstrap(const struct config *cfg, int i,
 			     struct sockaddr_storage *ss, socklen_t *len,
 			     char *err, size_t errlen);
+
+/* The line of node n's addr key (bootstrap: of its bootstrap key). */
+int config_node_line(const struct config_node *n, int bootstrap);
+
+/* "FILE:LINE: node NAME: addr 'x' does not resolve: why" into err, for
+ * node i's addr (bootstrap: its bootstrap host). */
+void config_resolve_msg(const struct config *cfg, int i, int bootstrap,
+			const char *why, char *err, size_t errlen);
+
+/* Look-ups ibfs -t has in flight at once (config_lookup_all). */
+#define CONFIG_LOOKUPS_INFLIGHT 16
+
+/* A node's names as ibfs -t looked them up; a _why is NULL when that name
+ * resolved (or is numeric), else the resolver's reason, static text. */
+struct config_lookup {
+	struct sockaddr_storage addr, bootstrap;
+	socklen_t addr_len, bootstrap_len;
+	const char *addr_why, *bootstrap_why;
+};
+
+/*
+ * Every node's addr and bootstrap endpoint into out[cfg->nnodes], as
+ * config_node_addr and config_node_bootstrap give them, at most
+ * CONFIG_LOOKUPS_INFLIGHT look-ups at once, on threads of its own that
+ * are gone when it returns.  Blocks: the main thread, in -t.
+ */
+void config_lookup_all(const struct config *cfg, struct config_lookup *out);
+
+/*
+ * ibfs -t (config_check.c): one row per node on out, every name looked
+ * up, then on errs, once out is flushed, each name that does not resolve,
+ * FILE:LINE first (many with one reason in one line).  How many nodes
+ * have a name that does not resolve, or -ENOMEM.  The main thread.
+ */
+int config_check(const struct config *cfg, FILE *out, FILE *errs);
 
 /*
  * Resolve the local node's addr and bootstrap host once, into its addr_sa

@@ -5,7 +5,8 @@
  *
  *   config.c       the entry points: files, the secret file, the local node
  *   config_ini.c   the INI reader: lines, [sections], key lookup, the
- *                  checks across keys, and the file:line error messages
+ *                  checks across keys, the file:line error messages, and
+ *                  the index of nodes by name
  *   config_keys.c  the key tables and the typed value parsers
  *   config_addr.c  node addresses: addr, bootstrap, and their resolvers
  *   config_num.c   numbers and sizes as people write them
@@ -107,7 +108,8 @@ void config_keys_default(struct config *cfg);
 
 /*
  * Parse text into cfg, which is defaulted and named already; on error
- * wipe cfg and return -EINVAL (-ENOMEM) with "name:line: what" in err.
+ * -EINVAL (-ENOMEM) with "name:line: what" in err, and cfg half-parsed:
+ * the caller wipes it (config_free).
  */
 int config_ini_parse(const char *text, const char *name, struct config *cfg,
 		     char *err, size_t errlen);
@@ -116,18 +118,19 @@ int config_ini_parse(const char *text, const char *name, struct config *cfg,
 int config_ini_bad(struct config_parse *p, const struct config_key *k,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* addr = IP, host name or gid:GID, into the whole node dst. */
-int config_addr_parse(struct config_parse *p, const struct config_key *k,
-		      const char *val, void *dst);
-
-/* bootstrap = HOST, HOST:PORT or [IPV6]:PORT, into the whole node dst. */
-int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
-			  const char *val, void *dst);
-
-/* mcast_group = ADDR: a numeric IPv4 or IPv6 multicast group, into the
- * whole config dst. */
-int config_addr_mcast(struct config_parse *p, const struct config_key *k,
-		      const char *val, void *dst);
+/*
+ * The address keys' values (config_addr.c), checked and stored, or
+ * -EINVAL with why, which config_keys.c's parsers report at the line:
+ * addr = IP, host name or gid:GID, into node n; bootstrap = HOST,
+ * HOST:PORT or [IPV6]:PORT, into node n; mcast_group = ADDR, a numeric
+ * IPv4 or IPv6 multicast group, into cfg.
+ */
+int config_addr_set_addr(struct config_node *n, const char *val, char *why,
+			 size_t whylen);
+int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
+			      size_t whylen);
+int config_addr_set_mcast(struct config *cfg, const char *val, char *why,
+			  size_t whylen);
 
 /* No mcast_group: cfg->qkey's group, 239.192.X.Y (see ibfs.conf(5)). */
 void config_addr_mcast_default(struct config *cfg);

@@ -34,14 +34,19 @@ struct opts {
 	struct fuse_args fuse;
 };
 
-/* Parse argv into o; 0, or -EINVAL with a one-line reason in err. */
+/*
+ * Parse argv into o; 0, or -EINVAL with a one-line reason in err.  With
+ * -t, --device, --port and --gid-index are refused: only the device could
+ * check them.
+ */
 int opts_parse(struct opts *o, int argc, char *argv[], char *err,
 	       size_t errlen);
 /*
  * libfuse's part: fuse_parse_cmdline into fo (the mount point, -f, -d),
  * then extra (a -o of options of ours) and -odebug for -d added, and all
  * of it tried on a session made and dropped at once.  0, or -errno with
- * one line, what libfuse said, in err.
+ * one line, what libfuse said, in err.  With -t, fo->mountpoint may be
+ * NULL: the options are checked all the same.
  */
 int opts_fuse(struct opts *o, struct fuse_cmdline_opts *fo, const char *extra,
 	      char *err, size_t errlen);

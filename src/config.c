@@ -35,6 +35,8 @@ static void config_defaults(struct config *cfg)
 int config_load_string(const char *text, const char *name, struct config *cfg,
 		       char *err, size_t errlen)
 {
+	int rc;
+
 	if (err && errlen)
 		*err = '\0';
 	if (!name)
@@ -47,7 +49,10 @@ int config_load_string(const char *text, const char *name, struct config *cfg,
 		config_free(cfg);
 		return -EINVAL;
 	}
-	return config_ini_parse(text, name, cfg, err, errlen);
+	rc = config_ini_parse(text, name, cfg, err, errlen);
+	if (rc)
+		config_free(cfg);
+	return rc;
 }
 
 /* Read up to len bytes, through EINTR: how many (fewer: EOF), or -errno. */
@@ -69,19 +74,62 @@ static ssize_t config_read_full(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/* What a file that is not a regular one is, for the message. */
+static const char *config_file_type(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "not a regular file but a directory";
+	if (S_ISFIFO(mode))
+		return "not a regular file but a FIFO";
+	if (S_ISSOCK(mode))
+		return "not a regular file but a socket";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "not a regular file but a device";
+	return "not a regular file";
+}
+
+/*
+ * Open path (with flags besides O_RDONLY) only when it is a regular file:
+ * the descriptor, its stat in *st; or -errno and, when it opened but is
+ * something else, what it is in *what (NULL: strerror says it).  Opened
+ * without blocking, so a FIFO does not wait for a writer: the one rule for
+ * every file a config names, the config itself included.
+ */
+static int config_open_regular(const char *path, int flags, struct stat *st,
+			       const char **what)
+{
+	int fd, rc;
+
+	*what = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		*what = config_file_type(st->st_mode);
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 static int config_secret_err(const struct config *cfg, char *err, size_t errlen,
 			     int rc, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-/* "config: secret_file F: why" into err (paths may be long: cut them). */
+/* "FILE:LINE: secret_file F: why" into err (paths may be long: cut them). */
 static int config_secret_err(const struct config *cfg, char *err, size_t errlen,
 			     int rc, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	n = snprintf(err, errlen, "%.200s: secret_file %.200s: ", cfg->path,
-		     cfg->secret_file);
+	n = snprintf(err, errlen, "%.200s:%d: secret_file %.200s: ", cfg->path,
+		     cfg->secret_line, cfg->secret_file);
 	if (n < 0 || (size_t)n >= errlen)
 		return rc;
 	va_start(ap, fmt);
@@ -100,22 +148,16 @@ static const char *config_mode_exposed(mode_t mode)
 }
 
 /* A secret file others may read (or change) is a secret no longer. */
-static int config_secret_check(const struct config *cfg, int fd, char *err,
+static int config_secret_check(const struct config *cfg, mode_t mode, char *err,
 			       size_t errlen)
 {
-	const char *how;
-	struct stat st;
+	const char *how = config_mode_exposed(mode);
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return config_secret_err(cfg, err, errlen, -EINVAL,
-					 "not a regular file");
-	how = config_mode_exposed(st.st_mode);
 	if (how)
 		return config_secret_err(cfg, err, errlen, -EACCES,
 					 "mode %04o: group or others may %s "
 					 "it; refusing it (chmod 600 it)",
-					 (unsigned int)(st.st_mode & 07777),
-					 how);
+					 (unsigned int)(mode & 07777), how);
 	return 0;
 }
 
@@ -130,10 +172,11 @@ static int config_inline_secret_check(const struct config *cfg, mode_t mode,
 		return 0;
 	if (err && errlen)
 		snprintf(err, errlen,
-			 "%.200s: secret: mode %04o: group or others may %s "
+			 "%.200s:%d: secret: mode %04o: group or others may %s "
 			 "this file; refusing its secret (chmod 600 it, or "
 			 "move the secret to a secret_file)",
-			 cfg->path, (unsigned int)(mode & 07777), how);
+			 cfg->path, cfg->secret_line,
+			 (unsigned int)(mode & 07777), how);
 	return -EACCES;
 }
 
@@ -146,15 +189,18 @@ static int config_inline_secret_check(const struct config *cfg, mode_t mode,
 static int config_secret_load(struct config *cfg, char *err, size_t errlen)
 {
 	char buf[sizeof(cfg->secret) + 1];
+	const char *what = NULL;
+	struct stat st;
 	size_t len;
 	ssize_t n;
 	int fd, rc;
 
-	fd = open(cfg->secret_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return config_secret_err(cfg, err, errlen, -errno, "%s",
-					 strerror(errno));
-	rc = config_secret_check(cfg, fd, err, errlen);
+	rc = config_open_regular(cfg->secret_file, O_NOFOLLOW, &st, &what);
+	if (rc < 0)
+		return config_secret_err(cfg, err, errlen, rc, "%s",
+					 what ? what : strerror(-rc));
+	fd = rc;
+	rc = config_secret_check(cfg, st.st_mode, err, errlen);
 	if (rc)
 		goto out;
 	n = config_read_full(fd, buf, sizeof(buf));
@@ -185,7 +231,8 @@ out:
 
 /*
  * The whole file into *out, NUL-terminated, at most FILE_MAX bytes, and
- * its mode; on failure -errno and in *what the first words of the message.
+ * its mode; on failure -errno and in *what the first words of the message,
+ * or, with -EINVAL (a file that is not a regular one), all of it.
  */
 static int config_slurp(const char *path, char **out, size_t *outlen,
 			mode_t *mode, const char **what)
@@ -196,16 +243,11 @@ static int config_slurp(const char *path, char **out, size_t *outlen,
 	ssize_t n;
 	int fd, rc = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = config_open_regular(path, 0, &st, what);
 	if (fd < 0) {
-		*what = "cannot open";
-		return -errno;
-	}
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		close(fd);
-		*what = "cannot stat";
-		return rc;
+		if (!*what)
+			*what = "cannot open";
+		return fd;
 	}
 	*mode = st.st_mode;
 	for (;;) {
@@ -278,7 +320,9 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 		*err = '\0';
 	rc = config_slurp(path, &buf, &len, &mode, &what);
 	if (rc) {
-		if (err && errlen)
+		if (err && errlen && rc == -EINVAL)
+			snprintf(err, errlen, "%s: %s", path, what);
+		else if (err && errlen)
 			snprintf(err, errlen, "%s: %s: %s", path, what,
 				 rc == -EFBIG ? "the limit for a config"
 					      : strerror(-rc));
@@ -301,12 +345,44 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 	return rc;
 }
 
+/* The nodes config_no_node names: a few, enough to see the pattern. */
+#define CONFIG_NAMES_SHOWN 5
+
+/*
+ * "FILE: no node named 'x'; nodes: a, b" into err, the list cut after a
+ * few whole names with how many it left out ("n00001, ..., n00005 and
+ * 9995 more (10000 in all)"): a 10,000-node config would fill the line.
+ */
+static void config_no_node(const struct config *cfg, const char *name,
+			   int is_host, char *err, size_t errlen)
+{
+	const size_t tail = 48; /* room kept for " and N more (N in all)" */
+	size_t used;
+	int i;
+
+	snprintf(err, errlen,
+		 "%.200s: no node named '%.64s'%s; nodes:", cfg->path, name,
+		 is_host ? " (the host name)" : "");
+	for (i = 0; i < cfg->nnodes && i < CONFIG_NAMES_SHOWN; i++) {
+		used = strlen(err);
+		if (used + strlen(cfg->nodes[i].name) + 2 + tail >= errlen)
+			break;
+		snprintf(err + used, errlen - used, "%s %s", i ? "," : "",
+			 cfg->nodes[i].name);
+	}
+	used = strlen(err);
+	if (!cfg->nnodes)
+		snprintf(err + used, errlen - used, " none");
+	else if (i < cfg->nnodes)
+		snprintf(err + used, errlen - used, " and %d more (%d in all)",
+			 cfg->nnodes - i, cfg->nnodes);
+}
+
 /* Exact match first; then the short host name, as hosts may be FQDNs. */
 int config_select_local(struct config *cfg, const char *name, char *err,
 			size_t errlen)
 {
 	char host[HOST_NAME_MAX + 1], *dot;
-	size_t used;
 	int i = -1;
 
 	if (!name) {
@@ -334,70 +410,9 @@ int config_select_local(struct config *cfg, const char *name, char *err,
 		cfg->local = i;
 		return 0;
 	}
-	if (err && errlen) {
-		snprintf(err, errlen,
-			 "%s: no node named '%s'%s; nodes:", cfg->path, name,
-			 name == host ? " (the host name)" : "");
-		for (i = 0; i < cfg->nnodes; i++) {
-			used = strlen(err);
-			snprintf(err + used, errlen - used, "%s %s",
-				 i ? "," : "", cfg->nodes[i].name);
-		}
-		if (!cfg->nnodes) {
-			used = strlen(err);
-			snprintf(err + used, errlen - used, " none");
-		}
-	}
+	if (err && errlen)
+		config_no_node(cfg, name, name == host, err, errlen);
 	return -ENOENT;
-}
-
-/* Node lists are short; a linear search keeps the struct plain. */
-int config_node_index(const struct config *cfg, const char *name)
-{
-	uint32_t h;
-	int i;
-
-	if (!cfg || !name || !cfg->index)
-		return -1;
-	h = util_fnv1a(name, strlen(name), UTIL_FNV1A_INIT) & cfg->index_mask;
-	for (; (i = cfg->index[h]) >= 0; h = (h + 1) & cfg->index_mask)
-		if (!strcmp(cfg->nodes[i].name, name))
-			return i;
-	return -1;
-}
-
-/* Put node i in its slot of the index (there is room). */
-static void config_index_put(struct config *cfg, int i)
-{
-	const char *name = cfg->nodes[i].name;
-	uint32_t h = util_fnv1a(name, strlen(name), UTIL_FNV1A_INIT) &
-		     cfg->index_mask;
-
-	while (cfg->index[h] >= 0)
-		h = (h + 1) & cfg->index_mask;
-	cfg->index[h] = i;
-}
-
-/* Index node i, doubling the table first when it is half full. */
-int config_index_add(struct config *cfg, int i)
-{
-	uint32_t size = cfg->index ? cfg->index_mask + 1 : 0;
-	int *grown, k;
-
-	if ((uint32_t)cfg->nnodes * 2 > size) {
-		size = size ? size * 2 : 16;
-		grown = malloc(size * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		memset(grown, 0xff, size * sizeof(*grown));
-		free(cfg->index);
-		cfg->index = grown;
-		cfg->index_mask = size - 1;
-		for (k = 0; k < i; k++)
-			config_index_put(cfg, k);
-	}
-	config_index_put(cfg, i);
-	return 0;
 }
 
 /* Wipe everything, the secret included, so a second call is harmless. */

@@ -14,6 +14,8 @@
 #include <endian.h>
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -128,29 +130,31 @@ static int addr_gid_sa(const char *gid_str, struct config_node *n)
 	return 0;
 }
 
+/* An error of a value into why, and -EINVAL, in one expression. */
+#define ADDR_BAD(why, whylen, ...) (snprintf(why, whylen, __VA_ARGS__), -EINVAL)
+
 /* addr: what rdma_cm resolves, an IP of the node's RDMA port or gid:GID. */
-int config_addr_parse(struct config_parse *p, const struct config_key *k,
-		      const char *val, void *dst)
+int config_addr_set_addr(struct config_node *n, const char *val, char *why,
+			 size_t whylen)
 {
-	struct config_node *n = dst;
 	size_t len = strlen(val);
 
 	if (len >= sizeof(n->addr))
-		return config_ini_bad(p, k, "longer than %zu bytes",
-				      sizeof(n->addr) - 1);
+		return ADDR_BAD(why, whylen, "longer than %zu bytes",
+				sizeof(n->addr) - 1);
 	if (!strncasecmp(val, "gid:", 4)) {
 		if (addr_gid_sa(val + 4, n))
-			return config_ini_bad(
-				p, k,
+			return ADDR_BAD(
+				why, whylen,
 				"'%s' is not a GID (e.g. gid:fe80::2:c903:a:b)",
 				val);
 	} else if (addr_is_name(val)) {
 		addr_name_sa(&n->addr_sa, &n->addr_len);
 	} else if (addr_ip_sa(val, 0, &n->addr_sa, &n->addr_len)) {
-		return config_ini_bad(p, k,
-				      "'%s' is not an IPv4/IPv6 address, a "
-				      "host name or gid:GID",
-				      val);
+		return ADDR_BAD(why, whylen,
+				"'%s' is not an IPv4/IPv6 address, a host name "
+				"or gid:GID",
+				val);
 	}
 	memcpy(n->addr, val, len + 1);
 	return 0;
@@ -185,14 +189,14 @@ static int addr_mcast_set(struct config *cfg, const char *text)
 }
 
 /* mcast_group: no host names, as every node must join the same group. */
-int config_addr_mcast(struct config_parse *p, const struct config_key *k,
-		      const char *val, void *dst)
+int config_addr_set_mcast(struct config *cfg, const char *val, char *why,
+			  size_t whylen)
 {
-	if (addr_mcast_set(dst, val))
-		return config_ini_bad(p, k,
-				      "'%s' is not an IPv4 or IPv6 multicast "
-				      "group (224.0.0.0/4, ff00::/8)",
-				      val);
+	if (addr_mcast_set(cfg, val))
+		return ADDR_BAD(why, whylen,
+				"'%s' is not an IPv4 or IPv6 multicast group "
+				"(224.0.0.0/4, ff00::/8)",
+				val);
 	return 0;
 }
 
@@ -216,10 +220,9 @@ void config_addr_mcast_default(struct config *cfg)
 }
 
 /* bootstrap: HOST, HOST:PORT or [IPV6]:PORT; bare IPv6 would be ambiguous. */
-int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
-			  const char *val, void *dst)
+int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
+			      size_t whylen)
 {
-	struct config_node *n = dst;
 	char host[sizeof(n->bootstrap_host)];
 	const char *h = val, *port = NULL, *c, *end;
 	uint64_t v = CONFIG_DEFAULT_BOOTSTRAP_PORT;
@@ -228,39 +231,40 @@ int config_addr_bootstrap(struct config_parse *p, const struct config_key *k,
 	if (*val == '[') {
 		c = strchr(val, ']');
 		if (!c)
-			return config_ini_bad(p, k, "missing ']' in '%s'", val);
+			return ADDR_BAD(why, whylen, "missing ']' in '%s'",
+					val);
 		h = val + 1;
 		hlen = c - h;
 		if (c[1] == ':')
 			port = c + 2;
 		else if (c[1])
-			return config_ini_bad(p, k, "junk after ']' in '%s'",
-					      val);
+			return ADDR_BAD(why, whylen, "junk after ']' in '%s'",
+					val);
 	} else {
 		c = strchr(val, ':');
 		if (c && strchr(c + 1, ':'))
-			return config_ini_bad(
-				p, k, "'%s': write IPv6 as [ADDR]:PORT", val);
+			return ADDR_BAD(why, whylen,
+					"'%s': write IPv6 as [ADDR]:PORT", val);
 		hlen = c ? (size_t)(c - val) : strlen(val);
 		port = c ? c + 1 : NULL;
 	}
 	if (!hlen || hlen >= sizeof(host))
-		return config_ini_bad(p, k, "no usable host in '%s'", val);
+		return ADDR_BAD(why, whylen, "no usable host in '%s'", val);
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
 	if (port &&
 	    (config_num_scan(port, 0, &v, &end) || *end || !v || v > 65535))
-		return config_ini_bad(p, k, "'%s' is not a port 1..65535",
-				      port);
+		return ADDR_BAD(why, whylen, "'%s' is not a port 1..65535",
+				port);
 	if (h == val && addr_is_name(host))
 		addr_name_sa(&n->bootstrap_sa, &n->bootstrap_len);
 	else if (addr_ip_sa(host, v, &n->bootstrap_sa, &n->bootstrap_len))
-		return config_ini_bad(p, k,
-				      h == val ? "'%s' is not an IPv4/IPv6 "
-						 "address or a host name"
-					       : "'%s' is not a numeric "
-						 "IPv4/IPv6 address",
-				      host);
+		return ADDR_BAD(why, whylen,
+				h == val ? "'%s' is not an IPv4/IPv6 "
+					   "address or a host name"
+					 : "'%s' is not a numeric "
+					   "IPv4/IPv6 address",
+				host);
 	memcpy(n->bootstrap_host, host, hlen + 1);
 	n->bootstrap_port = v;
 	return 0;
@@ -344,7 +348,11 @@ static int addr_lookup(const char *host, uint16_t port,
 
 	rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc) {
-		*why = rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc);
+		/* static text either way: ibfs -t looks up on several threads
+		 */
+		*why = rc != EAI_SYSTEM		? gai_strerror(rc)
+		       : strerrordesc_np(errno) ? strerrordesc_np(errno)
+						: "system error";
 		return -EHOSTUNREACH;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
@@ -409,30 +417,43 @@ int config_node_bootstrap(const struct config_node *n,
 	return rc;
 }
 
+/* The line of node n's addr key, or of its bootstrap key (addr's when
+ * the bootstrap host is the addr's). */
+int config_node_line(const struct config_node *n, int bootstrap)
+{
+	return n->line + (bootstrap ? n->bootstrap_dline : n->addr_dline);
+}
+
+/* A name of node i that did not resolve, in config words. */
+void config_resolve_msg(const struct config *cfg, int i, int bootstrap,
+			const char *why, char *err, size_t errlen)
+{
+	const struct config_node *n = &cfg->nodes[i];
+
+	snprintf(err, errlen, "%s:%d: node %s: %s '%s' does not resolve: %s",
+		 cfg->path, config_node_line(n, bootstrap), n->name,
+		 bootstrap ? "bootstrap" : "addr",
+		 bootstrap ? n->bootstrap_host : n->addr, why);
+}
+
 /* Node i's addr or bootstrap host, a failure told at the key's line. */
 static int addr_resolve(const struct config *cfg, int i, int bootstrap,
 			struct sockaddr_storage *ss, socklen_t *len, char *err,
 			size_t errlen)
 {
 	const struct config_node *n = &cfg->nodes[i];
-	const char *why = "", *host;
-	int rc, line;
+	const char *why = "";
+	int rc;
 
-	if (bootstrap) {
-		host = n->bootstrap_host;
-		line = n->line + n->bootstrap_dline;
-		rc = addr_get(host, &n->bootstrap_sa, n->bootstrap_len,
-			      n->bootstrap_port, ss, len, &why);
-	} else {
-		host = n->addr;
-		line = n->line + n->addr_dline;
-		rc = addr_get(host, &n->addr_sa, n->addr_len, 0, ss, len, &why);
-	}
+	if (bootstrap)
+		rc = addr_get(n->bootstrap_host, &n->bootstrap_sa,
+			      n->bootstrap_len, n->bootstrap_port, ss, len,
+			      &why);
+	else
+		rc = addr_get(n->addr, &n->addr_sa, n->addr_len, 0, ss, len,
+			      &why);
 	if (rc && err && errlen)
-		snprintf(err, errlen,
-			 "%s:%d: node %s: %s '%s' does not resolve: %s",
-			 cfg->path, line, n->name,
-			 bootstrap ? "bootstrap" : "addr", host, why);
+		config_resolve_msg(cfg, i, bootstrap, why, err, errlen);
 	return rc;
 }
 
@@ -478,4 +499,74 @@ int config_resolve_local(struct config *cfg, char *err, size_t errlen)
 	me->bootstrap_sa = b;
 	me->bootstrap_len = blen;
 	return 0;
+}
+
+/*
+ * ibfs -t: both names of node i into l.  A bootstrap host that is the
+ * addr is looked up once, the answer given the bootstrap port.
+ */
+static void addr_lookup_node(const struct config *cfg, int i,
+			     struct config_lookup *l)
+{
+	const struct config_node *n = &cfg->nodes[i];
+
+	memset(l, 0, sizeof(*l));
+	if (addr_get(n->addr, &n->addr_sa, n->addr_len, 0, &l->addr,
+		     &l->addr_len, &l->addr_why))
+		l->addr_len = 0;
+	if (n->addr_sa.ss_family == AF_UNSPEC &&
+	    n->bootstrap_sa.ss_family == AF_UNSPEC &&
+	    !strcmp(n->addr, n->bootstrap_host)) {
+		l->bootstrap = l->addr;
+		l->bootstrap_len = l->addr_len;
+		l->bootstrap_why = l->addr_why;
+		addr_set_port(&l->bootstrap, n->bootstrap_port);
+		return;
+	}
+	if (addr_get(n->bootstrap_host, &n->bootstrap_sa, n->bootstrap_len,
+		     n->bootstrap_port, &l->bootstrap, &l->bootstrap_len,
+		     &l->bootstrap_why))
+		l->bootstrap_len = 0;
+}
+
+/* One worker of config_lookup_all: the next node not taken, until none. */
+struct addr_pool {
+	const struct config *cfg;
+	struct config_lookup *out;
+	atomic_int next;
+};
+
+static void *addr_pool_work(void *arg)
+{
+	struct addr_pool *pool = arg;
+	int i;
+
+	while ((i = atomic_fetch_add(&pool->next, 1)) < pool->cfg->nnodes)
+		addr_lookup_node(pool->cfg, i, &pool->out[i]);
+	return NULL;
+}
+
+/*
+ * Every node's names, CONFIG_LOOKUPS_INFLIGHT look-ups at a time: a
+ * resolver that takes a second to fail a name would make 512 names
+ * (the same host as addr and bootstrap looked up once) eight minutes one
+ * after another.  The caller works too; a thread that cannot start only
+ * leaves fewer in flight.
+ */
+void config_lookup_all(const struct config *cfg, struct config_lookup *out)
+{
+	pthread_t tid[CONFIG_LOOKUPS_INFLIGHT - 1];
+	struct addr_pool pool = {.cfg = cfg, .out = out};
+	int want = cfg->nnodes < CONFIG_LOOKUPS_INFLIGHT
+			   ? cfg->nnodes
+			   : CONFIG_LOOKUPS_INFLIGHT;
+	int k, started = 0;
+
+	atomic_init(&pool.next, 0);
+	for (k = 0; k + 1 < want; k++)
+		if (!pthread_create(&tid[started], NULL, addr_pool_work, &pool))
+			started++;
+	addr_pool_work(&pool);
+	for (k = 0; k < started; k++)
+		pthread_join(tid[k], NULL);
 }

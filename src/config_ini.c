@@ -4,8 +4,11 @@
  * file hands it the text one whole line at a time, so every message can
  * name its line, and reads [section] headers itself, because inih neither
  * reports empty sections nor their lines and cuts long names.  Each value
- * goes to its key's parser (config_keys.c).  The first error wins: parsing
- * stops there and cfg is wiped.
+ * goes to its key's parser (config_keys.c), which reports through
+ * config_ini_bad: the reader and the key table are one concern split in
+ * two, the only two config files that call each other.  The first error
+ * wins: parsing stops there, and config.c wipes cfg.  The reader also
+ * builds the index of nodes by name, as it adds them.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -236,6 +239,55 @@ static int ini_on_key(void *user, const char *section, const char *name,
 	}
 }
 
+/* A node by name: a hash lookup, as the bootstrap does one per hello. */
+int config_node_index(const struct config *cfg, const char *name)
+{
+	uint32_t h;
+	int i;
+
+	if (!cfg || !name || !cfg->index)
+		return -1;
+	h = util_fnv1a(name, strlen(name), UTIL_FNV1A_INIT) & cfg->index_mask;
+	for (; (i = cfg->index[h]) >= 0; h = (h + 1) & cfg->index_mask)
+		if (!strcmp(cfg->nodes[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Put node i in its slot of the index (there is room). */
+static void ini_index_put(struct config *cfg, int i)
+{
+	const char *name = cfg->nodes[i].name;
+	uint32_t h = util_fnv1a(name, strlen(name), UTIL_FNV1A_INIT) &
+		     cfg->index_mask;
+
+	while (cfg->index[h] >= 0)
+		h = (h + 1) & cfg->index_mask;
+	cfg->index[h] = i;
+}
+
+/* Index node i, doubling the table first when it is half full. */
+static int ini_index_add(struct config *cfg, int i)
+{
+	uint32_t size = cfg->index ? cfg->index_mask + 1 : 0;
+	int *grown, k;
+
+	if ((uint32_t)cfg->nnodes * 2 > size) {
+		size = size ? size * 2 : 16;
+		grown = malloc(size * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown, 0xff, size * sizeof(*grown));
+		free(cfg->index);
+		cfg->index = grown;
+		cfg->index_mask = size - 1;
+		for (k = 0; k < i; k++)
+			ini_index_put(cfg, k);
+	}
+	ini_index_put(cfg, i);
+	return 0;
+}
+
 /* Nodes grow one at a time; their seen-lines rows grow alongside. */
 static int ini_add_node(struct config_parse *p, const char *name)
 {
@@ -262,7 +314,7 @@ static int ini_add_node(struct config_parse *p, const char *name)
 	memcpy(n->name, name, strlen(name) + 1);
 	n->line = p->line;
 	cfg->nnodes++;
-	if (config_index_add(cfg, cfg->nnodes - 1))
+	if (ini_index_add(cfg, cfg->nnodes - 1))
 		return ini_oom(p);
 	return 0;
 }
@@ -591,6 +643,28 @@ static int ini_finish_memory(struct config_parse *p)
 		config_num_fmt_size(cfg->max_message, m, sizeof(m)));
 }
 
+/*
+ * One secret, at a line config.c's checks of the file can name; a
+ * secret_file is opened by the daemon, whose working directory is /
+ * under systemd, so a relative path would name another file there than
+ * in the admin's shell: refused.
+ */
+static int ini_finish_secret(struct config_parse *p)
+{
+	struct config *cfg = p->cfg;
+	const int *g = p->gseen;
+
+	if (g[GK_SECRET] && g[GK_SECRET_FILE])
+		return ini_fail(p, ini_later(g[GK_SECRET], g[GK_SECRET_FILE]),
+				"secret and secret_file are both set");
+	cfg->secret_line = g[GK_SECRET] ? g[GK_SECRET] : g[GK_SECRET_FILE];
+	if (g[GK_SECRET_FILE] && cfg->secret_file[0] != '/')
+		return ini_fail(p, g[GK_SECRET_FILE],
+				"secret_file: '%s' is not an absolute path",
+				cfg->secret_file);
+	return 0;
+}
+
 /* What no single line shows: defaults from other keys, and conflicts. */
 static int ini_finish(struct config_parse *p)
 {
@@ -607,9 +681,8 @@ static int ini_finish(struct config_parse *p)
 			return p->rc;
 	if (ini_endpoints(p))
 		return p->rc;
-	if (g[GK_SECRET] && g[GK_SECRET_FILE])
-		return ini_fail(p, ini_later(g[GK_SECRET], g[GK_SECRET_FILE]),
-				"secret and secret_file are both set");
+	if (ini_finish_secret(p))
+		return p->rc;
 	if (cfg->queue_limit < cfg->max_message)
 		return ini_fail(
 			p, ini_later(g[GK_QUEUE_LIMIT], g[GK_MAX_MESSAGE]),
@@ -645,9 +718,5 @@ int config_ini_parse(const char *text, const char *name, struct config *cfg,
 	if (!p.err_line)
 		ini_finish(&p);
 	free(p.nseen);
-	if (p.err_line) {
-		config_free(cfg);
-		return p.rc;
-	}
-	return 0;
+	return p.err_line ? p.rc : 0;
 }

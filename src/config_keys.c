@@ -4,7 +4,9 @@
  * config (or config_node) it sets, how its value is parsed and what range
  * it may take.  Numbers of every unit share one parser and differ only in
  * a row of key_units[]: how they are scanned and how a range is shown.
- * A value is never stored half-checked.
+ * A value is never stored half-checked.  The parsers report through
+ * config_ini_bad, and the reader (config_ini.c) calls them through the
+ * table: one concern, the reading of keys, split in two by design.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -254,6 +256,23 @@ static int key_str(struct config_parse *p, const struct config_key *k,
 	return 0;
 }
 
+/* addr, bootstrap (the whole node) and mcast_group (the whole config):
+ * config_addr.c checks and stores them; their errors are told here. */
+static int key_address(struct config_parse *p, const struct config_key *k,
+		       const char *val, void *dst)
+{
+	char why[CONFIG_ERR_MAX];
+	int rc;
+
+	if (k == &config_gkeys[GK_MCAST_GROUP])
+		rc = config_addr_set_mcast(dst, val, why, sizeof(why));
+	else if (k == &config_nkeys[NK_BOOTSTRAP])
+		rc = config_addr_set_bootstrap(dst, val, why, sizeof(why));
+	else
+		rc = config_addr_set_addr(dst, val, why, sizeof(why));
+	return rc ? config_ini_bad(p, k, "%s", why) : 0;
+}
+
 /* clang-format off */
 #define KEY(n, fn, field, lo, hi, ch, u)				\
 	.name = n, .parse = fn, .off = offsetof(struct config, field),	\
@@ -417,7 +436,7 @@ const struct config_key config_gkeys[GK_MAX] = {
 		"sends unicast copies." },
 	/* the group fills three fields, so it gets the whole config */
 	[GK_MCAST_GROUP] = { .name = "mcast_group",
-		.parse = config_addr_mcast, .size = sizeof(struct config),
+		.parse = key_address, .size = sizeof(struct config),
 		.arg = "*ADDRESS*",
 		.def_doc = "`239.192.`*X*`.`*Y* (RFC 2365 organisation-local "
 		"scope), where *X*.*Y* is FNV-1a over the four bytes of "
@@ -531,7 +550,7 @@ const struct config_key config_gkeys[GK_MAX] = {
 
 /* addr and bootstrap fill several fields, so they get the whole node. */
 const struct config_key config_nkeys[NK_MAX] = {
-	[NK_ADDR] = { .name = "addr", .parse = config_addr_parse,
+	[NK_ADDR] = { .name = "addr", .parse = key_address,
 		.size = sizeof(struct config_node), .arg = "*ADDRESS*",
 		.def_doc = "none (required)",
 		.doc = "The address of the node's RDMA port: an IPv4 address "
@@ -541,7 +560,7 @@ const struct config_key config_nkeys[NK_MAX] = {
 		"notation (`gid:fe80::2:c903:a:b`, used as an rdma_cm AF_IB "
 		"address with the default P_Key). On InfiniBand this is the "
 		"IPoIB address; on RoCE the address of the device's netdev." },
-	[NK_BOOTSTRAP] = { .name = "bootstrap", .parse = config_addr_bootstrap,
+	[NK_BOOTSTRAP] = { .name = "bootstrap", .parse = key_address,
 		.size = sizeof(struct config_node),
 		.arg = "*HOST*[`:`*PORT*]",
 		.def_doc = "the `addr` and port "

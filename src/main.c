@@ -55,7 +55,7 @@ struct ibfs {
 static void main_usage(const char *prog)
 {
 	printf("usage: %s -c CONFIG [options] MOUNTPOINT\n"
-	       "       %s -t -c CONFIG [-n NAME]\n\n"
+	       "       %s -t -c CONFIG [-n NAME] [-o OPT] [MOUNTPOINT]\n\n"
 	       "Expose InfiniBand UD datagrams as files: every node of CONFIG "
 	       "is a\ndirectory, every channel a file.  `echo hi > "
 	       "MOUNTPOINT/beta/chat` sends\nto beta; on beta, `cat "
@@ -80,10 +80,13 @@ static void main_usage(const char *prog)
 	       "  -i, --port N           port number, overrides [global] port\n"
 	       "  -g, --gid-index N      GID index, overrides [global] "
 	       "gid_index\n"
-	       "  -t, --test             check CONFIG, print its nodes and "
-	       "exit\n"
-	       "                         (0 good, 2 bad); with -n, as NAME "
-	       "sees it\n"
+	       "  -t, --test             check CONFIG and the options as "
+	       "ibfs would, print\n"
+	       "                         the nodes and exit (0 good, 2 bad); "
+	       "with -n, as\n"
+	       "                         NAME sees it; opens no device, so "
+	       "refuses --device,\n"
+	       "                         --port and --gid-index\n"
 	       "  -h, --help             this text\n"
 	       "  -V, --version          version\n\n"
 	       "ibfs's mount options:\n"
@@ -142,121 +145,6 @@ static int main_config(struct opts *o, struct config *cfg)
 	return 0;
 }
 
-/* A sockaddr as host ([v6]) and, when port, ":port"; "?" when none. */
-static const char *main_sockaddr(const struct sockaddr_storage *ss,
-				 socklen_t len, int port, char *buf,
-				 size_t buflen)
-{
-	char host[NI_MAXHOST], serv[NI_MAXSERV];
-	const char *fmt;
-
-	if (!len ||
-	    getnameinfo((const struct sockaddr *)ss, len, host, sizeof(host),
-			serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
-		return "?";
-	if (port)
-		fmt = strchr(host, ':') ? "[%s]:%s" : "%s:%s";
-	else
-		fmt = "%s";
-	snprintf(buf, buflen, fmt, host, serv);
-	return buf;
-}
-
-/*
- * One row of ibfs -t: ADDR and BOOTSTRAP as written when numeric, and a
- * host name followed by what it resolves to now, "cn1-ib(10.0.0.1)" and
- * "cn1-ib:18515(10.0.0.1:18515)", or "(?)" and a FILE:LINE message on
- * stderr when it does not resolve.  1 when a name failed, else 0.
- */
-static int main_test_row(const struct config *cfg, int i)
-{
-	static const char *const delivery[] = {
-		[DELIVERY_DATAGRAM] = "datagram",
-		[DELIVERY_RELIABLE] = "reliable",
-	};
-	const struct config_node *n = &cfg->nodes[i];
-	char err[CONFIG_ERR_MAX], buf[NI_MAXHOST + NI_MAXSERV + 4];
-	/* room for "addr(resolved)" and "host:port(resolved)" whole */
-	char a[sizeof(n->addr) + sizeof(buf) + 2];
-	char b[sizeof(n->bootstrap_host) + 8 + sizeof(buf)];
-	struct sockaddr_storage ss;
-	socklen_t len = 0;
-	int bad = 0, rc;
-
-	rc = config_resolve_addr(cfg, i, &ss, &len, err, sizeof(err));
-	if (rc)
-		fprintf(stderr, "ibfs: %s\n", err);
-	bad |= rc != 0;
-	if (n->addr_sa.ss_family == AF_UNSPEC)
-		snprintf(a, sizeof(a), "%s(%s)", n->addr,
-			 rc ? "?"
-			    : main_sockaddr(&ss, len, 0, buf, sizeof(buf)));
-	else
-		snprintf(a, sizeof(a), "%s", n->addr);
-	/* a bootstrap host that is the addr fails the same way: say it once */
-	if (!rc || strcmp(n->bootstrap_host, n->addr))
-		rc = config_resolve_bootstrap(cfg, i, &ss, &len, err,
-					      sizeof(err));
-	if (rc) {
-		if (strcmp(n->bootstrap_host, n->addr) || !bad)
-			fprintf(stderr, "ibfs: %s\n", err);
-		bad = 1;
-		len = 0;
-	}
-	if (n->bootstrap_sa.ss_family == AF_UNSPEC)
-		snprintf(b, sizeof(b), "%s:%u(%s)", n->bootstrap_host,
-			 n->bootstrap_port,
-			 main_sockaddr(&ss, len, 1, buf, sizeof(buf)));
-	else
-		snprintf(b, sizeof(b), "%s",
-			 main_sockaddr(&ss, len, 1, buf, sizeof(buf)));
-	printf("%-16s %-24s %-28s %s\n", n->name, a, b,
-	       (unsigned)n->delivery < ARRAY_SIZE(delivery)
-		       ? delivery[n->delivery]
-		       : "?");
-	return bad;
-}
-
-/*
- * ibfs -t: load the config (and with -n, pick that node as the local
- * one), then print one row per node, as the daemon expanded them, every
- * host name looked up (the daemon itself looks up only its own at
- * start): what an admin checks before starting a cluster, as with sshd
- * -t.  Exit 0, or 2 with a FILE:LINE error for the config, or one for
- * each name that does not resolve.
- */
-static int main_test(const struct opts *o)
-{
-	char err[CONFIG_ERR_MAX];
-	struct config cfg;
-	int i, bad = 0;
-
-	if (!o->config) {
-		return main_usage_error("-t needs a config (-c FILE)");
-	}
-	if (config_load(o->config, &cfg, err, sizeof(err)) ||
-	    (o->node && config_select_local(&cfg, o->node, err, sizeof(err)))) {
-		fprintf(stderr, "ibfs: %s\n", err);
-		config_free(&cfg);
-		return EXIT_USAGE;
-	}
-	printf("%-16s %-24s %-28s %s\n", "NODE", "ADDR", "BOOTSTRAP",
-	       "DELIVERY");
-	for (i = 0; i < cfg.nnodes; i++)
-		bad += main_test_row(&cfg, i);
-	if (bad)
-		fprintf(stderr,
-			"ibfs: %s: %d nodes, %d with names that do not "
-			"resolve\n",
-			o->config, cfg.nnodes, bad);
-	else
-		fprintf(stderr, "ibfs: %s: %d nodes, good%s%s\n", o->config,
-			cfg.nnodes, o->node ? "; local node " : "",
-			o->node ? o->node : "");
-	config_free(&cfg);
-	return bad ? EXIT_USAGE : 0;
-}
-
 /*
  * Fork; the parent waits on a pipe for the child's verdict and exits
  * with it.  Returns the pipe's write end in the child.
@@ -311,19 +199,62 @@ static void main_ready(int fd, int status)
 
 /*
  * libfuse's part of the command line with what ibfs always adds (our
- * fsname, default_permissions), tried on a throw-away session; the exit
- * status of a usage error, or 0.
+ * fsname for node, default_permissions), tried on a throw-away session;
+ * the exit status of a usage error, or 0.
  */
-static int main_fuse_args(struct ibfs *d)
+static int main_fuse_args(struct ibfs *d, const char *node)
 {
 	char fsname[128], err[512];
 
 	snprintf(fsname, sizeof(fsname),
-		 "-odefault_permissions,fsname=ibfs:%s,subtype=ibfs",
-		 d->cfg.nodes[d->cfg.local].name);
+		 "-odefault_permissions,fsname=ibfs:%s,subtype=ibfs", node);
 	if (opts_fuse(&d->o, &d->fo, fsname, err, sizeof(err)))
 		return main_usage_error(err);
 	return 0;
+}
+
+/*
+ * ibfs -t: what the daemon checks before it opens the device (the config,
+ * with -n that node as the local one, and the command line: libfuse's
+ * options and a mount point when one is given), then one row per node,
+ * every host name looked up (the daemon itself looks up only its own at
+ * start): what an admin checks before starting a cluster, as with sshd
+ * -t.  Exit 0, or 2 with a FILE:LINE error for the config, or for the
+ * names that do not resolve.
+ */
+static int main_test(struct ibfs *d)
+{
+	const struct opts *o = &d->o;
+	struct config *cfg = &d->cfg;
+	char err[CONFIG_ERR_MAX];
+	int bad;
+
+	if (!o->config)
+		return main_usage_error("-t needs a config (-c FILE)");
+	if (config_load(o->config, cfg, err, sizeof(err)) ||
+	    (o->node && config_select_local(cfg, o->node, err, sizeof(err)))) {
+		fprintf(stderr, "ibfs: %s\n", err);
+		config_free(cfg);
+		return EXIT_USAGE;
+	}
+	if (main_fuse_args(d, o->node ? cfg->nodes[cfg->local].name : "-")) {
+		config_free(cfg);
+		return EXIT_USAGE;
+	}
+	bad = config_check(cfg, stdout, stderr);
+	if (bad < 0)
+		fatalx("out of memory");
+	if (bad)
+		fprintf(stderr,
+			"ibfs: %s: %d nodes, %d with names that do not "
+			"resolve\n",
+			o->config, cfg->nnodes, bad);
+	else
+		fprintf(stderr, "ibfs: %s: %d nodes, good%s%s\n", o->config,
+			cfg->nnodes, o->node ? "; local node " : "",
+			o->node ? o->node : "");
+	config_free(cfg);
+	return bad ? EXIT_USAGE : 0;
 }
 
 /*
@@ -350,10 +281,10 @@ static int main_args(struct ibfs *d, int argc, char *argv[])
 		return 0;
 	}
 	if (d->o.test)
-		return main_test(&d->o);
+		return main_test(d);
 	if (main_config(&d->o, &d->cfg))
 		return EXIT_USAGE;
-	if (main_fuse_args(d)) {
+	if (main_fuse_args(d, d->cfg.nodes[d->cfg.local].name)) {
 		config_free(&d->cfg);
 		return EXIT_USAGE;
 	}

@@ -233,6 +233,26 @@ static int opts_one(struct opts *o, int c, char *argv[], char *err,
 	return opts_refused(c, argv, err, errlen);
 }
 
+/*
+ * -t checks what the daemon checks before it opens the device: the config
+ * and the whole command line, -o options and a mount point too (opts_fuse).
+ * What only the device can answer, it cannot check: refused, so that a
+ * good exit never vouches for it.
+ */
+static int opts_test(const struct opts *o, char *err, size_t errlen)
+{
+	const char *opt = o->device	      ? "--device"
+			  : o->port >= 0      ? "--port"
+			  : o->gid_index >= 0 ? "--gid-index"
+					      : NULL;
+
+	if (!o->test || !opt)
+		return 0;
+	return opts_bad(err, errlen,
+			"-t opens no device, so it cannot check %s: drop it",
+			opt);
+}
+
 /* Every option, then at most one mount point, then our -o options. */
 int opts_parse(struct opts *o, int argc, char *argv[], char *err, size_t errlen)
 {
@@ -258,7 +278,7 @@ int opts_parse(struct opts *o, int argc, char *argv[], char *err, size_t errlen)
 				"unexpected argument '%s' after the mount "
 				"point",
 				argv[optind]);
-	return opts_mount(o, err, errlen);
+	return opts_test(o, err, errlen) ?: opts_mount(o, err, errlen);
 }
 
 /*
@@ -323,13 +343,14 @@ static int opts_try_session(const struct fuse_args *args)
 	return 0;
 }
 
-/* libfuse's part of the command line, as the mount will see it. */
+/* libfuse's part of the command line, as the mount will see it; -t
+ * needs no mount point, but checks one given. */
 static int opts_fuse_args(struct opts *o, struct fuse_cmdline_opts *fo,
 			  const char *extra)
 {
 	if (fuse_parse_cmdline(&o->fuse, fo))
 		return -EINVAL;
-	if (!fo->mountpoint)
+	if (!fo->mountpoint && !o->test)
 		return -ENOENT;
 	if (fuse_opt_add_arg(&o->fuse, extra) ||
 	    (fo->debug && fuse_opt_add_arg(&o->fuse, "-odebug")))

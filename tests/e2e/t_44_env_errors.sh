@@ -10,7 +10,13 @@
 # one line before the device is opened.  The command line: long options
 # with a space, -v without libfuse's trace, -o uid= and gid= with the
 # allow_other recipe (another user in the group gets in, one outside it
-# does not), READY=1 on $NOTIFY_SOCKET once mounted.
+# does not), READY=1 on $NOTIFY_SOCKET once mounted.  ibfs -t (issue 32):
+# it refuses what the daemon refuses (-o options, a mount point) and
+# what only the device could check (--device); a secret error names
+# FILE:LINE, a relative secret_file is refused; a FIFO, as the config or
+# its secret_file, is refused at once; a node not among 10,000 is told
+# with a few names and the count; 512 names that do not resolve are a
+# line a reason, after every row, even on one pipe.
 # timeout: 120
 source "$(dirname "$0")/lib.sh"
 need_bin
@@ -152,3 +158,84 @@ kill "$pid"
 wait "$pid" || fail "ibfs exited $? after SIGTERM"
 grep -q 'node alpha of .*debug lines on' "$WORK/o.log" || fail "-v: no debug line"
 ! grep -q 'unique:' "$WORK/o.log" || fail "-v turned on libfuse's request trace"
+
+# ibfs -t checks what the daemon checks before the device, and says
+# plainly what it cannot: (U1) libfuse's -o options and a mount point,
+# as the daemon takes them; --device refused, since -t opens none.
+log "ibfs -t and the command line"
+printf '[node alpha]\naddr = 10.0.2.15\n[node beta]\naddr = 10.0.2.16\n' >"$WORK/t.conf"
+t_run() { # ARGS...: "rc|stdout|stderr" of ibfs -t ARGS
+	local rc=0
+	"$IBFS_BIN" -t "$@" >"$WORK/t.out" 2>"$WORK/t.err" || rc=$?
+	echo "$rc|$(<"$WORK/t.out")|$(<"$WORK/t.err")"
+}
+r=$(t_run -c "$WORK/t.conf" -o bogus_opt)
+assert_match "^2\|\|ibfs: unknown option\(s\): \`-o bogus_opt'; see ibfs --help" "$r" "-t -o bogus_opt"
+r=$(t_run -c "$WORK/t.conf" --device=foo)
+assert_match "^2\|\|ibfs: -t opens no device, so it cannot check --device: drop it" "$r" "-t --device"
+r=$(t_run -c "$WORK/t.conf" "$WORK/nosuchdir")
+assert_match "^2\|\|ibfs: bad mount point .*nosuchdir" "$r" "-t with a missing mount point"
+r=$(t_run -c "$WORK/t.conf" -o allow_other "$WORK/mnt")
+assert_match "^0\|NODE .*\|ibfs: $WORK/t.conf: 2 nodes, good$" "$r" "-t with good -o options and a mount point"
+
+# (U2) Secret errors name FILE:LINE; a relative secret_file is refused
+# at its line (the daemon's working directory is / under systemd).
+head -c 32 /dev/urandom | base64 >"$WORK/secret"
+chmod 640 "$WORK/secret"
+printf '[global]\nport = 1\nsecret_file = %s\n[node alpha]\naddr = 10.0.2.15\n' "$WORK/secret" >"$WORK/s.conf"
+chmod 600 "$WORK/s.conf"
+r=$(t_run -c "$WORK/s.conf")
+assert_match "^2\|\|ibfs: $WORK/s.conf:3: secret_file $WORK/secret: mode 0640: group or others may read it" "$r" "-t, a 0640 secret_file"
+printf '[global]\nsecret = 0123456789abcdefg\n[node alpha]\naddr = 10.0.2.15\n' >"$WORK/i.conf"
+chmod 644 "$WORK/i.conf"
+r=$(t_run -c "$WORK/i.conf")
+assert_match "^2\|\|ibfs: $WORK/i.conf:2: secret: mode 0644: group or others may read this file" "$r" "-t, an inline secret in a 0644 file"
+printf '[global]\nsecret_file = secret\n[node alpha]\naddr = 10.0.2.15\n' >"$WORK/r.conf"
+r=$(t_run -c "$WORK/r.conf")
+assert_match "^2\|\|ibfs: $WORK/r.conf:2: secret_file: 'secret' is not an absolute path$" "$r" "-t, a relative secret_file"
+
+# (U7) Only a regular file: a FIFO is refused at once, not waited on.
+mkfifo "$WORK/fifo"
+rc=0
+out=$(timeout 20 "$IBFS_BIN" -t -c "$WORK/fifo" 2>&1) || rc=$?
+assert_eq 2 "$rc" "-t on a FIFO: exit status (124: it hung)"
+assert_eq "ibfs: $WORK/fifo: not a regular file but a FIFO" "$out" "-t on a FIFO"
+chmod 600 "$WORK/secret"
+printf '[global]\nsecret_file = %s\n[node alpha]\naddr = 10.0.2.15\n' "$WORK/fifo" >"$WORK/sf.conf"
+rc=0
+out=$(timeout 20 "$IBFS_BIN" -t -c "$WORK/sf.conf" 2>&1) || rc=$?
+assert_eq 2 "$rc" "-t, secret_file a FIFO: exit status (124: it hung)"
+assert_match "sf.conf:2: secret_file $WORK/fifo: not a regular file but a FIFO$" "$out" "-t, secret_file a FIFO"
+
+# (U3) A node name not in a 10,000-node config: a few names, how many
+# more, how many in all; no name cut in two.
+printf '[node n[00001-10000]]\naddr = 10.0.2.15\nbootstrap = 10.0.2.15:[20001-30000]\n' >"$WORK/n10k.conf"
+r=$(t_run -c "$WORK/n10k.conf" -n nope)
+assert_eq "2||ibfs: $WORK/n10k.conf: no node named 'nope'; nodes: n00001, n00002, n00003, n00004, n00005 and 9995 more (10000 in all)" \
+	"$r" "-t -n a node not in 10,000"
+
+# (U5, U6) 512 names that do not resolve (.invalid never does, RFC 6761),
+# with only /etc/hosts to ask (a mount namespace of the test's own), so
+# that no DNS server's speed or mood shows: one row each, then, after
+# every row even on one pipe, one line for the 512 and the summary.
+need_cmd unshare
+printf 'hosts: files\n' >"$WORK/nsswitch.conf"
+files_only() { # CMD...: run it with hosts looked up in /etc/hosts alone
+	unshare -m sh -c 'mount --bind "$0" /etc/nsswitch.conf && exec "$@"' \
+		"$WORK/nsswitch.conf" "$@"
+}
+printf '[global]\n[node n[001-512]]\naddr = %%n-ib.invalid\n' >"$WORK/n512.conf"
+rc=0
+files_only "$IBFS_BIN" -t -c "$WORK/n512.conf" >"$WORK/t.out" 2>"$WORK/t.err" || rc=$?
+assert_eq 2 "$rc" "-t, 512 names that do not resolve: exit status"
+assert_eq 513 "$(wc -l <"$WORK/t.out")" "-t, 512 names: the rows"
+assert_eq "ibfs: $WORK/n512.conf:3: addr of 512 nodes does not resolve: n001-ib.invalid, n002-ib.invalid, n003-ib.invalid and 509 more (Name or service not known)
+ibfs: $WORK/n512.conf: 512 nodes, 512 with names that do not resolve" \
+	"$(head -c 2000 "$WORK/t.err")" "-t, 512 names: a line for them all, then the summary"
+files_only "$IBFS_BIN" -t -c "$WORK/n512.conf" 2>&1 | cat >"$WORK/both.out" || true
+first_err=$(grep -n -m1 '^ibfs: ' "$WORK/both.out" | cut -d: -f1)
+assert_eq 514 "$first_err" "-t 2>&1 | cat: the rows come before the first error"
+"$IBFS_BIN" -t -c "$WORK/t.conf" 2>&1 | cat >"$WORK/both.out"
+assert_eq "ibfs: $WORK/t.conf: 2 nodes, good" "$(tail -n 1 "$WORK/both.out")" \
+	"-t 2>&1 | cat: the summary comes last"
+log "ibfs -t checked"

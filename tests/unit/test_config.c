@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <infiniband/ib.h>
@@ -436,6 +437,35 @@ static void t_load_missing_file(void **state)
 	assert_null(cfg.nodes);
 }
 
+/*
+ * Anything but a regular file is refused at once, exit 2 in the daemon
+ * and in ibfs -t: a FIFO would otherwise wait for a writer for ever
+ * (alarm: a hang fails the test), a directory or a device is no config.
+ */
+static void t_load_not_regular(void **state)
+{
+	char dir[] = "/tmp/test_config_XXXXXX", fifo[64], want[128];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10);
+	assert_int_equal(config_load(fifo, &cfg, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	snprintf(want, sizeof(want), "%s: not a regular file but a FIFO", fifo);
+	assert_string_equal(err, want);
+	assert_null(cfg.nodes);
+	assert_int_equal(config_load(dir, &cfg, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file but a directory",
+		 dir);
+	assert_string_equal(err, want);
+	assert_int_equal(config_load("/dev/null", &cfg, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "/dev/null: not a regular file but a device");
+	unlink(fifo);
+	rmdir(dir);
+}
+
 static void t_load_nul_byte(void **state)
 {
 	char path[] = "/tmp/test_config_XXXXXX";
@@ -561,6 +591,33 @@ static void t_select_unknown(void **state)
 	assert_string_equal(err,
 			    "t.ini: no node named 'gamma'; nodes: alpha, beta");
 	assert_int_equal(cfg.local, -1);
+}
+
+/*
+ * A large config's nodes are not all listed: a few whole names, how many
+ * were left out and how many there are; never a name cut in two, even
+ * when the message buffer is short.
+ */
+static void t_select_unknown_many(void **state)
+{
+	char small[120];
+	const char *more;
+
+	good("[node n[00001-10000]]\naddr = 10.0.2.15\n"
+	     "bootstrap = 10.0.2.15:[20001-30000]\n");
+	assert_int_equal(config_select_local(&cfg, "nope", err, sizeof(err)),
+			 -ENOENT);
+	assert_string_equal(err, "t.ini: no node named 'nope'; nodes: n00001, "
+				 "n00002, n00003, n00004, n00005 and 9995 "
+				 "more (10000 in all)");
+	assert_int_equal(
+		config_select_local(&cfg, "nope", small, sizeof(small)),
+		-ENOENT);
+	more = strstr(small, " and ");
+	assert_non_null(more);
+	assert_true(more[-1] >= '0' && more[-1] <= '9'); /* a whole name */
+	assert_non_null(strstr(more, " more (10000 in all)"));
+	assert_true(strlen(small) < sizeof(small) - 1);
 }
 
 static void t_select_hostname(void **state)
@@ -761,7 +818,8 @@ static int run_files(void)
 		T(t_small_err_buffer),	      T(t_parse_size_good),
 		T(t_parse_size_bad),	      T(t_select_by_name),
 		T(t_select_unknown),	      T(t_select_hostname),
-		T(t_select_hostname_missing),
+		T(t_select_hostname_missing), T(t_select_unknown_many),
+		T(t_load_not_regular),
 	};
 
 	return cmocka_run_group_tests_name("files", tests, NULL, NULL);

@@ -74,7 +74,9 @@ static void t_inline_secret_mode(void **state)
 		assert_int_equal(config_load(path, &cfg, err, sizeof(err)),
 				 -EACCES);
 		assert_memory_equal(err, path, strlen(path));
-		assert_non_null(strstr(err, ": secret: mode 0"));
+		/* FILE:LINE, the secret key's line */
+		assert_memory_equal(err + strlen(path), ":2: secret: mode 0",
+				    18);
 		assert_non_null(strstr(err, "group or others may"));
 		assert_non_null(strstr(err, "chmod 600"));
 		assert_null(strstr(err, SECRET16));
@@ -118,6 +120,58 @@ static void t_secret_file_min(void **state)
 	unlink(cpath);
 }
 
+/* A secret_file others may read is refused at the line that names it. */
+static void t_secret_file_mode_line(void **state)
+{
+	char spath[] = "/tmp/test_config_secret_XXXXXX";
+	char cpath[] = "/tmp/test_config_secret_XXXXXX";
+	char text[256], want[256];
+
+	write_file(spath, SECRET16 "\n", 0640);
+	snprintf(text, sizeof(text),
+		 "[global]\nport = 1\n\nsecret_file = %s\n" NODE_A, spath);
+	write_file(cpath, text, 0600);
+	assert_int_equal(config_load(cpath, &cfg, err, sizeof(err)), -EACCES);
+	snprintf(want, sizeof(want),
+		 "%s:4: secret_file %s: mode 0640: group or others may read "
+		 "it; refusing it (chmod 600 it)",
+		 cpath, spath);
+	assert_string_equal(err, want);
+	assert_null(cfg.nodes);
+	unlink(spath);
+	unlink(cpath);
+}
+
+/* A secret_file that is a FIFO is refused at once, not waited on. */
+static void t_secret_file_fifo(void **state)
+{
+	char dir[] = "/tmp/test_config_secret_XXXXXX";
+	char cpath[] = "/tmp/test_config_secret_XXXXXX";
+	char fifo[64], text[256], want[256];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(text, sizeof(text), "[global]\nsecret_file = %s\n" NODE_A,
+		 fifo);
+	write_file(cpath, text, 0600);
+	alarm(10);
+	assert_int_equal(config_load(cpath, &cfg, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	snprintf(want, sizeof(want),
+		 "%s:2: secret_file %s: not a regular file but a FIFO", cpath,
+		 fifo);
+	assert_string_equal(err, want);
+	unlink(cpath);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/* secret_file is an absolute path: a relative one would be opened from
+ * the daemon's working directory, / under systemd. */
+BAD(t_secret_file_relative, "[global]\nsecret_file = ibfs/secret\n" NODE_A, 2,
+    "secret_file: 'ibfs/secret' is not an absolute path")
+
 /* strict_source: yes unless the config says no. */
 static void t_strict_source(void **state)
 {
@@ -139,11 +193,19 @@ BAD(t_strict_source_node, NODE_A "strict_source = no\n", 3,
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(t_secret_min),	 T(t_secret_short),
-		T(t_secret_one_byte),	 T(t_secret_short_not_echoed),
-		T(t_inline_secret_mode), T(t_no_secret_any_mode),
-		T(t_secret_file_min),	 T(t_strict_source),
-		T(t_strict_source_bad),	 T(t_strict_source_node),
+		T(t_secret_min),
+		T(t_secret_short),
+		T(t_secret_one_byte),
+		T(t_secret_short_not_echoed),
+		T(t_inline_secret_mode),
+		T(t_no_secret_any_mode),
+		T(t_secret_file_min),
+		T(t_strict_source),
+		T(t_strict_source_bad),
+		T(t_strict_source_node),
+		T(t_secret_file_mode_line),
+		T(t_secret_file_fifo),
+		T(t_secret_file_relative),
 	};
 
 	return cmocka_run_group_tests_name("secret", tests, NULL, NULL);

@@ -5,7 +5,9 @@
  * (and in which order), ibfs's own -o options taken out, -v counted, and
  * every usage error named in one line: unknown options, short and long,
  * a missing or bad value, a second mount point, an unknown user or
- * group, and an unknown -o option that only libfuse knows to refuse.
+ * group, and an unknown -o option that only libfuse knows to refuse;
+ * and -t, which checks the same, and refuses what only the device could
+ * check.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -178,6 +180,12 @@ static void test_errors(void **state)
 		{{"mnt", "other"}, "unexpected argument 'other'"},
 		{{"-o", "uid=no such user", "mnt"}, "-o uid=no such user"},
 		{{"-o", "gid=no such group", "mnt"}, "-o gid=no such group"},
+		/* -t opens no device: what only the device checks is refused */
+		{{"-t", "--device=foo"},
+		 "-t opens no device, so it cannot check --device: drop it"},
+		{{"--device", "foo", "--test"}, "cannot check --device"},
+		{{"-t", "-i", "2"}, "cannot check --port"},
+		{{"-t", "--gid-index=1"}, "cannot check --gid-index"},
 	};
 	size_t i;
 
@@ -230,6 +238,10 @@ static void test_fuse_refused(void **state)
 		 "unknown option(s): `-o bogus,zap'"},
 		{{"-f"}, "no mount point given"},
 		{{"/no/such/dir"}, "bad mount point `/no/such/dir'"},
+		/* -t checks them as the daemon does */
+		{{"-t", "-o", "bogus_opt"},
+		 "unknown option(s): `-o bogus_opt'"},
+		{{"-t", "/no/such/dir"}, "bad mount point `/no/such/dir'"},
 	};
 	struct fuse_cmdline_opts fo;
 	struct opts o;
@@ -248,6 +260,33 @@ static void test_fuse_refused(void **state)
 	}
 }
 
+/*
+ * -t checks what the daemon checks before it opens the device, and no
+ * less: libfuse's -o options and a mount point, when one is given
+ * (test_fuse_refused has those it refuses, test_errors what only the
+ * device could check, which -t refuses), but needs no mount point.
+ */
+static void test_check_mode(void **state)
+{
+	static const char *const good[][5] = {
+		{"-t", "-c", "c"},
+		{"-t", "-o", "allow_other,uid=3"},
+		{"-t", "."},
+	};
+	struct fuse_cmdline_opts fo;
+	struct opts o;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		assert_int_equal(fuse_of(&o, &fo, good[i], err, sizeof(err)),
+				 0);
+		assert_string_equal(err, "");
+		free(fo.mountpoint);
+		opts_free(&o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_fuse_good),
 		cmocka_unit_test(test_fuse_refused),
+		cmocka_unit_test(test_check_mode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
