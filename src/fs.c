@@ -69,48 +69,6 @@ static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 	return FS_NONE;
 }
 
-/* Free an open file's state; caller holds lock, nobody uses fh any more. */
-static void fs_fh_destroy(struct fs *fs, struct fs_fh *fh)
-{
-	if (fh->chan) {
-		LIST_REMOVE(fh, chan_link);
-		fh->chan->nopen--;
-		fs_chan_maybe_free(fs, fh->chan);
-	}
-	free(fh->buf);
-	free(fh);
-}
-
-/*
- * Hold fh across a request.  A reader killed while its READ is in flight
- * lets the kernel send RELEASE before we answer: the handle must outlive
- * both.
- */
-static struct fs_fh *fs_fh_hold(struct fs *fs, struct fuse_file_info *fi)
-{
-	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
-
-	pthread_mutex_lock(&fs->lock);
-	fh->refs++;
-	pthread_mutex_unlock(&fs->lock);
-	return fh;
-}
-
-/* Drop a hold; caller holds lock.  The last drop after RELEASE frees. */
-static void fs_fh_drop_locked(struct fs *fs, struct fs_fh *fh)
-{
-	if (--fh->refs == 0 && fh->released)
-		fs_fh_destroy(fs, fh);
-}
-
-/* Drop a hold without the lock held. */
-void fs_fh_drop(struct fs *fs, struct fs_fh *fh)
-{
-	pthread_mutex_lock(&fs->lock);
-	fs_fh_drop_locked(fs, fh);
-	pthread_mutex_unlock(&fs->lock);
-}
-
 /* Attributes of whatever ino is; -ENOENT when it is gone. */
 static int fs_fill_attr(struct fs *fs, fuse_ino_t ino, struct stat *st)
 {
@@ -581,7 +539,8 @@ static void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	struct fs *fs = fuse_req_userdata(req);
 	struct fs_fh *fh = fs_fh_hold(fs, fi);
 
-	fs_chan_write(fs, req, fh->chan, buf, size, !!(fi->flags & O_NONBLOCK));
+	fs_write_start(fs, req, fh->chan, buf, size,
+		       !!(fi->flags & O_NONBLOCK));
 	fs_fh_drop(fs, fh);
 }
 
@@ -728,41 +687,6 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = fs_op_fsync,
 };
 
-/*
- * A message arrived: queue it, and wake the parked reader it goes to and
- * the poller (fs_park_arrived says when).
- */
-int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
-	       size_t len)
-{
-	struct fs *fs = arg;
-	struct fs_msg *m = fs_chan_msg(data, len);
-	struct fs_park_wake wake = {0};
-	struct fs_chan *c;
-	int rc;
-
-	if (!m)
-		return -ENOMEM;
-	pthread_mutex_lock(&fs->lock);
-	rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
-	if (!rc)
-		fs_park_arrived(fs, c, len, &wake);
-	pthread_mutex_unlock(&fs->lock);
-	if (rc) {
-		free(m);
-		return rc; /* the transport frees data and counts the drop:
-			    * its cause is rc (fs.h) */
-	}
-	fs_park_tell(fs, &wake);
-	return 0;
-}
-
-/* tp_ops.announce: answer the readers and pollers fs_deliver left. */
-void fs_announce(void *arg)
-{
-	fs_park_announce(arg);
-}
-
 /* One directory per config node, numbered in config order, then all/
  * (no peer). */
 static struct fs_node *fs_nodes_new(const struct config *cfg,
@@ -800,11 +724,12 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	fs->nnodes = cfg->nnodes;
 	fs->all = &fs->nodes[cfg->nnodes];
 	fs->started = time(NULL);
+	fs->ops = &fs_ops;
 	/* channels are numbered after all/'s inodes */
 	fs->chan_base = fs->next_ino =
 		fs_node_ino(cfg->nnodes + 1, FS_SLOT_DIR);
 	TAILQ_INIT(&fs->waiters);
-	TAILQ_INIT(&fs->meets);
+	TAILQ_INIT(&fs->writes);
 	TAILQ_INIT(&fs->answers);
 	LIST_INIT(&fs->fhs);
 	pthread_mutex_init(&fs->lock, NULL);
@@ -824,12 +749,6 @@ err_nodes:
 err_fs:
 	free(fs);
 	return rc;
-}
-
-/* The one operations table, for fs_mount.c's session. */
-const struct fuse_lowlevel_ops *fs_lowlevel_ops(void)
-{
-	return &fs_ops;
 }
 
 /* The transport exists now: writes may go out. */

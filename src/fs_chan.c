@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Channels, the files of a node's directory: each a queue of the messages
+ * Channels, the files of a node's directory, and the files open on them:
+ * each channel a queue of the messages
  * its node sent on it, in order, with an inode slot of its own in
  * fs->chans, and a place in its node's hash buckets, by name.  A peer's
  * messages make channels up to max_channels, and the mounting user's
@@ -8,9 +9,12 @@
  * payload plus FS_MSG_OVERHEAD, against its channel's queue_limit and
  * against memory_limit (fs->budget: the sending peer's share of the
  * daemon).  A removed channel lives on, unlinked, until
- * no lookup, open or parked read refers to it.  Everything here runs
- * under fs->lock (lock rules: the top of fs_int.h) but fs_chan_msg and
- * fs_chan_write, which run without it, and fs_chan_free_all, at close.
+ * no lookup, open or parked read refers to it.  An open file (struct
+ * fs_fh) is held by each request using it and each read parked on it,
+ * and freed at the last drop after RELEASE.  Everything here runs under
+ * fs->lock (lock rules: the top of fs_int.h) but fs_chan_msg, fs_fh_hold
+ * and fs_fh_drop, which take it or need none, and fs_chan_free_all, at
+ * close.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -165,7 +169,7 @@ void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c)
 		return;
 	fs->chans[fs_chan_slot(fs, c->ino)] = NULL;
 	fs_chan_discard(fs, c);
-	fs_park_poll_drop(c);
+	fs_chan_polls_drop(c);
 	free(c);
 }
 
@@ -357,58 +361,58 @@ uint64_t fs_chan_size(const struct fs_chan *c, const struct fs_fh *fh,
 	return read + c->queued;
 }
 
-/* Send for req: a datagram answered before the doorbell, or a reliable
- * write answered by its ack; -ENOTCONN (unanswered) while not up. */
-int fs_chan_send(struct fs *fs, fuse_req_t req, struct fs_node *node,
-		 const char *name, const char *buf, size_t size, int nonblock)
+/* Drop every poll parked on c, telling none: c or the session goes. */
+void fs_chan_polls_drop(struct fs_chan *c)
 {
-	int rc;
+	unsigned i;
 
-	if (fs_node_is_all(node))
-		return fs_all_send(fs, req, name, buf, size, 0);
-	if (tp_peer_reliable(fs->tp, node->peer))
-		return fs_park_write(fs, req, node, name, buf, size, nonblock);
-	/*
-	 * The writer is answered before the doorbell: it writes its next
-	 * message (or parks its read) while the kernel sends this one.
-	 */
-	rc = tp_queue(fs->tp, node->peer, name, buf, size);
-	if (rc == -ENOTCONN)
-		return rc;
-	fs_chan_answer(fs, req, rc, size);
-	return 0;
+	for (i = 0; i < c->npolls; i++)
+		fuse_pollhandle_destroy(c->polls[i].ph);
+	free(c->polls);
+	c->polls = NULL;
+	c->npolls = c->cap_polls = 0;
 }
 
-/* Answer a datagram write with rc (0: size bytes written), then ring the
- * doorbell for what it queued. */
-void fs_chan_answer(struct fs *fs, fuse_req_t req, int rc, size_t size)
+/* Free an open file's state; under lock, nobody uses fh any more. */
+void fs_fh_destroy(struct fs *fs, struct fs_fh *fh)
 {
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_write(req, size);
-	tp_flush(fs->tp);
+	if (fh->chan) {
+		LIST_REMOVE(fh, chan_link);
+		fh->chan->nopen--;
+		fs_chan_maybe_free(fs, fh->chan);
+	}
+	free(fh->buf);
+	free(fh);
 }
 
 /*
- * Send one message from a write request on an open channel; a peer not
- * met yet is waited for.  name and node are fixed for the channel's
- * life: no lock needed.
+ * Hold fh across a request.  A reader killed while its READ is in flight
+ * lets the kernel send RELEASE before we answer: the handle must outlive
+ * both.
  */
-void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
-		   const char *buf, size_t size, int nonblock)
+struct fs_fh *fs_fh_hold(struct fs *fs, struct fuse_file_info *fi)
 {
-	if (!c) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
-	if (!fs->tp) {
-		fuse_reply_err(req, ENOTCONN);
-		return;
-	}
-	if (fs_chan_send(fs, req, c->node, c->name, buf, size, nonblock) ==
-	    -ENOTCONN)
-		fs_meet_park(fs, req, c->node, c->name, buf, size, nonblock);
+	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
+
+	pthread_mutex_lock(&fs->lock);
+	fh->refs++;
+	pthread_mutex_unlock(&fs->lock);
+	return fh;
+}
+
+/* Drop a hold; under lock.  The last drop after RELEASE frees. */
+void fs_fh_drop_locked(struct fs *fs, struct fs_fh *fh)
+{
+	if (--fh->refs == 0 && fh->released)
+		fs_fh_destroy(fs, fh);
+}
+
+/* Drop a hold without the lock held. */
+void fs_fh_drop(struct fs *fs, struct fs_fh *fh)
+{
+	pthread_mutex_lock(&fs->lock);
+	fs_fh_drop_locked(fs, fh);
+	pthread_mutex_unlock(&fs->lock);
 }
 
 /* Free every channel, linked or not, with its queue (fs_close). */

@@ -1,69 +1,64 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Private to the file system's files:
+ * Private to the file system's files, from the top of their call graph
+ * down; each calls only those below it (a lower file that needs a
+ * higher one gets it through a hook set at open, as fs_mount.c gets the
+ * operations table through fs->ops):
  *
  *   fs.c         the tree: inode numbers, node directories, attributes,
- *                listings, open files; the one fuse_lowlevel_ops table and
- *                fs.h's public API
- *   fs_chan.c    channels: their inode slots, message queues and limits,
- *                and the write that sends a message (prefix fs_chan_)
- *   fs_park.c    reads parked until a message comes, polls parked until
- *                one is queued, reliable writes waiting for the peer's ack,
- *                and the reaper thread that ends interrupted or timed-out
- *                reads (prefix fs_park_)
- *   fs_meet.c    writes to a peer not met yet, parked until it is up or
- *                peer_timeout passes (prefix fs_meet_)
- *   fs_all.c     MOUNT/all/: one write to every node, through the
- *                multicast group or one copy each (prefix fs_all_)
+ *                listings; the one fuse_lowlevel_ops table; fs_open and
+ *                fs_close
+ *   fs_mount.c   the session: mount, loop, unmount (fs.h's fs_mount,
+ *                fs_loop, fs_unmount)
  *   fs_status.c  the text of MOUNT/.status and MOUNT/NODE/.status
  *                (prefix fs_status_)
  *   fs_metrics.c the text of MOUNT/.metrics, Prometheus's (prefix
  *                fs_metrics_)
- *   fs_mount.c   the session: mount, loop, unmount (fs.h's fs_mount,
- *                fs_loop, fs_unmount)
+ *   fs_park.c    the receive side: fs_deliver and fs_announce, reads
+ *                parked until a message comes, polls parked until one is
+ *                queued, and the reaper thread, which ends interrupted or
+ *                timed-out reads and writes (prefix fs_park_)
+ *   fs_write.c   a write, from its request to its one reply: sent at
+ *                once, or a struct fs_write MEETING its peer or awaiting
+ *                its ACK; all/ as a parent with a child per copy;
+ *                fs_peer_up and fs_peer_failed (prefix fs_write_)
+ *   fs_all.c     MOUNT/all/: who a write to every node reaches and how,
+ *                through the multicast group or one copy each (prefix
+ *                fs_all_)
+ *   fs_chan.c    channels: their inode slots, message queues and limits,
+ *                and the files open on them (prefixes fs_chan_, fs_fh_)
  *
  * Threads, and what each calls:
- *   FUSE workers  every fs_op_* of fs.c, and through them fs_chan_write,
- *                 fs_park_read, fs_park_write, fs_park_poll,
- *                 fs_status_render and fs_metrics_render; the interrupt
- *                 callback (fs_park_interrupt) on the worker that took
- *                 INTERRUPT
+ *   FUSE workers  every fs_op_* of fs.c, and through them fs_write_start,
+ *                 fs_park_read, fs_park_poll, fs_status_render and
+ *                 fs_metrics_render; an interrupt callback
+ *                 (fs_park_interrupt, fs_write_interrupt) on the worker
+ *                 that took INTERRUPT
  *   progress      the transport's thread: fs_deliver and fs_announce,
  *                 with no transport lock held (transport.h)
  *   bootstrap     fs_peer_up (tp_ops.peer_up, no lock held): sends the
- *                 writes fs_meet parked for that peer; fs_peer_failed
+ *                 writes MEETING that peer; fs_peer_failed
  *                 (tp_ops.peer_failed): all/ writes that waited for it
- *   completions   a reliable write's completion (fs_park's write_done)
- *                 runs on the progress thread when the ack comes, inside
+ *   completions   a reliable write's completion (fs_write_done) runs on
+ *                 the progress thread when the ack comes, inside
  *                 tp_send_async on the writing worker, on the bootstrap
  *                 thread when the peer goes down or restarts, and in
  *                 tp_close
- *   reaper        fs_park's reaper: EINTR for interrupted reads, EOF for
- *                 those past read_timeout, ENOTCONN or EHOSTUNREACH for
- *                 writes whose peer was not met within peer_timeout
+ *   reaper        fs_park's reaper: EINTR for interrupted reads and
+ *                 writes, EOF for reads past read_timeout, and
+ *                 fs_write_fail for writes not met within peer_timeout
+ *                 (ENOTCONN or EHOSTUNREACH; all/ goes to those up)
  *   main          fs_open, fs_set_transport, fs_mount, fs_loop,
  *                 fs_unmount, fs_close
  *
  * Locks, in the order they nest (outer first):
  *   announce_lock -> fs->lock -> peer->lock
- *
- *   fs->lock guards the channel table (chans, nslots, next_ino); the
- *     budget; every channel but its ino, node and name, which are fixed
- *     for its life; every node's chans, buckets, nbuckets, nchans,
- *     nremote, nparked and nwrites; every
- *     open file's refs, released and got; the meets list and every
- *     node's nmeets; both waiter lists, answers,
- *     polls (npolls, cap_polls), stopping, and the fhs list.  The reaper
- *     sleeps on reaper_cond with it.
- *   announce_lock is held across fs_announce's telling, taken before
- *     fs->lock, so that a stop cannot pass a telling still going on.
- *   peer->lock (peer.h) is taken under fs->lock only by the .status
- *     rendering; nothing takes fs->lock while holding a peer lock.
- *
- *   Fixed once fs_open returns: cfg, peers, nodes, nnodes, chan_base,
- *   hash_seed, started; tp once fs_set_transport set it, before the
- *   mount.  An open file's chan, follow, buf and len are fixed once its
- *   open is answered.
+ * Each field says which guards it where it is declared: "fs->lock"; none
+ * said is fixed once set (fs_open, or fs_set_transport before the mount,
+ * or the open's answer for an open file).  The reaper sleeps on
+ * reaper_cond with fs->lock.  peer->lock (peer.h) is taken under
+ * fs->lock only by the .status rendering and the all/ checks (fs_all.c);
+ * nothing takes fs->lock while holding a peer lock.
  *
  * Rules:
  *   - The .status rendering (fs_status_render) runs under fs->lock, taken
@@ -75,15 +70,15 @@
  *     fs->lock so that a stop (which sets stopping under it) cannot pass
  *     it and destroy the session while it answers.
  *   - Under fs->lock the only transport calls are tp_info, tp_totals
- *     and tp_mcast_get, which take no lock: a reliable write's completion,
- * which takes fs->lock, may run inside tp_send_async, so sends go out with
- *     fs->lock dropped.
+ *     and tp_mcast_get, which take no lock: a reliable write's
+ *     completion, which takes fs->lock, may run inside tp_send_async, so
+ *     sends go out with fs->lock dropped.
  *   - fuse_req_interrupt_func is never called under fs->lock: for a
  *     request already interrupted it calls the callback at once, and the
  *     callback takes fs->lock.  The callback only marks its waiter and
  *     wakes the reaper, which owns the EINTR reply.
- *   - Whoever unlinks a waiter from the wait lists under fs->lock owns its
- *     reply: every request is answered exactly once.
+ *   - Whoever unlinks a waiter or a MEETING write from its list under
+ *     fs->lock owns its reply: every request is answered exactly once.
  *   - An open file is held (refs) by each request using it and by each
  *     read parked on it; it is freed at the last drop after RELEASE.
  */
@@ -132,16 +127,19 @@ static inline uint64_t fs_msg_cost(size_t len)
 struct fs_chan;
 struct fs_fh;
 
-/* A read parked on a channel until a message, rm, a signal or a timeout. */
+/*
+ * A read parked on a channel until a message, rm, a signal or a timeout.
+ * Linked under fs->lock; once unlinked its fields are its taker's.
+ */
 struct fs_waiter {
-	TAILQ_ENTRY(fs_waiter) chan_link;
-	TAILQ_ENTRY(fs_waiter) all_link;
+	TAILQ_ENTRY(fs_waiter) chan_link; /* fs->lock */
+	TAILQ_ENTRY(fs_waiter) all_link;  /* fs->lock */
 	fuse_req_t req;
 	struct fs_chan *chan;
 	struct fs_fh *fh;
 	size_t size;
 	uint64_t deadline; /* monotonic ms; 0 = none */
-	int interrupted;
+	int interrupted;   /* fs->lock */
 	/* chosen by fs_deliver, answered by fs_announce */
 	char *buf;
 	size_t blen;
@@ -160,43 +158,32 @@ struct fs_poller {
 	struct fuse_pollhandle *ph;
 };
 
-struct fs_node;
+/* A write that waits: MEETING its peer or awaiting its ACK (fs_write.c). */
+struct fs_write;
 
-/* A write waiting for its peer to be met: the message, copied. */
-struct fs_meet {
-	TAILQ_ENTRY(fs_meet) link;
-	fuse_req_t req;
-	struct fs_node *node;
-	char chan[CONFIG_NAME_MAX];
-	uint64_t deadline; /* monotonic ms: then ENOTCONN or EHOSTUNREACH */
-	int interrupted;   /* a signal: the reaper answers EINTR */
-	size_t len;
-	char buf[];
-};
-
-TAILQ_HEAD(fs_meetq, fs_meet);
+TAILQ_HEAD(fs_writeq, fs_write);
 
 struct fs_node;
 
 /* MOUNT/NODE/CHAN: a queue of messages and the reads parked on it. */
 struct fs_chan {
-	LIST_ENTRY(fs_chan) dir_link;
-	LIST_ENTRY(fs_chan) hash_link; /* in its node's buckets */
+	LIST_ENTRY(fs_chan) dir_link;  /* fs->lock */
+	LIST_ENTRY(fs_chan) hash_link; /* fs->lock: in its node's buckets */
 	fuse_ino_t ino;
 	struct fs_node *node;
 	char name[CONFIG_NAME_MAX];
-	TAILQ_HEAD(, fs_msg) msgs;
-	size_t queued; /* payload bytes: the file's size */
-	uint64_t cost; /* what its messages are charged (fs_msg_cost) */
-	struct fs_waitq waiters;
-	LIST_HEAD(, fs_fh) opens; /* its open files (fs_chan_size) */
-	struct fs_poller *polls;  /* parked polls, one per open file */
-	unsigned npolls, cap_polls;
-	struct timespec mtime;
-	uint64_t nlookup;
-	int nopen;
-	int unlinked;
-	int remote; /* made by a peer's message: counts against max_channels */
+	TAILQ_HEAD(, fs_msg) msgs; /* fs->lock */
+	size_t queued;		  /* fs->lock: payload bytes, the file's size */
+	uint64_t cost;		  /* fs->lock: what its messages are charged */
+	struct fs_waitq waiters;  /* fs->lock */
+	LIST_HEAD(, fs_fh) opens; /* fs->lock: its open files (fs_chan_size) */
+	struct fs_poller *polls;  /* fs->lock: parked, one per open file */
+	unsigned npolls, cap_polls; /* fs->lock */
+	struct timespec mtime;	    /* fs->lock */
+	uint64_t nlookup;	    /* fs->lock */
+	int nopen;		    /* fs->lock */
+	int unlinked;		    /* fs->lock */
+	int remote; /* fs->lock: made by a peer's message (max_channels) */
 };
 
 LIST_HEAD(fs_chan_list, fs_chan);
@@ -205,38 +192,39 @@ LIST_HEAD(fs_chan_list, fs_chan);
 struct fs_node {
 	struct peer *peer; /* NULL: MOUNT/all/ (fs_node_is_all) */
 	fuse_ino_t ino;	   /* its directory's; its .status has the next */
-	LIST_HEAD(, fs_chan) chans;
-	/* its live channels by name (fs_chan_find): nbuckets, a power of
-	 * two, grows to stay at least nchans */
+	LIST_HEAD(, fs_chan) chans; /* fs->lock */
+	/* fs->lock: its live channels by name (fs_chan_find): nbuckets, a
+	 * power of two, grows to stay at least nchans */
 	struct fs_chan_list *buckets;
-	unsigned nbuckets;
-	unsigned nchans;
-	unsigned nremote; /* channels this peer's messages created */
-	unsigned nparked; /* reads parked on its channels (.status) */
-	unsigned nwrites; /* reliable writes to it awaiting the ack */
-	unsigned nmeets;  /* writes waiting for it to be met */
+	unsigned nbuckets; /* fs->lock */
+	unsigned nchans;   /* fs->lock */
+	unsigned nremote;  /* fs->lock: channels this peer's messages made */
+	unsigned nparked;  /* fs->lock: reads parked on its channels */
+	unsigned nwrites;  /* fs->lock: writes to it awaiting the ACK */
+	unsigned nmeets;   /* fs->lock: writes MEETING it */
 };
 
 /* Per open file: a channel reader, or a snapshot of a .status or dir. */
 struct fs_fh {
-	LIST_ENTRY(fs_fh) link; /* in fs->fhs: freed at unmount if still open */
+	LIST_ENTRY(fs_fh) link; /* fs->lock: in fs->fhs, freed at unmount */
 	struct fs_chan *chan;
-	int got;      /* a read on this open returned data: empty means EOF */
+	int got;      /* fs->lock: a read returned data; empty means EOF */
 	int follow;   /* opened O_RDWR, a conversation: reads always wait */
-	int refs;     /* requests and parked reads using it */
-	int released; /* RELEASE came: free at the last drop */
+	int refs;     /* fs->lock: requests and parked reads using it */
+	int released; /* fs->lock: RELEASE came, free at the last drop */
 	char *buf;
 	size_t len;
 
 	/* a channel's, for its size to this reader (fs_chan_size) */
-	LIST_ENTRY(fs_fh) chan_link; /* in chan->opens */
+	LIST_ENTRY(fs_fh) chan_link; /* fs->lock: in chan->opens */
 	pid_t pid;		     /* the process that opened it */
 	int reader;		     /* opened O_RDONLY */
-	uint64_t nread;		     /* bytes read through it */
+	uint64_t nread;		     /* fs->lock: bytes read through it */
 };
 
 struct fs {
 	const struct config *cfg;
+	const struct fuse_lowlevel_ops *ops; /* fs.c's, for fs_mount.c */
 	struct peer *peers;
 	struct fs_node *nodes; /* nnodes config nodes, then all */
 	int nnodes;
@@ -244,28 +232,30 @@ struct fs {
 	struct tp *tp;
 	time_t started;
 
-	pthread_mutex_t lock; /* guards every channel, queue and waiter */
-	struct budget budget; /* memory_limit, by node index (budget.h) */
-	uint32_t hash_seed;   /* of channel names: a peer cannot aim them */
-	struct fs_chan **chans;
-	size_t nslots;
+	pthread_mutex_t lock;	/* what it guards says "fs->lock" */
+	struct budget budget;	/* fs->lock: memory_limit, by node index */
+	uint32_t hash_seed;	/* of channel names: a peer cannot aim them */
+	struct fs_chan **chans; /* fs->lock: by inode, from chan_base */
+	size_t nslots;		/* fs->lock */
 	fuse_ino_t chan_base;
-	fuse_ino_t next_ino;
-	struct fs_waitq waiters;
-	struct fs_meetq meets;	/* writes waiting for their peer */
-	LIST_HEAD(, fs_fh) fhs; /* open files, which a stop never releases */
+	fuse_ino_t next_ino;	 /* fs->lock */
+	struct fs_waitq waiters; /* fs->lock: every parked read */
+	struct fs_writeq writes; /* fs->lock: the writes MEETING */
+	/* fs->lock: open files, which a stop never releases */
+	LIST_HEAD(, fs_fh) fhs;
 
 	/* What fs_deliver decided and fs_announce tells; announce_lock
-	 * (taken before lock) keeps a stop from passing a telling */
+	 * (taken before lock) is held across the telling, so that a stop
+	 * cannot pass one still going on */
 	pthread_mutex_t announce_lock;
-	struct fs_waitq answers;	/* readers to answer, via all_link */
-	struct fuse_pollhandle **polls; /* pollers to notify */
-	size_t npolls, cap_polls;
+	struct fs_waitq answers;	/* fs->lock: readers, via all_link */
+	struct fuse_pollhandle **polls; /* fs->lock: pollers to notify */
+	size_t npolls, cap_polls;	/* fs->lock */
 
 	pthread_t reaper;
-	pthread_cond_t reaper_cond;
-	int reaper_running;
-	int stopping;
+	pthread_cond_t reaper_cond; /* waited on with fs->lock */
+	int reaper_running;	    /* main thread only */
+	int stopping;		    /* fs->lock */
 
 	struct fuse_session *se;
 	int mounted;
@@ -326,22 +316,7 @@ static inline size_t fs_chan_slot(const struct fs *fs, fuse_ino_t ino)
 	return ino - fs->chan_base;
 }
 
-/* Whom a delivery wakes once fs->lock is dropped (fs_park_arrived). */
-struct fs_park_wake {
-	struct fs_waiter *reader; /* answer now: a small message */
-	struct fs_poller *polls;  /* notify now (malloc'ed), npolls of them */
-	unsigned npolls;
-};
-
-/* ---- fs.c: the tree ---- */
-
-/* The one fuse_lowlevel_ops table (fs_mount.c makes the session). */
-const struct fuse_lowlevel_ops *fs_lowlevel_ops(void);
-
-/* Drop a hold on an open file without fs->lock held. */
-void fs_fh_drop(struct fs *fs, struct fs_fh *fh);
-
-/* ---- fs_chan.c: channels and their queues ---- */
+/* ---- fs_chan.c: channels, their queues and open files ---- */
 
 /* The live (not unlinked) channel of node called name, or NULL: one
  * hash bucket's chain, whatever the number of channels. */
@@ -390,33 +365,32 @@ struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan, fuse_req_t req,
 uint64_t fs_chan_size(const struct fs_chan *c, const struct fs_fh *fh,
 		      pid_t pid);
 
-/* Send a write request's bytes to c's node (fs->lock not held). */
-void fs_chan_write(struct fs *fs, fuse_req_t req, struct fs_chan *c,
-		   const char *buf, size_t size, int nonblock);
+/* Drop every poll parked on c, telling none (under fs->lock or alone). */
+void fs_chan_polls_drop(struct fs_chan *c);
 
-/*
- * Send buf to node's channel name for req, answering it (or handing it to
- * a reliable completion); -ENOTCONN, with req not answered, when the peer
- * is not up.  fs->lock not held.
- */
-int fs_chan_send(struct fs *fs, fuse_req_t req, struct fs_node *node,
-		 const char *name, const char *buf, size_t size, int nonblock);
+/* Hold the open file of fi across a request (takes fs->lock). */
+struct fs_fh *fs_fh_hold(struct fs *fs, struct fuse_file_info *fi);
 
-/* Answer a datagram write (rc 0: size bytes), then tp_flush. */
-void fs_chan_answer(struct fs *fs, fuse_req_t req, int rc, size_t size);
+/* Drop a hold on an open file, under fs->lock (_locked) or not. */
+void fs_fh_drop_locked(struct fs *fs, struct fs_fh *fh);
+void fs_fh_drop(struct fs *fs, struct fs_fh *fh);
+
+/* Free an open file nobody uses any more (under fs->lock). */
+void fs_fh_destroy(struct fs *fs, struct fs_fh *fh);
 
 /* Free every channel (fs_close). */
 void fs_chan_free_all(struct fs *fs);
 
-/* ---- fs_park.c: parked reads, polls and reliable writes ---- */
+/* ---- fs_park.c: the receive side, parked reads and polls, the reaper ---- */
 
 /* Start the reaper (fs_open); 0 or -errno. */
 int fs_park_start(struct fs *fs);
 
 /*
- * Stop the reaper, answer every parked reader with ENOTCONN, tell what
- * fs_deliver left, and drop the parked polls (they point into the
- * session): fs_unmount, before the session goes.
+ * Stop the reaper, answer every parked reader with ENOTCONN and every
+ * write MEETING its peer (fs_write_stop), tell what fs_deliver left, and
+ * drop the parked polls (they point into the session): fs_unmount,
+ * before the session goes.
  */
 void fs_park_stop(struct fs *fs);
 
@@ -428,21 +402,11 @@ void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 		  int nonblock);
 
 /*
- * Send a reliable write to node's channel name; answered once the peer
- * acked it.  -ENOTCONN, req not answered, when the peer is not up.
- */
-int fs_park_write(struct fs *fs, fuse_req_t req, struct fs_node *node,
-		  const char *name, const char *buf, size_t size, int nonblock);
-
-/*
  * POLLIN if c is readable now, else park ph on it for open file fh,
  * replacing fh's older handle (under fs->lock).
  */
 unsigned fs_park_poll(struct fs_chan *c, struct fs_fh *fh,
 		      struct fuse_pollhandle *ph);
-
-/* Drop every poll parked on c, telling none (under fs->lock or alone). */
-void fs_park_poll_drop(struct fs_chan *c);
 
 /* Move the reads parked on fh onto q: RELEASE came (under fs->lock). */
 void fs_park_release(struct fs *fs, struct fs_fh *fh, struct fs_waitq *q);
@@ -453,54 +417,47 @@ void fs_park_unlinked(struct fs *fs, struct fs_chan *c, struct fs_waitq *q);
 /* Answer every waiter of q with err (0: EOF) and free it; no lock. */
 void fs_park_end_all(struct fs *fs, struct fs_waitq *q, int err);
 
+/* ---- fs_write.c: a write, from its request to its one reply ---- */
+
 /*
- * A message of len bytes was queued on c (under fs->lock): choose the
- * reader and the poller it wakes, into *wake now or fs->answers and
- * fs->polls for fs_announce when it is large.
+ * write(2) of size bytes at buf on open channel c (NULL: EBADF): sent
+ * and answered now, or a struct fs_write that waits, MEETING its peer
+ * (O_NONBLOCK: EAGAIN instead) or awaiting its ACK.  No lock held.
  */
-void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
-		     struct fs_park_wake *wake);
-
-/* Answer and notify what fs_park_arrived chose; fs->lock dropped. */
-void fs_park_tell(struct fs *fs, struct fs_park_wake *wake);
-
-/* Answer the readers and pollers fs_park_arrived left for later. */
-void fs_park_announce(struct fs *fs);
-
-/* ---- fs_meet.c: writes to peers not met yet ---- */
+void fs_write_start(struct fs *fs, fuse_req_t req, struct fs_chan *c,
+		    const char *buf, size_t size, int nonblock);
 
 /*
- * node's peer is not up: park the write (a copy of buf) until it is, for
- * peer_timeout at most; O_NONBLOCK writers get EAGAIN.  fs->lock not held.
- */
-void fs_meet_park(struct fs *fs, fuse_req_t req, struct fs_node *node,
-		  const char *name, const char *buf, size_t size, int nonblock);
-
-/*
- * Unlink the meets due by now (or interrupted) onto out (under
+ * Unlink the MEETING writes due by now (or interrupted) onto out (under
  * fs->lock); the earliest deadline still ahead, or next when that is
- * earlier (0: none).
+ * earlier (0: none).  The reaper's.
  */
-uint64_t fs_meet_due(struct fs *fs, uint64_t now, struct fs_meetq *out,
-		     uint64_t next);
+uint64_t fs_write_due(struct fs *fs, uint64_t now, struct fs_writeq *out,
+		      uint64_t next);
 
-/* Answer every meet of q: EINTR when interrupted, else err when nonzero,
- * else its peer's error; no lock held. */
-void fs_meet_fail_all(struct fs *fs, struct fs_meetq *q, int err);
+/* End every write of q (no lock held): EINTR when interrupted, else err
+ * (-errno) when nonzero, else all/ goes to the nodes up and a unicast
+ * write gets its peer's error (ENOTCONN or EHOSTUNREACH). */
+void fs_write_fail(struct fs *fs, struct fs_writeq *q, int err);
 
-/* ---- fs_all.c: MOUNT/all/ ---- */
+/* Fail every MEETING write with ENOTCONN: the daemon stops. */
+void fs_write_stop(struct fs *fs);
 
-/*
- * Send a write to every node (see fs_all.c), answering req; -ENOTCONN,
- * req not answered, while a node is still being met, unless force (the
- * wait is over: send to those up).  fs->lock not held.
- */
-int fs_all_send(struct fs *fs, fuse_req_t req, const char *name,
-		const char *buf, size_t size, int force);
+/* ---- fs_all.c: who MOUNT/all/ reaches and how ---- */
 
 /* Whether an all/ write must still wait for a node to be met; takes
  * peer locks only, so it may run under fs->lock. */
 int fs_all_waiting(struct fs *fs);
+
+/* Ask every node not up to be met (no lock held); fs_all_waiting. */
+int fs_all_meeting(struct fs *fs);
+
+/* Whether some up node takes less than size bytes (peer locks only). */
+int fs_all_too_big(struct fs *fs, size_t size);
+
+/* The group and our own copy, when it can carry the write: 0 or -errno
+ * to answer it with; 1 when it cannot (one copy per node instead). */
+int fs_all_group(struct fs *fs, const char *name, const char *buf, size_t size);
 
 /* ---- fs_status.c: the .status files ---- */
 

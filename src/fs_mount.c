@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The FUSE session's life: the mount point checked, the session made on
- * fs.c's operations table, the signal handlers, the mount; the loop that
- * serves it; and the unmount, in reverse.  Main thread only.
+ * fs.c's operations table (fs->ops, set by fs_open), the signal handlers, the
+ * mount; the loop that serves it; and the unmount, in reverse.  Main thread
+ * only.
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -41,7 +42,7 @@ int fs_mount(struct fs *fs, struct fuse_args *args, const char *mountpoint)
 	rc = fs_check_mountpoint(mountpoint);
 	if (rc)
 		return rc;
-	fs->se = fuse_session_new(args, fs_lowlevel_ops(),
+	fs->se = fuse_session_new(args, fs->ops,
 				  sizeof(struct fuse_lowlevel_ops), fs);
 	if (!fs->se)
 		return -EINVAL;

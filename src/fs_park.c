@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What waits in the file system, holding no thread: reads parked until a
- * message comes, polls parked until one is queued, and reliable writes
- * waiting for the peer's ack.  A parked read is answered by fs_deliver
- * (through fs_park_arrived) from the progress thread, by fs_announce for a
- * large message, by rm or RELEASE, or by the reaper thread when it is
+ * The receive side of the file system, holding no thread: messages
+ * delivered (fs_deliver), reads parked until one comes, polls parked
+ * until one is queued, and the reaper thread, which ends what waits past
+ * its deadline or was interrupted (waiting writes are fs_write.c's; the
+ * reaper only times them).  A parked read is answered by fs_deliver
+ * (through fs_park_arrived) from the progress thread, by fs_announce for
+ * a large message, by rm or RELEASE, or by the reaper when it is
  * interrupted or times out.  Whoever unlinks a waiter from the lists
  * under fs->lock owns its reply, so every request is answered exactly
  * once, and never from the interrupt callback itself.  Lock rules: the
@@ -16,6 +18,13 @@
 
 #include "fs_int.h"
 #include "util.h"
+
+/* Whom a delivery wakes once fs->lock is dropped (fs_park_arrived). */
+struct fs_park_wake {
+	struct fs_waiter *reader; /* answer now: a small message */
+	struct fs_poller *polls;  /* notify now (malloc'ed), npolls of them */
+	unsigned npolls;
+};
 
 /* A finished waiter: drop the hold on its file and free it. */
 static void fs_park_free(struct fs *fs, struct fs_waiter *w)
@@ -226,71 +235,6 @@ void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 	fs_fh_drop(fs, fh);
 }
 
-/* A reliable write in flight: whom to answer once the peer acked. */
-struct fs_park_wreq {
-	struct fs *fs;
-	struct fs_node *node;
-	fuse_req_t req;
-};
-
-/*
- * tp_send_async's completion (delivery = reliable): answer the write.
- * After unmount the session is gone and the kernel aborted the request:
- * nothing to answer then.
- */
-static void fs_park_write_done(void *arg, int status, size_t len)
-{
-	struct fs_park_wreq *w = arg;
-	struct fs *fs = w->fs;
-
-	pthread_mutex_lock(&fs->lock);
-	w->node->nwrites--;
-	if (!fs->stopping) {
-		if (status)
-			fuse_reply_err(w->req, -status);
-		else
-			fuse_reply_write(w->req, len);
-	}
-	pthread_mutex_unlock(&fs->lock);
-	free(w);
-}
-
-/*
- * delivery = reliable: the write is answered when the peer's daemon has
- * queued the message, from the completion; the worker thread never waits
- * (a writer to itself would starve its own reader).
- */
-int fs_park_write(struct fs *fs, fuse_req_t req, struct fs_node *node,
-		  const char *name, const char *buf, size_t size, int nonblock)
-{
-	struct fs_park_wreq *w = malloc(sizeof(*w));
-	int rc;
-
-	if (!w) {
-		fuse_reply_err(req, ENOMEM);
-		return 0;
-	}
-	w->fs = fs;
-	w->node = node;
-	w->req = req;
-	pthread_mutex_lock(&fs->lock);
-	node->nwrites++;
-	pthread_mutex_unlock(&fs->lock);
-	rc = tp_send_async(fs->tp, node->peer, name, buf, size,
-			   nonblock ? TP_SEND_NONBLOCK : 0, fs_park_write_done,
-			   w);
-	if (!rc)
-		return 0;
-	pthread_mutex_lock(&fs->lock);
-	node->nwrites--;
-	pthread_mutex_unlock(&fs->lock);
-	free(w);
-	if (rc == -ENOTCONN)
-		return rc;
-	fuse_reply_err(req, -rc);
-	return 0;
-}
-
 /*
  * Readable while a message is queued (or c is gone); else keep ph until
  * one comes.  Every open file polling c keeps its own handle, so that
@@ -341,18 +285,6 @@ static void fs_park_poll_forget(struct fs_chan *c, struct fs_fh *fh)
 			c->polls[i] = c->polls[--c->npolls];
 			return;
 		}
-}
-
-/* Drop every poll parked on c, telling none: c or the session goes. */
-void fs_park_poll_drop(struct fs_chan *c)
-{
-	unsigned i;
-
-	for (i = 0; i < c->npolls; i++)
-		fuse_pollhandle_destroy(c->polls[i].ph);
-	free(c->polls);
-	c->polls = NULL;
-	c->npolls = c->cap_polls = 0;
 }
 
 /* Reads a killed owner left parked must not take messages, nor its
@@ -436,8 +368,8 @@ static void fs_park_polls_take(struct fs *fs, struct fs_chan *c, int later,
  * small one is answered at once, so that a reply the reader writes at
  * once can carry that ack.
  */
-void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
-		     struct fs_park_wake *wake)
+static void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
+			    struct fs_park_wake *wake)
 {
 	int later = len > FS_ANSWER_NOW_MAX;
 	/* An interrupted waiter is the reaper's: skip it. */
@@ -457,7 +389,7 @@ void fs_park_arrived(struct fs *fs, struct fs_chan *c, size_t len,
 }
 
 /* The reader first, then the pollers, as fs_park_arrived chose them. */
-void fs_park_tell(struct fs *fs, struct fs_park_wake *wake)
+static void fs_park_tell(struct fs *fs, struct fs_park_wake *wake)
 {
 	unsigned i;
 
@@ -468,9 +400,40 @@ void fs_park_tell(struct fs *fs, struct fs_park_wake *wake)
 	free(wake->polls);
 }
 
-/* fs_announce: answer the readers and pollers fs_park_arrived left. */
-void fs_park_announce(struct fs *fs)
+/*
+ * tp_ops.deliver: queue a message, and wake the parked reader it goes to
+ * and the pollers (fs_park_arrived says when).
+ */
+int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
+	       size_t len)
 {
+	struct fs *fs = arg;
+	struct fs_msg *m = fs_chan_msg(data, len);
+	struct fs_park_wake wake = {0};
+	struct fs_chan *c;
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
+	if (!rc)
+		fs_park_arrived(fs, c, len, &wake);
+	pthread_mutex_unlock(&fs->lock);
+	if (rc) {
+		free(m);
+		return rc; /* the transport frees data and counts the drop:
+			    * its cause is rc (fs.h) */
+	}
+	fs_park_tell(fs, &wake);
+	return 0;
+}
+
+/* tp_ops.announce: answer the readers and pollers fs_park_arrived
+ * left. */
+void fs_announce(void *arg)
+{
+	struct fs *fs = arg;
 	struct fs_waitq answers = TAILQ_HEAD_INITIALIZER(answers);
 	struct fuse_pollhandle **polls;
 	size_t i, n;
@@ -550,28 +513,29 @@ static void fs_park_reap(struct fs *fs, struct fs_waitq *done)
 }
 
 /*
- * The reaper owns the replies to interrupted and timed-out reads: it
- * wakes on a signal from the interrupt callback or at the next deadline.
+ * The reaper owns the replies to interrupted and timed-out reads, and
+ * ends the writes fs_write_due hands it: it wakes on a signal from an
+ * interrupt callback or at the next deadline.
  */
 static void *fs_park_reaper(void *arg)
 {
 	struct fs *fs = arg;
 	struct fs_waitq done = TAILQ_HEAD_INITIALIZER(done);
-	struct fs_meetq late = TAILQ_HEAD_INITIALIZER(late);
+	struct fs_writeq late = TAILQ_HEAD_INITIALIZER(late);
 	uint64_t next, now;
 
 	pthread_mutex_lock(&fs->lock);
 	while (!fs->stopping) {
 		now = util_now_ms();
 		next = fs_park_due(fs, now, &done);
-		next = fs_meet_due(fs, now, &late, next);
+		next = fs_write_due(fs, now, &late, next);
 		if (!TAILQ_EMPTY(&done)) {
 			fs_park_reap(fs, &done);
 			continue;
 		}
 		if (!TAILQ_EMPTY(&late)) {
 			pthread_mutex_unlock(&fs->lock);
-			fs_meet_fail_all(fs, &late, 0);
+			fs_write_fail(fs, &late, 0);
 			pthread_mutex_lock(&fs->lock);
 			continue;
 		}
@@ -611,7 +575,6 @@ int fs_park_start(struct fs *fs)
  * waits for its peer: the daemon is going. */
 void fs_park_stop(struct fs *fs)
 {
-	struct fs_meetq late = TAILQ_HEAD_INITIALIZER(late);
 	struct fs_waiter *w;
 	size_t i;
 
@@ -629,16 +592,15 @@ void fs_park_stop(struct fs *fs)
 		fs_park_end(fs, w, ENOTCONN);
 		pthread_mutex_lock(&fs->lock);
 	}
-	fs_meet_due(fs, UINT64_MAX, &late, 0);
 	pthread_mutex_unlock(&fs->lock);
-	fs_meet_fail_all(fs, &late, ENOTCONN);
+	fs_write_stop(fs);
 	/* readers a message was chosen for get it; none are chosen now */
-	fs_park_announce(fs);
+	fs_announce(fs);
 	/* parked polls point into the session, which goes next */
 	pthread_mutex_lock(&fs->lock);
 	for (i = 0; i < fs->nslots; i++)
 		if (fs->chans[i])
-			fs_park_poll_drop(fs->chans[i]);
+			fs_chan_polls_drop(fs->chans[i]);
 	pthread_mutex_unlock(&fs->lock);
 }
 

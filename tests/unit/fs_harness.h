@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * What the unit tests of the FUSE side share (test_fs.c, test_fs_chan.c,
- * test_fs_park.c), included first by each: fs.c itself, to reach its
- * fs_ops table (fs_chan.c, fs_park.c and fs_status.c come from the
- * library), the fake requests of fake_fuse.c and the fake transport of
- * fake_tp.c; a fresh fs per test with every peer up (setup), the
- * one-reply rule held after it (teardown), and helpers that drive fs_ops
- * and name what came when it is not what a test wants.  Each test states
- * one line of README's Semantics table.  Node beta is this node; alpha
- * and gamma peers.
+ * What the unit tests of the FUSE side share (test_fs*.c), included
+ * first by each: fs.c itself, to reach its fs_ops table (fs_chan.c,
+ * fs_park.c, fs_write.c and the others come from the library), the fake
+ * requests of fake_fuse.c and the fake transport of fake_tp.c; a fresh fs per
+ * test with every peer up (setup), the one-reply rule held after it (teardown),
+ * and helpers that drive fs_ops and name what came when it is not what a test
+ * wants.  Each test states one line of README's Semantics table.  Node beta is
+ * this node; alpha and gamma peers.
  */
 #ifndef IBFS_FS_HARNESS_H
 #define IBFS_FS_HARNESS_H
@@ -37,6 +36,7 @@
 #define STR(x)	    STR_(x)
 #define ALPHA	    0
 #define BETA	    1
+#define GAMMA	    2
 #define MAX_MESSAGE 4096
 
 static struct {
@@ -308,6 +308,32 @@ static char *slurp(struct fuse_file_info *fi, int dir)
 	assert_int_equal(fake_nreplies(r), 1);
 	assert_int_equal(r->kind, REPLY_BUF);
 	return r->data;
+}
+
+/* ---- MOUNT/all/ (test_fs_all.c, test_fs_write.c) ---- */
+
+/* all/CHAN opened write-only (made if need be). */
+static void open_all(const char *chan, struct fuse_file_info *fi)
+{
+	assert_int_equal(create(t.fs->all->ino, chan, O_WRONLY, fi), 0);
+}
+
+/* Sends to peer idx (-1: to the group) among those kept. */
+static int sent_to(int idx)
+{
+	int i, n = 0;
+
+	for (i = 0; i < t.tp.nsent; i++)
+		if (idx < 0 ? !t.tp.sent[i].peer
+			    : t.tp.sent[i].peer == &t.peers[idx])
+			n++;
+	return n;
+}
+
+/* The group is joined, as mcast.c would leave it. */
+static void joined(void)
+{
+	t.tp.mcast.state = TP_MCAST_JOINED;
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

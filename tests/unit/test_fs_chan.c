@@ -12,10 +12,8 @@
  * for a message that never fits; nothing queued), so that empty messages
  * cannot fill the heap; memory_limit bounds them all (-ENOBUFS); the
  * mounting user's O_CREATs make max_channels more, counted apart; any
- * number of channels is found by name through the hash; in datagram mode a
- * write is one tp_queue to that peer and channel, and the transport's
- * refusal is the write's errno.  After every test each request has had
- * exactly one reply.
+ * number of channels is found by name through the hash.  After every
+ * test each request has had exactly one reply.  Writes: test_fs_write.c.
  */
 #include "fs_harness.h"
 
@@ -338,47 +336,6 @@ static void test_chan_hash_many(void **state)
 	assert_int_equal(lookup(t.alpha, "c5000", NULL), ENOENT);
 }
 
-/* ---- datagram writes ---- */
-
-/* Datagram mode: one write is one tp_queue to that peer and channel. */
-static void test_write_datagram(void **state)
-{
-	struct fuse_file_info fi;
-	fuse_req_t r;
-
-	open_chan("chat", O_WRONLY, &fi);
-	r = write_fi(&fi, "hello");
-	assert_int_equal(fake_nreplies(r), 1);
-	assert_int_equal(r->kind, REPLY_WRITE);
-	assert_int_equal(r->len, 5);
-	assert_int_equal(t.tp.nqueue, 1);
-	assert_int_equal(t.tp.nsent, 1);
-	assert_ptr_equal(t.tp.sent[0].peer, &t.peers[ALPHA]);
-	assert_string_equal(t.tp.sent[0].chan, "chat");
-	assert_int_equal(t.tp.sent[0].len, 5);
-	assert_string_equal(t.tp.sent[0].data, "hello");
-	assert_int_equal(t.tp.nflush, 1);
-	assert_int_equal(t.tp.nasync, 0);
-	release(&fi);
-}
-
-/* The transport's refusal is the write's errno. */
-static void test_write_errors(void **state)
-{
-	char big[MAX_MESSAGE + 2];
-	struct fuse_file_info fi;
-
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	open_chan("chat", O_WRONLY, &fi);
-	assert_err(write_fi(&fi, big), EMSGSIZE);
-	assert_int_equal(t.tp.nsent, 0);
-	fs_set_transport(t.fs, NULL); /* not opened yet */
-	assert_err(write_fi(&fi, "x"), ENOTCONN);
-	assert_int_equal(t.tp.nqueue, 1);
-	release(&fi);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,9 +353,6 @@ int main(void)
 		T(test_limit_channel_names),
 		T(test_limit_channels_local),
 		T(test_chan_hash_many),
-		/* datagram writes */
-		T(test_write_datagram),
-		T(test_write_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

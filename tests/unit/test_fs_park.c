@@ -7,11 +7,10 @@
  * EAGAIN, O_RDONLY EOF once a read returned data, O_RDWR always waits;
  * rm answers parked readers with EOF, RELEASE with EINTR, unmount with
  * ENOTCONN, read_timeout with EOF; a signal is EINTR from the reaper and
- * loses no message, nor does a reply the kernel refuses; a reliable write
- * is answered by its completion (EAGAIN at once under O_NONBLOCK, nothing
- * after unmount); a poll is always writable, readable while a message is
- * queued, and notified once, every open file polling it.  After every test each
- * request has had exactly one reply.
+ * loses no message, nor does a reply the kernel refuses; a poll is always
+ * writable, readable while a message is queued, and notified once, every
+ * open file polling it.  After every test each request has had exactly
+ * one reply.  Writes: test_fs_write.c.
  */
 #include "fs_harness.h"
 
@@ -326,69 +325,6 @@ static void test_read_unmount(void **state)
 	release(&fi[1]);
 }
 
-/* ---- reliable writes, waiting for the ack ---- */
-
-/* Reliable mode: the write is answered by the completion, not before. */
-static void test_write_reliable(void **state)
-{
-	struct fuse_file_info fi;
-	fuse_req_t r0, r1;
-
-	t.tp.reliable = 1;
-	open_chan("chat", O_WRONLY, &fi);
-	r0 = write_fi(&fi, "hello");
-	r1 = write_fi(&fi, "lost");
-	assert_parked(r0);
-	assert_parked(r1);
-	assert_int_equal(t.tp.nasync, 2);
-	assert_int_equal(t.tp.nqueue, 0);
-	assert_string_equal(t.tp.sent[0].chan, "chat");
-	assert_ptr_equal(t.tp.sent[0].peer, &t.peers[ALPHA]);
-	assert_int_equal(t.tp.sent[0].flags, 0);
-	fake_tp_complete(&t.tp, 0, 0);
-	assert_int_equal(r0->kind, REPLY_WRITE);
-	assert_int_equal(r0->len, 5);
-	fake_tp_complete(&t.tp, 1, -ETIMEDOUT);
-	assert_err(r1, ETIMEDOUT);
-	release(&fi);
-}
-
-/* Reliable, O_NONBLOCK: no credit is EAGAIN at once. */
-static void test_write_reliable_nonblock(void **state)
-{
-	struct fuse_file_info fi;
-	fuse_req_t r;
-
-	t.tp.reliable = 1;
-	open_chan("chat", O_WRONLY | O_NONBLOCK, &fi);
-	r = write_fi(&fi, "a");
-	assert_int_equal(t.tp.sent[0].flags, TP_SEND_NONBLOCK);
-	fake_tp_complete(&t.tp, 0, 0);
-	assert_int_equal(r->kind, REPLY_WRITE);
-	t.tp.async_rc = -EAGAIN;
-	assert_err(write_fi(&fi, "b"), EAGAIN);
-	/* a peer not met yet: no waiting either; the meeting goes on */
-	t.peers[ALPHA].up = 0;
-	assert_err(write_fi(&fi, "c"), EAGAIN);
-	release(&fi);
-}
-
-/* A completion after unmount answers nothing: the kernel aborted it. */
-static void test_write_reliable_after_unmount(void **state)
-{
-	struct fuse_file_info fi;
-	fuse_req_t r;
-
-	t.tp.reliable = 1;
-	open_chan("chat", O_WRONLY, &fi);
-	r = write_fi(&fi, "a");
-	fs_unmount(t.fs);
-	fake_tp_complete(&t.tp, 0, 0);
-	assert_parked(r);
-	r->abandoned = 1;
-	release(&fi);
-}
-
 /* ---- poll ---- */
 
 /* Always writable; readable while a message is queued; notified. */
@@ -536,10 +472,6 @@ int main(void)
 		T(test_read_timeout),
 		T(test_read_release_parked),
 		T(test_read_unmount),
-		/* reliable writes */
-		T(test_write_reliable),
-		T(test_write_reliable_nonblock),
-		T(test_write_reliable_after_unmount),
 		/* poll */
 		T(test_poll),
 		T(test_poll_large),
