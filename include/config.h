@@ -26,7 +26,7 @@
 #define CONFIG_MAX_NODES	      65536 /* nodes one config may name */
 #define CONFIG_ERR_MAX		      512
 /* A shared secret's least length: 16 random bytes do not yield to offline
- * guessing from a recorded proof (README, threat model). */
+ * guessing from a recorded proof (SECURITY.md). */
 #define CONFIG_SECRET_MIN 16
 
 /* MOUNT/all/ sends to every node (issue 19): no node may take its name. */

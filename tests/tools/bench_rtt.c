@@ -18,8 +18,8 @@
  * an EAGAIN (or that EOF) instead of a wait.
  * MODE reopen: what `cat` does, for comparison: open RX, one blocking
  * read (parked in the daemon until the message comes), close.
- * MODE conv: a conversation, as README recommends for request and answer:
- * TX is opened O_RDWR and RX must name the same file; each iteration
+ * MODE conv: a conversation, as docs/recipes.md recommends for request and
+ * answer: TX is opened O_RDWR and RX must name the same file; each iteration
  * writes, then reads the same descriptor, which waits (parked in the
  * daemon, answered straight from its receive path) and never reads as
  * EOF on an empty queue.  bench_echo -c is the peer half.

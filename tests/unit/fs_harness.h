@@ -6,8 +6,8 @@
  * requests of fake_fuse.c and the fake transport of fake_tp.c; a fresh fs per
  * test with every peer up (setup), the one-reply rule held after it (teardown),
  * and helpers that drive fs_ops and name what came when it is not what a test
- * wants.  Each test states one line of README's Semantics table.  Node beta is
- * this node; alpha and gamma peers.
+ * wants.  Each test states one line of ibfs(8)'s FILE SYSTEM section.  Node
+ * beta is this node; alpha and gamma peers.
  */
 #ifndef IBFS_FS_HARNESS_H
 #define IBFS_FS_HARNESS_H

@@ -8,7 +8,7 @@
  * names inside a file ENOTDIR; O_CREAT makes a channel only in a node's
  * directory and only under a valid name; the namespace, modes and owners
  * are ibfs's (EPERM), truncating a channel discards nothing; open and
- * unlink refuse with the errno README's Semantics table gives; the
+ * unlink refuse with the errno ibfs(8)'s FILE SYSTEM section gives; the
  * .status files open read-only and carry this node's and each peer's
  * state and counters; FORGET frees an unlinked channel; fsync succeeds.
  * After every test each request has had exactly one reply.  The .status
