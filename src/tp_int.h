@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The verbs engine's private header: struct tp and its parts, shared by
- * the transport's files, which layer without a cycle (each calls only the
- * ones above it in this list):
+ * the transport's files, which layer without a cycle: each calls only the
+ * ones above it in this list (scripts/lint-deps.sh reads the order from
+ * here and fails on a call against it).  A lower file that needs a higher
+ * one gets it through a hook set at open (tp_ops, tp_set_need).
  *
  *   tp_dev.c      device, port and GID choice; PD, MRs, CQs, QP to RTS
  *   tp_ring.c     the send ring (slots, WRs, doorbell, completions, AH
- *                 retirement) and datagram sends on it
+ *                 retirement) and datagram sends on it; the need hook a
+ *                 send that finds its peer not up calls (tp_peer_need)
  *   tp_mcast.c    MOUNT/all/'s group: attach, its AH, the sends to it
  *   tp_ann.c      bootstrap = multicast: announces sent, and handed to
  *                 announce.c
@@ -14,6 +17,8 @@
  *                 of what arrived
  *   tp_probe.c    the data path probe: a joined peer is up once a ping
  *                 to it is answered; unreachable while none is
+ *   tp_rel_refuse.c  delivery = reliable, the receiver's refusals: a
+ *                 whole message refused at once, or held for the offer
  *   tp_rel.c      delivery = reliable: reliable.h's streams on the ring
  *   tp_recv.c     the receive path: repost, source filter, reassembly
  *   tp_event.c    the device's async events (port down and back, GID,
@@ -349,7 +354,8 @@ void tp_dev_stop(struct tp *tp);
 void tp_dev_close(struct tp *tp);
 
 /* tp_ring.c.  tp_ring_drain and tp_flush take ring.lock; tp_dest_get
- * takes p->lock; the other tp_ring_* are called under ring.lock. */
+ * takes p->lock; the other tp_ring_* are called under ring.lock.
+ * tp_queue (transport.h) takes p NULL within the engine: the group. */
 int tp_ring_open(struct tp *tp);
 void tp_ring_close(struct tp *tp);
 int tp_ring_reap(struct tp *tp);
@@ -363,13 +369,12 @@ void tp_ring_fill(struct tp *tp, const struct tp_dest *d, uint8_t *sb,
 void tp_ring_retire_ah(struct tp *tp, struct ibv_ah *ah);
 void tp_ring_free_retired(struct tp *tp, int all);
 void tp_ring_drain(struct tp *tp);
-int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d);
+int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d,
+		int joined_ok);
 #define TP_ONE_FIXED  0x1 /* tp_ring_send_one: d as given */
 #define TP_ONE_NOWAIT 0x2 /* ... -EAGAIN when the ring is full */
 int tp_ring_send_one(struct tp *tp, struct peer *p, struct tp_dest *d,
 		     int flags, const void *dg, size_t len);
-int tp_ring_queue(struct tp *tp, struct peer *p, const char *chan,
-		  const void *buf, size_t len);
 int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 		 size_t len);
 void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
@@ -420,12 +425,10 @@ void tp_rel_offer(struct tp *tp);
 int tp_rel_service(struct tp *tp, int tick);
 int tp_rel_tick(struct tp *tp);
 void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too);
-void tp_rel_queue(struct tp *tp, int i);
 
 /* tp_rel_refuse.c: the receiver's refusals (under rel.lock) */
 #define TP_REL_AHEAD_RETRY 0x80000000u /* ahead_len: it came flagged retry */
-void tp_rel_complete(struct tp *tp, struct peer *p, struct tp_rel *r,
-		     struct wire_msg *msg, int retry);
+int tp_rel_complete(struct tp_rel *r, struct wire_msg *msg, int retry);
 void tp_rel_settle(struct tp *tp, struct peer *p, struct tp_rel *r,
 		   struct wire_msg *m, int retry, int rc);
 void tp_rel_full_clear(struct tp_rel *r);
