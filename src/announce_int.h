@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The announce's insides, shared by its two thread-side files and by
- * nothing else (announce.h is the public API and the pure parts):
+ * nothing else (announce.h is the public API and the pure parts).  The
+ * files layer without a cycle, each calling only the ones above it in
+ * this list (scripts/lint-deps.sh finds any cycle):
  *
- *   announce.c        the thread: its timer, the hooks' inbox, announces
- *                     heard, nodes up, restarted and down, open and close
+ *   announce_msg.c    the codec and the judgements (pure)
+ *   announce_auth.c   the challenge and response itself (pure)
  *   announce_trust.c  with a secret: whom to trust, the challenges this
  *                     node runs (resent on loss, given up at
- *                     peer_timeout), and the AHs to nodes not up yet
- *   announce_auth.c   the challenge and response itself (pure)
- *   announce_msg.c    the codec and the judgements (pure)
+ *                     peer_timeout), and the AHs to nodes not up yet; a
+ *                     node proven is the caller's to install (its verdict)
+ *   announce.c        the thread: its timer, the hooks' inbox, announces
+ *                     heard, nodes up, restarted and down, open and close
  *
  * Locks: a->lock guards the inbox, nin, need and overflow_ms, taken by the
  * hooks (progress thread, senders) and by the thread to take them; a leaf, no
@@ -101,18 +104,18 @@ struct announce {
 	int thr_started;
 };
 
-/* announce.c, for announce_trust.c */
-void ann_install(struct announce *a, int i, const struct hello *h,
-		 enum ann_verdict v, int64_t now);
-void ann_stranger(struct announce *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* announce.c, for its unit test: what the thread does with a message of
+ * node i's exchange */
+void ann_exchange_in(struct announce *a, int i, const struct ann_msg *m,
+		     int64_t now);
 
 /* announce_trust.c */
 int ann_trusted(const struct ann_peer *ap, const struct hello *h);
 void ann_challenge(struct announce *a, int i, const struct hello *h,
 		   int64_t now);
-void ann_exchange(struct announce *a, int i, const struct ann_msg *m,
-		  int64_t now);
+enum ann_verdict ann_exchange(struct announce *a, int i,
+			      const struct ann_msg *m, int64_t now,
+			      struct hello *who);
 struct ibv_ah *ann_take_ah(struct announce *a, int i,
 			   const struct peer_addr *addr);
 int64_t ann_pending(struct announce *a, int64_t now, int64_t wake);
