@@ -6,6 +6,11 @@
  * its oldest again after a backoff; and the refusal codes, the one table
  * between a deliver's errno, the wire's code and a writer's errno.  Pure
  * logic, as reliable.c.
+ *
+ * The sender's state machine is one concern with reliable.c, split in two
+ * by design: reliable.c runs the stream, this file the waits off it; a
+ * message waits here and goes back on the stream there (rel_tx_enqueue,
+ * rel_tx_finish), so each calls the other, through rel_int.h alone.
  */
 #include <errno.h>
 #include <string.h>

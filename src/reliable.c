@@ -4,6 +4,11 @@
  * and selective acks, NAK on a gap, credit, RACK-style loss detection by
  * order of transmission, and a retransmission timer from the measured
  * round trip with exponential backoff.  Pure logic.
+ *
+ * The sender's state machine is one concern with rel_wait.c, split in two
+ * by design: this file runs the stream, rel_wait.c the wait lists of
+ * messages a full receiver refused; a message goes from one to the other
+ * and back, so each calls the other, through rel_int.h and nothing else.
  */
 #include <errno.h>
 #include <string.h>
