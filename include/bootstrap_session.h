@@ -54,7 +54,8 @@ enum bs_state {
 	BS_UP,	       /* handshake done; BYE or EOF ends the session */
 };
 
-/* One TCP session, outgoing or incoming: malloc'ed while it lasts. */
+/* One TCP session, outgoing or incoming: malloc'ed while it lasts; the
+ * bootstrap thread's alone, no lock. */
 struct bs_conn {
 	TAILQ_ENTRY(bs_conn) link;   /* in b->conns, then b->dead */
 	TAILQ_ENTRY(bs_conn) slink;  /* in b->strangers while stranger */
@@ -82,7 +83,8 @@ TAILQ_HEAD(bs_connq, bs_conn);
 
 /*
  * Bootstrap's view of one node: small, since there is one per configured
- * node; a session costs only while it stands.
+ * node; a session costs only while it stands.  The bootstrap thread's
+ * alone, but queued (under need_lock).
  */
 struct bs_peer {
 	TAILQ_ENTRY(bs_peer) want_link; /* in b->want while wanted */
@@ -95,7 +97,7 @@ struct bs_peer {
 	int live;	       /* sessions that reached BS_UP */
 	int up;		       /* we called tp_peer_up */
 	int wanted;	       /* in b->want */
-	int queued;	       /* in needq (under need_lock) */
+	int queued;	       /* under need_lock: in needq */
 	struct peer_addr addr; /* what is installed */
 	/* strict_source for a node written with host names: what its addr
 	 * and bootstrap host resolved to (16 bytes, IPv4 mapped), and when,
@@ -105,6 +107,8 @@ struct bs_peer {
 	int64_t name_ms;
 };
 
+/* Set by bootstrap_open, then the bootstrap thread's alone, but for stop
+ * (atomic), efd (written by anyone to wake it) and the needs below. */
 struct bootstrap {
 	const struct config *cfg;
 	struct peer *peers;
@@ -142,8 +146,8 @@ struct bootstrap {
 
 	/* needs: senders' threads ask, the bootstrap thread takes */
 	pthread_mutex_t need_lock;
-	int *needq;
-	int nneed;
+	int *needq; /* under need_lock: node indexes asked for */
+	int nneed;  /* under need_lock */
 
 	pthread_t thr;
 	int thr_started;

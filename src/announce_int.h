@@ -14,9 +14,10 @@
  *   announce.c        the thread: its timer, the hooks' inbox, announces
  *                     heard, nodes up, restarted and down, open and close
  *
- * Locks: a->lock guards the inbox, nin, need and overflow_ms, taken by the
- * hooks (progress thread, senders) and by the thread to take them; a leaf, no
- * upcall under it.  Everything else is the announce thread's alone.
+ * Locks: a->lock guards the fields that say so (struct announce), taken by
+ * the hooks (progress thread, senders) and by the thread to take them; a
+ * leaf, no upcall under it.  Everything else is the announce thread's
+ * alone.
  */
 #ifndef IBFS_ANNOUNCE_INT_H
 #define IBFS_ANNOUNCE_INT_H
@@ -91,13 +92,14 @@ struct announce {
 	uint64_t stranger_ms;
 	unsigned long stranger_quiet;
 
-	/* under lock: the hooks queue, the thread takes */
+	/* the hooks queue, the thread takes */
 	pthread_mutex_t lock;
-	struct ann_msg *inbox, *work;
-	int nin;
-	int need;	     /* a write waits for a node not heard */
-	int64_t overflow_ms; /* when the inbox last dropped an announce */
-	int efd;	     /* wakes the thread */
+	struct ann_msg *inbox; /* under lock: ANN_INBOX, nin of them queued */
+	int nin;	       /* under lock */
+	int need; /* under lock: a write waits for a node not heard */
+	int64_t overflow_ms;  /* under lock: when the inbox last dropped one */
+	struct ann_msg *work; /* the thread's: swapped with inbox under lock */
+	int efd;	      /* wakes the thread (set at open) */
 	atomic_int stop;
 
 	pthread_t thr;
