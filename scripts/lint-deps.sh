@@ -14,10 +14,11 @@
 # Each finding is printed with a call that makes it (FILE:LINE caller ->
 # callee); exits 1 if there is any, 2 if a file does not compile.
 #   scripts/lint-deps.sh          (gcc, python3; about two seconds)
+# DEPS_CC names another gcc (clang has no -fcallgraph-info).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-CC=${CC:-gcc}
+CC=${DEPS_CC:-gcc}
 cd "$ROOT"
 
 TMP=$(mktemp -d)
