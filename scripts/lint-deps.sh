@@ -6,8 +6,8 @@
 # when a function compiled in src/A.c calls one defined in src/B.c.  Then:
 #   - no cycle of three or more files;
 #   - two files that depend on each other are one concern split in two by
-#     design, and both say so at the top: "one concern with OTHER.c" in the
-#     file's first comment;
+#     design, and both say so at the top: "one concern with OTHER.c" (any
+#     case, across lines) in the file's first comment;
 #   - the transport's files call only the ones above them in src/tp_int.h's
 #     list (its top comment, one "  FILE.c  what" line each; the order is
 #     read from there alone), and every src/tp_*.c and transport.c is in it.
@@ -80,7 +80,7 @@ def top_comment(path):
             if line.startswith("#"):
                 break
             words.append(line.strip().lstrip("/*").rstrip("*/"))
-    return " ".join(" ".join(words).split())
+    return " ".join(" ".join(words).split()).lower()
 
 
 def one_concern(a, b):
