@@ -218,21 +218,22 @@ struct tp_relset {
 };
 
 /*
- * MOUNT/all/'s group: written under ring.lock (a send snapshots ah as it
- * does a peer's), on main only (mcast.c), before the mount and after the
- * unmount, so tp_mcast_get reads it without a lock.
+ * MOUNT/all/'s group.  "main, under ring.lock": written on main only
+ * (mcast.c), under ring.lock, before the mount and after the unmount, so
+ * tp_mcast_get reads it without a lock; a send snapshots ah under
+ * ring.lock, as it does a peer's.
  */
 struct tp_mcast {
-	enum tp_mcast_state state; /* written under ring.lock, on main */
-	char reason[128];	   /* ... so too */
+	enum tp_mcast_state state; /* main, under ring.lock */
+	char reason[128];	   /* main, under ring.lock */
 	/* what every member met so far takes (0: no bound yet): lowered by
 	 * tp_mcast_fit as peers come up, under ring.lock */
 	size_t mtu_cap;
 	uint32_t max_cap;
-	struct ibv_ah *ah;  /* written under ring.lock, on main */
-	union ibv_gid mgid; /* main only */
-	uint16_t mlid;	    /* main only */
-	int attached;	    /* main only */
+	struct ibv_ah *ah;  /* main, under ring.lock */
+	union ibv_gid mgid; /* main, under ring.lock */
+	uint16_t mlid;	    /* main, under ring.lock */
+	int attached;	    /* main, under ring.lock */
 	atomic_uint msg_id; /* next msg_id to the group */
 };
 
