@@ -68,13 +68,15 @@ static void bs_set_add(struct bootstrap *b, const struct sockaddr_storage *ss)
 /*
  * The configured nodes' numeric addresses, addr and bootstrap host, in an
  * open-addressed set, so an accept tells a node's address from a
- * stranger's in constant time.  0 or -ENOMEM.
+ * stranger's in constant time; and b->source_ok, through which sessions
+ * ask strict_source.  0 or -ENOMEM.
  */
 int bs_admit_open(struct bootstrap *b)
 {
 	uint32_t size = 16;
 	int i;
 
+	b->source_ok = bs_source_ok;
 	while (size < 4u * (uint32_t)b->cfg->nnodes)
 		size *= 2;
 	b->src_set = calloc(size, sizeof(*b->src_set));
@@ -87,7 +89,6 @@ int bs_admit_open(struct bootstrap *b)
 		bs_set_add(b, &b->cfg->nodes[i].bootstrap_sa);
 	}
 	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	b->source_ok = bs_source_ok;
 	return 0;
 }
 
