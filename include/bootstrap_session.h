@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The bootstrap's insides, shared by its two files and by nothing else
- * (bootstrap.h is the public API):
+ * The bootstrap's insides, shared by its files and by nothing else
+ * (bootstrap.h is the public API).  They layer without a cycle, each
+ * calling only the ones above it in this list (scripts/lint-deps.sh
+ * finds any cycle):
  *
- *   bootstrap.c          the thread and its epoll loop: listening, meeting
- *                        peers on demand (dial rate, backoff, jitter),
- *                        idle sessions, accepting, open and close
- *   bootstrap_session.c  one TCP session: its handshake, step by step, and
- *                        what it does to its peer (up, moved, down)
+ *   bootstrap_hello.c    the hello codec and the HMAC proof (pure)
+ *   bootstrap_session.c  one TCP session: its socket, its handshake, step
+ *                        by step, and what it does to its peer (up, moved,
+ *                        down); it asks admission's strict_source through
+ *                        the hook b->source_ok
  *   bootstrap_admit.c    who may hold a listener's slot: accepting, the
  *                        caps on strangers, eviction, strict_source, and
  *                        the pause when descriptors run out
- *   bootstrap_hello.c    the hello codec and the HMAC proof (pure)
+ *   bootstrap.c          the thread and its epoll loop: listening, meeting
+ *                        peers on demand (dial rate, backoff, jitter),
+ *                        idle sessions, open and close
  */
 #ifndef IBFS_BOOTSTRAP_SESSION_H
 #define IBFS_BOOTSTRAP_SESSION_H
@@ -50,7 +54,8 @@ enum bs_state {
 	BS_UP,	       /* handshake done; BYE or EOF ends the session */
 };
 
-/* One TCP session, outgoing or incoming: malloc'ed while it lasts. */
+/* One TCP session, outgoing or incoming: malloc'ed while it lasts; the
+ * bootstrap thread's alone, no lock. */
 struct bs_conn {
 	TAILQ_ENTRY(bs_conn) link;   /* in b->conns, then b->dead */
 	TAILQ_ENTRY(bs_conn) slink;  /* in b->strangers while stranger */
@@ -78,7 +83,8 @@ TAILQ_HEAD(bs_connq, bs_conn);
 
 /*
  * Bootstrap's view of one node: small, since there is one per configured
- * node; a session costs only while it stands.
+ * node; a session costs only while it stands.  The bootstrap thread's
+ * alone, but queued (under need_lock).
  */
 struct bs_peer {
 	TAILQ_ENTRY(bs_peer) want_link; /* in b->want while wanted */
@@ -91,7 +97,7 @@ struct bs_peer {
 	int live;	       /* sessions that reached BS_UP */
 	int up;		       /* we called tp_peer_up */
 	int wanted;	       /* in b->want */
-	int queued;	       /* in needq (under need_lock) */
+	int queued;	       /* under need_lock: in needq */
 	struct peer_addr addr; /* what is installed */
 	/* strict_source for a node written with host names: what its addr
 	 * and bootstrap host resolved to (16 bytes, IPv4 mapped), and when,
@@ -101,6 +107,8 @@ struct bs_peer {
 	int64_t name_ms;
 };
 
+/* Set by bootstrap_open, then the bootstrap thread's alone, but for stop
+ * (atomic), efd (written by anyone to wake it) and the needs below. */
 struct bootstrap {
 	const struct config *cfg;
 	struct peer *peers;
@@ -123,6 +131,9 @@ struct bootstrap {
 	uint8_t (*src_set)[16];
 	uint8_t *src_used;
 	uint32_t src_mask;
+	/* strict_source's check, bs_source_ok, set by bs_admit_open: a
+	 * session (below admission) asks it through this hook */
+	int (*source_ok)(struct bootstrap *b, const struct bs_conn *c, int pi);
 	int64_t accept_paused_until; /* ms; 0 = the listener is in epoll */
 	int fd_short;		     /* a descriptor shortage was said */
 	int spare_fd; /* /dev/null, given up to accept one when fds run out */
@@ -135,8 +146,8 @@ struct bootstrap {
 
 	/* needs: senders' threads ask, the bootstrap thread takes */
 	pthread_mutex_t need_lock;
-	int *needq;
-	int nneed;
+	int *needq; /* under need_lock: node indexes asked for */
+	int nneed;  /* under need_lock */
 
 	pthread_t thr;
 	int thr_started;
@@ -158,13 +169,20 @@ void bs_session_retry(struct bootstrap *b, int pi, int was_up);
  * takes the peer down, or idle after a BYE. */
 void bs_conn_close(struct bootstrap *b, struct bs_conn *c);
 
-/* Keepalive and timeouts of a session's socket (bootstrap.c). */
+/* Keepalive and timeouts of a session's socket. */
 void bs_sockopts(struct bootstrap *b, int fd);
-/* Register c's fd for the events its state waits for (bootstrap.c). */
+/* Register c's fd for the events its state waits for. */
 void bs_arm(struct bootstrap *b, struct bs_conn *c);
 /* A new session on fd (peer pi, or -1), in b->conns; NULL without memory
  * (fd closed). */
 struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi);
+/* c leaves the strangers' list (it closed, or came up). */
+void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c);
+/* An address as 16 bytes, IPv4 as ::ffff:a.b.c.d; 0, or -EAFNOSUPPORT. */
+int bs_addr16(const struct sockaddr_storage *ss, uint8_t out[16]);
+/* ss's address as text, for a log line. */
+const char *bs_src_str(const struct sockaddr_storage *ss, char *buf,
+		       size_t len);
 
 /* bootstrap_admit.c: the set of node addresses (0 or -ENOMEM), its end. */
 int bs_admit_open(struct bootstrap *b);
@@ -176,13 +194,9 @@ void bs_in_start(struct bootstrap *b, struct bs_conn *c,
 void bs_accept(struct bootstrap *b, int64_t now);
 /* The listener's pause after a shortage; the earliest time still due. */
 int64_t bs_accept_timer(struct bootstrap *b, int64_t now, int64_t wake);
-/* Whether c may speak for node pi (strict_source). */
+/* Whether c may speak for node pi (strict_source); sessions ask it
+ * through b->source_ok. */
 int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi);
-/* c leaves the strangers' list (it closed, or came up). */
-void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c);
-/* ss's address as text, for a log line. */
-const char *bs_src_str(const struct sockaddr_storage *ss, char *buf,
-		       size_t len);
 
 /* Events re (or a deadline) on session c: advance it, or end it. */
 void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,

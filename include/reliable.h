@@ -208,6 +208,8 @@ struct rel_msg {
 	void *arg;
 };
 
+/* One peer's sending stream.  Every field under the caller's lock (the
+ * transport's rel.lock, struct tp_rel), as is every rel_msg on it. */
 struct rel_tx {
 	uint32_t sess;	    /* this stream's session number */
 	uint32_t una;	    /* oldest unacked psn */
@@ -330,6 +332,8 @@ enum rel_verdict {
 			 * (or calls rel_rx_unhold) */
 };
 
+/* One peer's receiving stream: every field under the caller's lock (the
+ * transport's rel.lock). */
 struct rel_rx {
 	int joined;		     /* sess is valid */
 	uint32_t sess;		     /* the sender's session we follow */

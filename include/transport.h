@@ -24,7 +24,7 @@ struct tp;
  * both delivery modes, so a callback may call back into the engine:
  * tp_send, tp_queue, tp_flush, tp_send_async, tp_peer_reliable, tp_info
  * and tp_totals (never tp_close).  None may block for long: each holds up
- * the thread that called it.
+ * the thread that called it.  tp_open copies them; read-only after.
  */
 struct tp_ops {
 	/*
@@ -64,12 +64,16 @@ struct tp_ops {
 	void (*peer_failed)(void *arg, struct peer *p);
 };
 
-/* What this node is: shown in MOUNT/.status and sent in the hello. */
+/* What this node is: shown in MOUNT/.status and sent in the hello.  Set
+ * by tp_open, read-only after but for lid and gid (below); no lock. */
 struct tp_info {
 	char device[64];
 	int port;
 	int gid_index;
 	int link_layer; /* IBV_LINK_LAYER_INFINIBAND / _ETHERNET */
+	/* rewritten by the progress thread when the port says they changed
+	 * (tp_event.c), with no lock: .status, on another thread, may read
+	 * one as it changes */
 	uint16_t lid;
 	union ibv_gid gid;
 	uint32_t qpn;

@@ -65,6 +65,7 @@ run_unit() {
 	((found)) || echo "(no unit test binaries in build/tests)"
 	run_lint
 	run_lint lint-docs
+	run_lint lint-deps
 }
 
 # scripts/lint.sh (file and function lengths, clang-format), or the one

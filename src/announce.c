@@ -93,8 +93,11 @@ static void ann_on_need(void *arg, struct peer *p)
 		ann_wake(a);
 }
 
+static void ann_stranger(struct announce *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* A line about a stranger's announce, at most one a second. */
-void ann_stranger(struct announce *a, const char *fmt, ...)
+static void ann_stranger(struct announce *a, const char *fmt, ...)
 {
 	uint64_t now = util_now_ms();
 	char msg[256];
@@ -144,8 +147,8 @@ static void ann_down(struct announce *a, int i, int err, const char *why)
  * Bring node i up at h's address: the AH a challenge made for it, the
  * cached one, or a fresh resolution; then tell it we are here.
  */
-void ann_install(struct announce *a, int i, const struct hello *h,
-		 enum ann_verdict v, int64_t now)
+static void ann_install(struct announce *a, int i, const struct hello *h,
+			enum ann_verdict v, int64_t now)
 {
 	struct ibv_ah *ah = ann_take_ah(a, i, &h->addr);
 	struct ann_peer *ap = &a->ap[i];
@@ -184,6 +187,18 @@ void ann_install(struct announce *a, int i, const struct hello *h,
 	ap->k.heard_ms = now;
 	TAILQ_INSERT_TAIL(&a->live, ap, link);
 	ann_send(a, p, now);
+}
+
+/* A CHALLENGE, ANSWER, PROOF or CONFIRM of node i: its exchange
+ * (announce_trust.c), and node i up once it proved itself to us as D. */
+void ann_exchange_in(struct announce *a, int i, const struct ann_msg *m,
+		     int64_t now)
+{
+	struct hello who;
+	enum ann_verdict v = ann_exchange(a, i, m, now, &who);
+
+	if (v != ANN_SAME)
+		ann_install(a, i, &who, v, now);
 }
 
 /* The config node an announce names, or -1 (logged): not in the config,
@@ -295,7 +310,7 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 	if (m->kind == ANN_ANNOUNCE)
 		ann_heard(a, i, m, now);
 	else
-		ann_exchange(a, i, m, now);
+		ann_exchange_in(a, i, m, now);
 }
 
 /* Take down the nodes silent for peer_timeout (the oldest heard come

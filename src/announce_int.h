@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The announce's insides, shared by its two thread-side files and by
- * nothing else (announce.h is the public API and the pure parts):
+ * nothing else (announce.h is the public API and the pure parts).  The
+ * files layer without a cycle, each calling only the ones above it in
+ * this list (scripts/lint-deps.sh finds any cycle):
  *
- *   announce.c        the thread: its timer, the hooks' inbox, announces
- *                     heard, nodes up, restarted and down, open and close
+ *   announce_msg.c    the codec and the judgements (pure)
+ *   announce_auth.c   the challenge and response itself (pure)
  *   announce_trust.c  with a secret: whom to trust, the challenges this
  *                     node runs (resent on loss, given up at
- *                     peer_timeout), and the AHs to nodes not up yet
- *   announce_auth.c   the challenge and response itself (pure)
- *   announce_msg.c    the codec and the judgements (pure)
+ *                     peer_timeout), and the AHs to nodes not up yet; a
+ *                     node proven is the caller's to install (its verdict)
+ *   announce.c        the thread: its timer, the hooks' inbox, announces
+ *                     heard, nodes up, restarted and down, open and close
  *
- * Locks: a->lock guards the inbox, nin, need and overflow_ms, taken by the
- * hooks (progress thread, senders) and by the thread to take them; a leaf, no
- * upcall under it.  Everything else is the announce thread's alone.
+ * Locks: a->lock guards the fields that say so (struct announce), taken by
+ * the hooks (progress thread, senders) and by the thread to take them; a
+ * leaf, no upcall under it.  Everything else is the announce thread's
+ * alone.
  */
 #ifndef IBFS_ANNOUNCE_INT_H
 #define IBFS_ANNOUNCE_INT_H
@@ -88,31 +92,32 @@ struct announce {
 	uint64_t stranger_ms;
 	unsigned long stranger_quiet;
 
-	/* under lock: the hooks queue, the thread takes */
+	/* the hooks queue, the thread takes */
 	pthread_mutex_t lock;
-	struct ann_msg *inbox, *work;
-	int nin;
-	int need;	     /* a write waits for a node not heard */
-	int64_t overflow_ms; /* when the inbox last dropped an announce */
-	int efd;	     /* wakes the thread */
+	struct ann_msg *inbox; /* under lock: ANN_INBOX, nin of them queued */
+	int nin;	       /* under lock */
+	int need; /* under lock: a write waits for a node not heard */
+	int64_t overflow_ms;  /* under lock: when the inbox last dropped one */
+	struct ann_msg *work; /* the thread's: swapped with inbox under lock */
+	int efd;	      /* wakes the thread (set at open) */
 	atomic_int stop;
 
 	pthread_t thr;
 	int thr_started;
 };
 
-/* announce.c, for announce_trust.c */
-void ann_install(struct announce *a, int i, const struct hello *h,
-		 enum ann_verdict v, int64_t now);
-void ann_stranger(struct announce *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* announce.c, for its unit test: what the thread does with a message of
+ * node i's exchange */
+void ann_exchange_in(struct announce *a, int i, const struct ann_msg *m,
+		     int64_t now);
 
 /* announce_trust.c */
 int ann_trusted(const struct ann_peer *ap, const struct hello *h);
 void ann_challenge(struct announce *a, int i, const struct hello *h,
 		   int64_t now);
-void ann_exchange(struct announce *a, int i, const struct ann_msg *m,
-		  int64_t now);
+enum ann_verdict ann_exchange(struct announce *a, int i,
+			      const struct ann_msg *m, int64_t now,
+			      struct hello *who);
 struct ibv_ah *ann_take_ah(struct announce *a, int i,
 			   const struct peer_addr *addr);
 int64_t ann_pending(struct announce *a, int64_t now, int64_t wake);

@@ -180,13 +180,13 @@ void ann_challenge(struct announce *a, int i, const struct hello *h,
 }
 
 /* Node i proved the secret with hello who: as L, accept its datagrams
- * (it marks us up next, then announces); as D, mark it up. */
-static void ann_proven(struct announce *a, struct ann_xchg *x,
-		       const struct hello *who, int as_d, int64_t now)
+ * (it marks us up next, then announces): ANN_SAME; as D, what the caller
+ * is to do with it (ann_install, unless ANN_SAME). */
+static enum ann_verdict ann_proven(struct announce *a, struct ann_xchg *x,
+				   const struct hello *who, int as_d)
 {
 	struct ann_peer *ap = &a->ap[x->node];
 	int i = x->node;
-	enum ann_verdict v;
 
 	ap->trusted = 1;
 	ap->tboot = who->addr.boot;
@@ -195,12 +195,10 @@ static void ann_proven(struct announce *a, struct ann_xchg *x,
 		  who->name, who->addr.qpn, who->addr.boot);
 	if (!as_d) {
 		tp_peer_expect(a->tp, &a->peers[i], &who->addr);
-		return;
+		return ANN_SAME;
 	}
 	ann_unpend(a, x);
-	v = ann_judge(&ap->k, who);
-	if (v != ANN_SAME)
-		ann_install(a, i, who, v, now);
+	return ann_judge(&ap->k, who);
 }
 
 /* A refused message of node i's exchange: counted, and a wrong proof
@@ -225,14 +223,16 @@ static void ann_refused(struct announce *a, int i, int rc)
  * A CHALLENGE, ANSWER, PROOF or CONFIRM of node i (its source checked),
  * in the exchange with the address it came from: only a CHALLENGE opens
  * one, so the rest of a stranger's exchange never touches the node's.
+ * Once node i proved itself to us as D: the verdict on hello who, for
+ * the caller to install (announce.c, ann_install); else ANN_SAME.
  */
-void ann_exchange(struct announce *a, int i, const struct ann_msg *m,
-		  int64_t now)
+enum ann_verdict ann_exchange(struct announce *a, int i,
+			      const struct ann_msg *m, int64_t now,
+			      struct hello *who)
 {
 	uint8_t fresh[HELLO_NONCE_LEN];
 	struct ann_xchg *x;
 	struct ann_msg out;
-	struct hello who;
 	int rc;
 
 	if (m->kind == ANN_CHALLENGE)
@@ -241,22 +241,23 @@ void ann_exchange(struct announce *a, int i, const struct ann_msg *m,
 		x = ann_xchg_find(a, i, &m->h.addr);
 	if (!x) {
 		ann_refused(a, i, -EPROTO);
-		return;
+		return ANN_SAME;
 	}
 	if (RAND_bytes(fresh, sizeof(fresh)) != 1) {
 		log_warnx("announce: RAND_bytes failed; no answer");
-		return;
+		return ANN_SAME;
 	}
 	x->heard = now;
-	rc = ann_auth_recv(&x->auth, &a->key, &a->mine.h, fresh, m, &out, &who);
+	rc = ann_auth_recv(&x->auth, &a->key, &a->mine.h, fresh, m, &out, who);
 	if (rc < 0) {
 		ann_refused(a, i, rc);
-		return;
+		return ANN_SAME;
 	}
 	if (rc & ANN_AUTH_REPLY)
 		ann_send_to(a, x, &out);
 	if (rc & ANN_AUTH_OK)
-		ann_proven(a, x, &who, m->kind == ANN_CONFIRM, now);
+		return ann_proven(a, x, who, m->kind == ANN_CONFIRM);
+	return ANN_SAME;
 }
 
 /*

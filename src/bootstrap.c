@@ -30,7 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -40,48 +39,6 @@
 #include "log.h"
 #include "route.h"
 #include "util.h"
-
-/*
- * Keepalive and user timeout tied to peer_timeout; no Nagle.  A session
- * is silent but for keepalives, and on a lossy wire (20 % each way, 36 %
- * of probe exchanges fail) three probes in a row fail often enough to
- * drop a live peer: probes go every tenth of peer_timeout, ten of them,
- * and the user timeout (peer_timeout) decides.
- */
-void bs_sockopts(struct bootstrap *b, int fd)
-{
-	int one = 1, idle, intvl, cnt = 10;
-	unsigned int uto = (unsigned int)b->cfg->peer_timeout_ms;
-
-	idle = b->cfg->peer_timeout_ms / 3000;
-	if (idle < 1)
-		idle = 1;
-	intvl = b->cfg->peer_timeout_ms / 10000;
-	if (intvl < 1)
-		intvl = 1;
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-/* Register c's fd for the events its state waits for. */
-void bs_arm(struct bootstrap *b, struct bs_conn *c)
-{
-	struct epoll_event ev = {.data.ptr = c};
-
-	ev.events = c->st == BS_CONNECTING ? EPOLLOUT : EPOLLIN;
-	if (c->txoff < c->txlen)
-		ev.events |= EPOLLOUT;
-	if (c->fd < 0 || ev.events == c->armed)
-		return;
-	if (epoll_ctl(b->ep, c->armed ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd,
-		      &ev))
-		log_warn("bootstrap: epoll_ctl");
-	c->armed = ev.events;
-}
 
 /* Start a non-blocking connect to node pi, looking its name up first
  * (a name is looked up at every dial: it may have moved). */

@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -42,38 +41,6 @@
 #include "bootstrap_session.h"
 #include "log.h"
 #include "util.h"
-
-/* An address as 16 bytes, IPv4 as ::ffff:a.b.c.d; 0, or -EAFNOSUPPORT. */
-static int bs_addr16(const struct sockaddr_storage *ss, uint8_t out[16])
-{
-	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-
-	if (ss->ss_family == AF_INET6) {
-		memcpy(out, &s6->sin6_addr, 16);
-		return 0;
-	}
-	if (ss->ss_family != AF_INET)
-		return -EAFNOSUPPORT;
-	util_v4mapped(out, &s4->sin_addr);
-	return 0;
-}
-
-/* A source address as text, for log lines. */
-const char *bs_src_str(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	uint8_t a[16];
-
-	if (bs_addr16(ss, a)) {
-		snprintf(buf, len, "a non-IP source");
-		return buf;
-	}
-	if (!memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
-		inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
-	else
-		inet_ntop(AF_INET6, a, buf, (socklen_t)len);
-	return buf;
-}
 
 /* The set's slot for a (empty or equal), by FNV-1a. */
 static uint32_t bs_set_slot(const struct bootstrap *b, const uint8_t a[16])
@@ -101,13 +68,15 @@ static void bs_set_add(struct bootstrap *b, const struct sockaddr_storage *ss)
 /*
  * The configured nodes' numeric addresses, addr and bootstrap host, in an
  * open-addressed set, so an accept tells a node's address from a
- * stranger's in constant time.  0 or -ENOMEM.
+ * stranger's in constant time; and b->source_ok, through which sessions
+ * ask strict_source.  0 or -ENOMEM.
  */
 int bs_admit_open(struct bootstrap *b)
 {
 	uint32_t size = 16;
 	int i;
 
+	b->source_ok = bs_source_ok;
 	while (size < 4u * (uint32_t)b->cfg->nnodes)
 		size *= 2;
 	b->src_set = calloc(size, sizeof(*b->src_set));
@@ -209,16 +178,6 @@ int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
 		return 0;
 	bs_names_lookup(b, pi, now);
 	return bs_names_match(bp, src);
-}
-
-/* A stranger's handshake ended or came up: it holds no stranger slot. */
-void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c)
-{
-	if (!c->stranger)
-		return;
-	TAILQ_REMOVE(&b->strangers, c, slink);
-	c->stranger = 0;
-	b->nstrangers--;
 }
 
 /* Handshakes open from the stranger at ss (at most BS_STRANGERS_MAX). */

@@ -55,6 +55,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <openssl/rand.h>
 
@@ -63,6 +66,90 @@
 #include "log.h"
 #include "route.h"
 #include "util.h"
+
+/*
+ * Keepalive and user timeout tied to peer_timeout; no Nagle.  A session
+ * is silent but for keepalives, and on a lossy wire (20 % each way, 36 %
+ * of probe exchanges fail) three probes in a row fail often enough to
+ * drop a live peer: probes go every tenth of peer_timeout, ten of them,
+ * and the user timeout (peer_timeout) decides.
+ */
+void bs_sockopts(struct bootstrap *b, int fd)
+{
+	int one = 1, idle, intvl, cnt = 10;
+	unsigned int uto = (unsigned int)b->cfg->peer_timeout_ms;
+
+	idle = b->cfg->peer_timeout_ms / 3000;
+	if (idle < 1)
+		idle = 1;
+	intvl = b->cfg->peer_timeout_ms / 10000;
+	if (intvl < 1)
+		intvl = 1;
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* Register c's fd for the events its state waits for. */
+void bs_arm(struct bootstrap *b, struct bs_conn *c)
+{
+	struct epoll_event ev = {.data.ptr = c};
+
+	ev.events = c->st == BS_CONNECTING ? EPOLLOUT : EPOLLIN;
+	if (c->txoff < c->txlen)
+		ev.events |= EPOLLOUT;
+	if (c->fd < 0 || ev.events == c->armed)
+		return;
+	if (epoll_ctl(b->ep, c->armed ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd,
+		      &ev))
+		log_warn("bootstrap: epoll_ctl");
+	c->armed = ev.events;
+}
+
+/* An address as 16 bytes, IPv4 as ::ffff:a.b.c.d; 0, or -EAFNOSUPPORT. */
+int bs_addr16(const struct sockaddr_storage *ss, uint8_t out[16])
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET6) {
+		memcpy(out, &s6->sin6_addr, 16);
+		return 0;
+	}
+	if (ss->ss_family != AF_INET)
+		return -EAFNOSUPPORT;
+	util_v4mapped(out, &s4->sin_addr);
+	return 0;
+}
+
+/* A source address as text, for log lines. */
+const char *bs_src_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	uint8_t a[16];
+
+	if (bs_addr16(ss, a)) {
+		snprintf(buf, len, "a non-IP source");
+		return buf;
+	}
+	if (!memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
+		inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, a, buf, (socklen_t)len);
+	return buf;
+}
+
+/* A stranger's handshake ended or came up: it holds no stranger slot. */
+void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c)
+{
+	if (!c->stranger)
+		return;
+	TAILQ_REMOVE(&b->strangers, c, slink);
+	c->stranger = 0;
+	b->nstrangers--;
+}
 
 /* A refusal is a config to fix, worth a warning each time it changes;
  * the rest (refused, timed out, unreachable) a down peer repeats. */
@@ -420,7 +507,7 @@ static int bs_hello_node(struct bootstrap *b, struct bs_conn *c)
 				    : "which is our own name");
 		return -EPERM;
 	}
-	if (!bs_source_ok(b, c, pi)) {
+	if (!b->source_ok(b, c, pi)) {
 		log_rl_warnx(&rl_source,
 			     "bootstrap: %s said hello as %s, which is not "
 			     "at that address in the config: refused "

@@ -6,6 +6,9 @@
  * its oldest again after a backoff; and the refusal codes, the one table
  * between a deliver's errno, the wire's code and a writer's errno.  Pure
  * logic, as reliable.c.
+ *
+ * reliable.c alone calls it (rel_int.h), and it calls nothing back: what
+ * goes back on the stream, or is done, it hands to its caller.
  */
 #include <errno.h>
 #include <string.h>
@@ -158,8 +161,8 @@ static void rel_wait_pop(struct rel_tx *tx, struct rel_msg *h, uint64_t now)
 	*l = nx;
 }
 
-void rel_wait_settle(struct rel_tx *tx, struct rel_msg *m, enum rel_code code,
-		     uint64_t now)
+int rel_wait_settle(struct rel_tx *tx, struct rel_msg *m, enum rel_code code,
+		    uint64_t now)
 {
 	uint32_t b;
 
@@ -167,21 +170,21 @@ void rel_wait_settle(struct rel_tx *tx, struct rel_msg *m, enum rel_code code,
 		tx->refused++;
 		if (!m->retry) {
 			rel_wait_add(tx, m, now);
-			return;
+			return 1;
 		}
 		b = m->backoff * 2;
 		rel_wait_head(m, now,
 			      b > REL_RETRY_MAX_MS ? REL_RETRY_MAX_MS : b);
-		return;
+		return 1;
 	}
 	if (m->retry)
 		rel_wait_pop(tx, m, now);
-	rel_tx_finish(tx, m, rel_code_errno(code));
+	return 0;
 }
 
-int rel_wait_tick(struct rel_tx *tx, uint64_t now)
+int rel_wait_tick(struct rel_tx *tx, uint64_t now, struct rel_msg **due)
 {
-	struct rel_msg *h;
+	struct rel_msg *h, **tail = due;
 	int64_t next = -1, left;
 
 	for (h = tx->waiting; h; h = h->rchan) {
@@ -190,19 +193,21 @@ int rel_wait_tick(struct rel_tx *tx, uint64_t now)
 		if (now >= h->due) {
 			h->out = 1;
 			h->retry = 1;
-			rel_tx_enqueue(tx, h, now);
+			*tail = h; /* off the stream: next is free */
+			tail = &h->next;
 			continue;
 		}
 		left = (int64_t)(h->due - now);
 		if (next < 0 || left < next)
 			next = left;
 	}
+	*tail = NULL;
 	return (int)next;
 }
 
-void rel_wait_fail(struct rel_tx *tx, struct rel_msg *waiting, int err)
+struct rel_msg *rel_wait_fail(struct rel_msg *waiting)
 {
-	struct rel_msg *h, *m, *nh, *nx;
+	struct rel_msg *h, *m, *nh, *nx, *fail = NULL, **tail = &fail;
 
 	for (h = waiting; h; h = nh) {
 		nh = h->rchan;
@@ -211,7 +216,10 @@ void rel_wait_fail(struct rel_tx *tx, struct rel_msg *waiting, int err)
 			if (m == h && h->out)
 				continue; /* on the stream: failed there */
 			m->retry = 0;
-			rel_tx_finish(tx, m, err);
+			*tail = m; /* off the stream: next is free */
+			tail = &m->next;
 		}
 	}
+	*tail = NULL;
+	return fail;
 }

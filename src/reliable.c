@@ -4,6 +4,9 @@
  * and selective acks, NAK on a gap, credit, RACK-style loss detection by
  * order of transmission, and a retransmission timer from the measured
  * round trip with exponential backoff.  Pure logic.
+ * The sender's wait lists of messages a full receiver refused are
+ * rel_wait.c's (rel_int.h), which hands back what leaves them: this file
+ * alone puts a message on the stream or finishes it.
  */
 #include <errno.h>
 #include <string.h>
@@ -34,7 +37,7 @@ void rel_tx_init(struct rel_tx *tx, uint32_t sess, uint32_t window,
 }
 
 /* Move m to the done list with status st. */
-void rel_tx_finish(struct rel_tx *tx, struct rel_msg *m, int st)
+static void rel_tx_finish(struct rel_tx *tx, struct rel_msg *m, int st)
 {
 	m->status = st;
 	m->next = NULL;
@@ -42,18 +45,8 @@ void rel_tx_finish(struct rel_tx *tx, struct rel_msg *m, int st)
 	tx->done_tail = &m->next;
 }
 
-void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
-{
-	if (!m->nfrag)
-		m->nfrag = 1;
-	m->order = ++tx->orders;
-	m->retry = 0;
-	if (!rel_wait_join(tx, m, now))
-		rel_tx_enqueue(tx, m, now);
-}
-
 /* Give m its psns at the end of the stream (nfrag set). */
-void rel_tx_enqueue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
+static void rel_tx_enqueue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
 {
 	m->first_psn = tx->end;
 	tx->end += m->nfrag;
@@ -66,6 +59,16 @@ void rel_tx_enqueue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
 		tx->tail->next = m;
 	}
 	tx->tail = m;
+}
+
+void rel_tx_queue(struct rel_tx *tx, struct rel_msg *m, uint64_t now)
+{
+	if (!m->nfrag)
+		m->nfrag = 1;
+	m->order = ++tx->orders;
+	m->retry = 0;
+	if (!rel_wait_join(tx, m, now))
+		rel_tx_enqueue(tx, m, now);
 }
 
 /* What went on the wire for psn (in [una, top): one slot each). */
@@ -305,7 +308,8 @@ int rel_tx_ack(struct rel_tx *tx, uint32_t sess, uint32_t ack, uint32_t credit,
 						     m->first_psn + m->nfrag -
 							     1)
 				     : REL_CODE_NONE;
-			rel_wait_settle(tx, m, code, now);
+			if (!rel_wait_settle(tx, m, code, now))
+				rel_tx_finish(tx, m, rel_code_errno(code));
 		}
 	}
 	/* The bitmap is relative to ack: only one about una tells us now. */
@@ -375,7 +379,7 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess)
 		tx->done_tail = done_tail;
 	}
 	rel_tx_fail_all(tx, m, err);
-	rel_wait_fail(tx, waiting, err);
+	rel_tx_fail_all(tx, rel_wait_fail(waiting), err);
 }
 
 void rel_tx_abandon(struct rel_tx *tx, int err)
@@ -387,7 +391,7 @@ void rel_tx_abandon(struct rel_tx *tx, int err)
 	tx->waiting = NULL;
 	tx->nwaiting = 0;
 	rel_tx_fail_all(tx, m, err);
-	rel_wait_fail(tx, waiting, err);
+	rel_tx_fail_all(tx, rel_wait_fail(waiting), err);
 	/* Nothing in flight is wanted any more: the next psn starts afresh,
 	 * and says so (FWD) until it is acked. */
 	tx->una = tx->nxt = tx->top = tx->end;
@@ -407,10 +411,16 @@ int rel_tx_fwd(const struct rel_tx *tx, uint32_t psn)
 
 int rel_tx_tick(struct rel_tx *tx, uint64_t now)
 {
-	int wait_ms = rel_wait_tick(tx, now);
+	struct rel_msg *back, *m;
+	int wait_ms = rel_wait_tick(tx, now, &back);
 	uint64_t due;
 	int64_t left;
 
+	/* The channels whose wait is over go again, in the order found. */
+	while ((m = back)) {
+		back = m->next;
+		rel_tx_enqueue(tx, m, now);
+	}
 	/* Silence counts only while something waits for an ack. */
 	if (!tx->head)
 		return wait_ms;

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The verbs engine's private header: struct tp and its parts, shared by
- * the transport's files, which layer without a cycle (each calls only the
- * ones above it in this list):
+ * the transport's files, which layer without a cycle: each calls only the
+ * ones above it in this list (scripts/lint-deps.sh reads the order from
+ * here and fails on a call against it).  A lower file that needs a higher
+ * one gets it through a hook set at open (tp_ops, tp_set_need).
  *
  *   tp_dev.c      device, port and GID choice; PD, MRs, CQs, QP to RTS
  *   tp_ring.c     the send ring (slots, WRs, doorbell, completions, AH
- *                 retirement) and datagram sends on it
+ *                 retirement) and datagram sends on it; the need hook a
+ *                 send that finds its peer not up calls (tp_peer_need)
  *   tp_mcast.c    MOUNT/all/'s group: attach, its AH, the sends to it
  *   tp_ann.c      bootstrap = multicast: announces sent, and handed to
  *                 announce.c
@@ -14,6 +17,8 @@
  *                 of what arrived
  *   tp_probe.c    the data path probe: a joined peer is up once a ping
  *                 to it is answered; unreachable while none is
+ *   tp_rel_refuse.c  delivery = reliable, the receiver's refusals: a
+ *                 whole message refused at once, or held for the offer
  *   tp_rel.c      delivery = reliable: reliable.h's streams on the ring
  *   tp_recv.c     the receive path: repost, source filter, reassembly
  *   tp_event.c    the device's async events (port down and back, GID,
@@ -94,7 +99,7 @@ struct tp_retired {
 };
 
 /*
- * The send ring, everything under lock.  WR seq (1-based) lives in slot
+ * The send ring.  WR seq (1-based) lives in slot
  * (seq - 1) % send_depth of wr, sge and buf.  Filling a WR and ringing the
  * doorbell are apart: a writer fills, answers its caller, then posts;
  * whoever finds another thread posting leaves its WRs to that thread,
@@ -104,9 +109,12 @@ struct tp_retired {
  */
 struct tp_ring {
 	pthread_mutex_t lock;
-	uint8_t *buf; /* send_depth slots of mtu_bytes, registered */
+	/* Set at open, read-only until close. */
+	uint8_t *buf; /* send_depth slots of mtu_bytes, registered; a slot
+		       * is written under lock, as its WR is */
 	struct ibv_mr *mr;
 	uint32_t sig_every;
+	/* Under lock: */
 	uint64_t filled;   /* WRs filled so far */
 	uint64_t posted;   /* WRs handed to ibv_post_send */
 	uint64_t done;	   /* WRs known complete (wr_id = seq) */
@@ -114,14 +122,17 @@ struct tp_ring {
 	int posting;	   /* a thread is in ibv_post_send, lock dropped */
 	int sig_next;	   /* signal the next WR (an AH waits) */
 	struct tp_retired *retired;
-	struct ibv_send_wr *wr; /* send_depth entries */
-	struct ibv_sge *sge;	/* send_depth entries */
-	uint64_t last_err_ms;
-	unsigned long err_suppressed;
-	int sq_error; /* a send failed: the QP may sit in SQE */
+	/* send_depth entries each, under lock, but for those the posting
+	 * thread took (posted advanced past them): it reads them without */
+	struct ibv_send_wr *wr;
+	struct ibv_sge *sge;
+	uint64_t last_err_ms;	      /* under lock */
+	unsigned long err_suppressed; /* under lock */
+	int sq_error; /* under lock: a send failed, the QP may sit in SQE */
 };
 
-/* Who may send to us: what a peer announced (qpn, GID, LID). */
+/* Who may send to us: what a peer announced (qpn, GID, LID); every
+ * field under rx.srclock (written by peer up and down). */
 struct tp_src {
 	int valid;
 	uint64_t linger_until; /* ms; after a down, until then still ours */
@@ -144,14 +155,14 @@ struct tp_rx {
 	unsigned long err_suppressed;
 
 	pthread_rwlock_t srclock; /* written by peer up and down */
-	struct tp_src *src;	  /* npeers entries */
+	struct tp_src *src;	  /* npeers entries, under srclock */
 	/* src's valid entries chained by qpn, so that a datagram finds its
-	 * sender without a walk over every configured node */
-	int *qhead; /* qmask + 1 chains; -1 ends one */
-	int *qnext; /* npeers links */
-	uint32_t qmask;
-	pthread_mutex_t rlock; /* the reassembly table */
-	struct wire_reasm *reasm;
+	 * sender without a walk over every configured node; under srclock */
+	int *qhead;	/* qmask + 1 chains; -1 ends one */
+	int *qnext;	/* npeers links */
+	uint32_t qmask; /* set at open */
+	pthread_mutex_t rlock;
+	struct wire_reasm *reasm; /* the reassembly table, under rlock */
 	int locks; /* both initialised (tp_recv_close may see a partial open) */
 };
 
@@ -168,7 +179,8 @@ struct tp_done {
  * progress thread offers it once every lock is dropped.
  */
 /* One reliable peer's streams: made when the peer is first met (14 KiB,
- * so only for peers in use, never for every configured node). */
+ * so only for peers in use, never for every configured node).  Every
+ * field under rel.lock. */
 struct tp_rel {
 	struct rel_tx tx;
 	struct rel_rx rx;
@@ -193,33 +205,35 @@ struct tp_rel {
 /* Every reliable peer's streams, and the messages waiting for deliver. */
 struct tp_relset {
 	pthread_mutex_t lock;
-	struct tp_rel **peer; /* npeers entries; NULL until met */
-	int any;	      /* some node of the config is reliable */
-	int *active;	      /* the peers that have one, in order made */
-	int nactive;
-	int *offer;		/* peers whose held message is offered next */
-	int noffer;		/* ... how many */
-	uint64_t tick_at;	/* next reliable timer tick (progress thread) */
+	struct tp_rel **peer; /* npeers entries, under lock; NULL until met */
+	int *active;	      /* under lock: the peers that have one, */
+	int nactive;	      /* ... in order made */
+	int *offer;	      /* under lock: peers whose held message is */
+	int noffer;	      /* ... offered next, how many */
+	uint64_t tick_at;     /* next reliable timer tick (progress thread) */
+	uint64_t drop_rng;    /* TEST HOOK's dice (progress thread) */
+	/* Set at open, read-only after. */
+	int any;		/* some node of the config is reliable */
 	uint32_t drop_permille; /* TEST HOOK: IBFS_TEST_DROP_PERMILLE */
-	uint64_t drop_rng;
 };
 
 /*
- * MOUNT/all/'s group: written under ring.lock (a send snapshots ah as it
- * does a peer's), on main only (mcast.c), before the mount and after the
- * unmount, so tp_mcast_get reads it without a lock.
+ * MOUNT/all/'s group.  "main, under ring.lock": written on main only
+ * (mcast.c), under ring.lock, before the mount and after the unmount, so
+ * tp_mcast_get reads it without a lock; a send snapshots ah under
+ * ring.lock, as it does a peer's.
  */
 struct tp_mcast {
-	enum tp_mcast_state state;
-	char reason[128];
+	enum tp_mcast_state state; /* main, under ring.lock */
+	char reason[128];	   /* main, under ring.lock */
 	/* what every member met so far takes (0: no bound yet): lowered by
 	 * tp_mcast_fit as peers come up, under ring.lock */
 	size_t mtu_cap;
 	uint32_t max_cap;
-	struct ibv_ah *ah;
-	union ibv_gid mgid;
-	uint16_t mlid;
-	int attached;
+	struct ibv_ah *ah;  /* main, under ring.lock */
+	union ibv_gid mgid; /* main, under ring.lock */
+	uint16_t mlid;	    /* main, under ring.lock */
+	int attached;	    /* main, under ring.lock */
 	atomic_uint msg_id; /* next msg_id to the group */
 };
 
@@ -229,7 +243,7 @@ struct tp_probeset {
 	atomic_int kick;   /* walk the peers at the next tick */
 	uint64_t next_at;  /* ms: the next ping due (0: none) */
 	uint64_t watch_at; /* ms: the next look at the peers up (0: none) */
-	int port_down;	   /* our port is down (async events) */
+	int port_down;	   /* our port is down (progress thread) */
 };
 
 /* A probe datagram taken in a poll batch, handled once its locks are
@@ -274,14 +288,14 @@ struct tp {
 	/* Who meets peers a send found not up (tp_set_need); need_lock
 	 * is a leaf, held across the hook so that it cannot go meanwhile */
 	pthread_mutex_t need_lock;
-	void (*need)(void *arg, struct peer *p);
-	void *need_arg;
+	void (*need)(void *arg, struct peer *p); /* under need_lock */
+	void *need_arg;				 /* under need_lock */
 
 	/* Who takes announces (tp_set_announce); ann_lock is a leaf like
 	 * need_lock, held across the hook */
 	pthread_mutex_t ann_lock;
-	void (*ann)(void *arg, const struct ann_msg *m);
-	void *ann_arg;
+	void (*ann)(void *arg, const struct ann_msg *m); /* under ann_lock */
+	void *ann_arg;					 /* under ann_lock */
 };
 
 /* The announces of one poll batch, handed over once its locks are
@@ -349,7 +363,8 @@ void tp_dev_stop(struct tp *tp);
 void tp_dev_close(struct tp *tp);
 
 /* tp_ring.c.  tp_ring_drain and tp_flush take ring.lock; tp_dest_get
- * takes p->lock; the other tp_ring_* are called under ring.lock. */
+ * takes p->lock; the other tp_ring_* are called under ring.lock.
+ * tp_queue (transport.h) takes p NULL within the engine: the group. */
 int tp_ring_open(struct tp *tp);
 void tp_ring_close(struct tp *tp);
 int tp_ring_reap(struct tp *tp);
@@ -363,13 +378,12 @@ void tp_ring_fill(struct tp *tp, const struct tp_dest *d, uint8_t *sb,
 void tp_ring_retire_ah(struct tp *tp, struct ibv_ah *ah);
 void tp_ring_free_retired(struct tp *tp, int all);
 void tp_ring_drain(struct tp *tp);
-int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d);
+int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d,
+		int joined_ok);
 #define TP_ONE_FIXED  0x1 /* tp_ring_send_one: d as given */
 #define TP_ONE_NOWAIT 0x2 /* ... -EAGAIN when the ring is full */
 int tp_ring_send_one(struct tp *tp, struct peer *p, struct tp_dest *d,
 		     int flags, const void *dg, size_t len);
-int tp_ring_queue(struct tp *tp, struct peer *p, const char *chan,
-		  const void *buf, size_t len);
 int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 		 size_t len);
 void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
@@ -420,12 +434,10 @@ void tp_rel_offer(struct tp *tp);
 int tp_rel_service(struct tp *tp, int tick);
 int tp_rel_tick(struct tp *tp);
 void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too);
-void tp_rel_queue(struct tp *tp, int i);
 
 /* tp_rel_refuse.c: the receiver's refusals (under rel.lock) */
 #define TP_REL_AHEAD_RETRY 0x80000000u /* ahead_len: it came flagged retry */
-void tp_rel_complete(struct tp *tp, struct peer *p, struct tp_rel *r,
-		     struct wire_msg *msg, int retry);
+int tp_rel_complete(struct tp_rel *r, struct wire_msg *msg, int retry);
 void tp_rel_settle(struct tp *tp, struct peer *p, struct tp_rel *r,
 		   struct wire_msg *m, int retry, int rc);
 void tp_rel_full_clear(struct tp_rel *r);

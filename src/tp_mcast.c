@@ -108,8 +108,8 @@ void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
 	out->mlid = tp->mcast.mlid;
 }
 
-/* One message to the group: tp_ring_queue with no peer. */
+/* One message to the group: tp_queue with no peer. */
 int tp_mcast_queue(struct tp *tp, const char *chan, const void *buf, size_t len)
 {
-	return tp_ring_queue(tp, NULL, chan, buf, len);
+	return tp_queue(tp, NULL, chan, buf, len);
 }

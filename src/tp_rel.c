@@ -255,7 +255,7 @@ static void tp_rel_flush(struct tp *tp, struct peer *p, uint64_t now, int tick)
 	int go;
 
 	pthread_mutex_lock(&tp->ring.lock);
-	if (tp_dest_get(tp, p, &d))
+	if (tp_dest_get(tp, p, &d, 0))
 		goto out;
 	if (tp_ring_free(tp) < tp->cfg->send_depth / 2)
 		tp_ring_reap(tp);
@@ -315,7 +315,7 @@ static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 }
 
 /* Offer peer i's held message at the next tp_rel_offer (under rel.lock). */
-void tp_rel_queue(struct tp *tp, int i)
+static void tp_rel_queue(struct tp *tp, int i)
 {
 	struct tp_rel *r = tp->rel.peer[i];
 
@@ -362,7 +362,8 @@ static void tp_rel_take(struct tp *tp, struct peer *p, struct tp_rel *r,
 	if (rc == 0) {
 		rel_rx_advance(&r->rx);
 	} else if (rc == 1) {
-		tp_rel_complete(tp, p, r, &msg, retry);
+		if (tp_rel_complete(r, &msg, retry))
+			tp_rel_queue(tp, p->idx);
 	} else if (rc == -WIRE_DROP_NO_MEMORY) {
 		/* not taken: it comes again */
 		peer_count_drop(p, &tp->totals, DROP_QUEUE_FULL);
@@ -604,7 +605,7 @@ static int tp_rel_admit(struct tp *tp, struct peer *p, struct rel_msg *m,
 	struct tp_dest d;
 	int rc;
 
-	rc = tp_dest_get(tp, p, &d);
+	rc = tp_dest_get(tp, p, &d, 0);
 	if (rc)
 		return rc;
 	if (!r)

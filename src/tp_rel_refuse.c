@@ -83,21 +83,21 @@ void tp_rel_full_clear(struct tp_rel *r)
 /*
  * The datagram at nxt completed msg: refuse it at once when its channel
  * waits for a retry and this is none (its sender will send it again in
- * turn), else hold it for tp_rel_offer, the stream blocked meanwhile.
+ * turn): 0.  Else hold it, the stream blocked meanwhile: 1, and the
+ * caller puts it on the offer list for tp_rel_offer (tp_rel_queue).
  */
-void tp_rel_complete(struct tp *tp, struct peer *p, struct tp_rel *r,
-		     struct wire_msg *msg, int retry)
+int tp_rel_complete(struct tp_rel *r, struct wire_msg *msg, int retry)
 {
 	if (!retry && tp_rel_full_has(r, msg->chan)) {
 		free(msg->data);
 		rel_rx_refuse(&r->rx, REL_CODE_FULL);
-		return;
+		return 0;
 	}
 	r->held = 1;
 	r->hretry = retry;
 	r->hmsg = *msg;
 	rel_rx_block(&r->rx);
-	tp_rel_queue(tp, p->idx);
+	return 1;
 }
 
 /*

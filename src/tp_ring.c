@@ -251,7 +251,7 @@ int tp_ring_next(struct tp *tp, struct peer *p, struct tp_dest *d)
 		return 0;
 	rc = tp_ring_wait(tp);
 	if (!rc)
-		rc = tp_dest_get(tp, p, d);
+		rc = tp_dest_get(tp, p, d, 0);
 	return rc;
 }
 
@@ -273,9 +273,9 @@ static int tp_dest_group(struct tp *tp, struct tp_dest *d)
 }
 
 /* Snapshot p's AH and address (the group's for p NULL); -ENOTCONN when
- * it is not up, or, joined_ok, when no session stands either. */
-static int tp_dest_read(struct tp *tp, struct peer *p, struct tp_dest *d,
-			int joined_ok)
+ * it is not up (data needs it up), or, joined_ok (announces, probes),
+ * when no session stands either. */
+int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d, int joined_ok)
 {
 	int rc = 0;
 
@@ -298,12 +298,6 @@ static int tp_dest_read(struct tp *tp, struct peer *p, struct tp_dest *d,
 	return rc;
 }
 
-/* What data may use: p up. */
-int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d)
-{
-	return tp_dest_read(tp, p, d, 0);
-}
-
 /*
  * One prebuilt datagram dg[0..len) posted at once, for what is rare
  * (announces, probes): to p joined or up, to the group (p NULL), or to
@@ -323,7 +317,7 @@ int tp_ring_send_one(struct tp *tp, struct peer *p, struct tp_dest *d,
 	else
 		rc = (flags & TP_ONE_NOWAIT) ? -EAGAIN : tp_ring_wait(tp);
 	if (!rc && !(flags & TP_ONE_FIXED))
-		rc = tp_dest_read(tp, p, d, 1);
+		rc = tp_dest_get(tp, p, d, 1);
 	if (!rc) {
 		sb = tp_ring_slot(tp);
 		memcpy(sb, dg, len);
@@ -409,12 +403,32 @@ static void tp_ring_count(struct tp *tp, struct peer *p, size_t len,
 	tp_add(&tp->totals.bytes_tx, len);
 }
 
+/* Set (or, with need NULL, clear) who meets peers on demand. */
+void tp_set_need(struct tp *tp, void (*need)(void *arg, struct peer *p),
+		 void *arg)
+{
+	pthread_mutex_lock(&tp->need_lock);
+	tp->need = need;
+	tp->need_arg = arg;
+	pthread_mutex_unlock(&tp->need_lock);
+}
+
+/* A send found p not up: have it met.  Here, beside the sends (tp_queue,
+ * tp_send_async) that find it, so that they call nothing above them. */
+void tp_peer_need(struct tp *tp, struct peer *p)
+{
+	pthread_mutex_lock(&tp->need_lock);
+	if (tp->need)
+		tp->need(tp->need_arg, p);
+	pthread_mutex_unlock(&tp->need_lock);
+}
+
 /*
  * Fragment one message to p, or to the group (p NULL, its own msg_ids
  * and WIRE_FLAG_MCAST), into registered slots, to go at tp_flush.
  */
-int tp_ring_queue(struct tp *tp, struct peer *p, const char *chan,
-		  const void *buf, size_t len)
+int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
+	     size_t len)
 {
 	atomic_uint *ids = p ? &tp->msg_ids[p->idx] : &tp->mcast.msg_id;
 	struct tp_dest d;
@@ -429,7 +443,7 @@ int tp_ring_queue(struct tp *tp, struct peer *p, const char *chan,
 	chan_len = (size_t)rc;
 
 	pthread_mutex_lock(&tp->ring.lock);
-	rc = tp_dest_get(tp, p, &d);
+	rc = tp_dest_get(tp, p, &d, 0);
 	if (rc)
 		goto out;
 	/* The peer would drop it whole: say so to the writer instead. */
@@ -469,13 +483,6 @@ out:
 	if (!rc)
 		tp_ring_count(tp, p, len, cnt);
 	return rc;
-}
-
-/* One message to p, to go at tp_flush. */
-int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
-	     size_t len)
-{
-	return tp_ring_queue(tp, p, chan, buf, len);
 }
 
 /* tp_queue, then the doorbell. */

@@ -479,25 +479,6 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	return 0;
 }
 
-/* Set (or, with need NULL, clear) who meets peers on demand. */
-void tp_set_need(struct tp *tp, void (*need)(void *arg, struct peer *p),
-		 void *arg)
-{
-	pthread_mutex_lock(&tp->need_lock);
-	tp->need = need;
-	tp->need_arg = arg;
-	pthread_mutex_unlock(&tp->need_lock);
-}
-
-/* A send found p not up: have it met. */
-void tp_peer_need(struct tp *tp, struct peer *p)
-{
-	pthread_mutex_lock(&tp->need_lock);
-	if (tp->need)
-		tp->need(tp->need_arg, p);
-	pthread_mutex_unlock(&tp->need_lock);
-}
-
 /*
  * Refuse sends to p.  Its datagrams are still accepted for a while: the
  * session often ends (the peer finished and exited) while what it sent

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include "bootstrap.h"
@@ -86,15 +87,6 @@ int route_resolve(struct route *r, const struct config_node *node,
 	return -EHOSTUNREACH;
 }
 
-/* bootstrap.c's two helpers, without socket options or epoll. */
-void bs_sockopts(struct bootstrap *b, int fd)
-{
-}
-
-void bs_arm(struct bootstrap *b, struct bs_conn *c)
-{
-}
-
 /* A daemon "alpha" as bootstrap_open would set it up, minus the thread. */
 static void daemon_init(int i, const char *secret)
 {
@@ -115,6 +107,9 @@ static void daemon_init(int i, const char *secret)
 	b->max_strangers = b->max_in / 2;
 	b->bp = calloc(cfg[i].nnodes, sizeof(*b->bp));
 	CHECK(b->bp && !bs_admit_open(b));
+	/* the session arms its socket in an epoll set, as the loop's */
+	b->ep = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(b->ep >= 0);
 	b->me.version = HELLO_VERSION;
 	strcpy(b->me.name, "alpha");
 	b->me.addr.qpn = 0x11;

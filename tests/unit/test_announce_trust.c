@@ -216,7 +216,7 @@ static void challenge_from(struct end *e, int64_t now)
 
 	ann_auth_start(&e->auth, &e->me, e->fresh, &m);
 	e->fresh[0]++;
-	ann_exchange(a, BETA, &m, now);
+	ann_exchange_in(a, BETA, &m, now);
 }
 
 /* e takes alpha's message in (with its key); *out is its reply. */
@@ -242,7 +242,7 @@ static void test_stranger_challenge(void **state)
 	sanswer = *sent_to(&stranger, ANN_ANSWER);
 	(void)sanswer;
 	assert_int_equal(end_recv(&beta, &answer, &proof), ANN_AUTH_REPLY);
-	ann_exchange(a, BETA, &proof, 1002);
+	ann_exchange_in(a, BETA, &proof, 1002);
 	sent_to(&beta, ANN_CONFIRM);
 	assert_int_equal(f.expected, 1);
 	assert_true(peer_addr_same(&f.up, &beta.me.addr));
@@ -265,7 +265,7 @@ static void test_strangers_bounded(void **state)
 	challenge_from(&beta, 2000);
 	answer = *sent_to(&beta, ANN_ANSWER);
 	assert_int_equal(end_recv(&beta, &answer, &proof), ANN_AUTH_REPLY);
-	ann_exchange(a, BETA, &proof, 2001);
+	ann_exchange_in(a, BETA, &proof, 2001);
 	sent_to(&beta, ANN_CONFIRM);
 	assert_int_equal(f.expected, 1);
 }
@@ -281,11 +281,11 @@ static void test_two_pending(void **state)
 	ann_challenge(a, BETA, &beta.me, 1001);
 	chal = *sent_to(&beta, ANN_CHALLENGE);
 	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
-	ann_exchange(a, BETA, &answer, 1002);
+	ann_exchange_in(a, BETA, &answer, 1002);
 	proof = *sent_to(&beta, ANN_PROOF);
 	assert_int_equal(end_recv(&beta, &proof, &confirm),
 			 ANN_AUTH_REPLY | ANN_AUTH_OK);
-	ann_exchange(a, BETA, &confirm, 1003);
+	ann_exchange_in(a, BETA, &confirm, 1003);
 	assert_int_equal(f.ups, 1);
 	assert_true(peer_addr_same(&f.up, &beta.me.addr));
 	assert_true(a->ap[BETA].k.up);
