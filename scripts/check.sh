@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Test driver behind `make check`: unit tests (every build/tests/test_* cmocka
 # binary, TAP output, on the host, no root; scripts/lint.sh and
-# scripts/lint-docs.sh as two more; then
+# scripts/lint-docs.sh and scripts/lint-deps.sh as three more; then
 # every fuzz target over its seed corpus once) then the e2e suite
 # (tests/e2e/run.sh, inside the test bed: scripts/bed/run.sh). Ends with one
 # line "N passed, N failed[, N skipped]"; exits 1 on any failure.
