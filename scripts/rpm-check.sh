@@ -69,8 +69,8 @@ check_files() {
 check_requires() {
 	local req p scripts
 	req=$(rpm -qpR "$RPM")
-	echo "rpm-check: requires:" $(grep -v '^rpmlib\|^libc\.so\|^/bin/sh\|^rtld' <<<"$req" |
-		sed 's/(.*//' | sort -u)
+	echo "rpm-check: requires: $(grep -v '^rpmlib\|^libc\.so\|^/bin/sh\|^rtld' <<<"$req" |
+		sed 's/(.*//' | sort -u | tr '\n' ' ')"
 	for p in "${WANT_REQUIRES[@]}"; do
 		grep -qE "^$p(\(|$| )" <<<"$req" || die "Requires lacks $p"
 	done
@@ -106,7 +106,7 @@ check_rebuild() {
 		{ tail -n 30 "$RPM_DIR/rebuild.log" >&2; die "rebuilding the source RPM"; }
 	ls "$top"/RPMS/*/ibfs-"$VERSION"-1.*.rpm >/dev/null ||
 		die "no binary RPM from the rebuild"
-	echo "rpm-check: rebuilt: $(cd "$top/RPMS" && ls */*.rpm)"
+	echo "rpm-check: rebuilt: $(cd "$top/RPMS" && ls -- */*.rpm)"
 }
 
 main() {
