@@ -151,6 +151,14 @@ unit: $(UNITS) $(B)/ibfs $(B)/tools/docnames
 e2e: all asan
 	scripts/check.sh --e2e-only
 
+# The systemd unit for real: a bed VM booted by systemd (scripts/bed/run.sh
+# --systemd) starts two instances of etc/ibfs@.service, passes messages
+# between them and stops them (tests/e2e/systemd/).  Its own boot, about
+# a minute; make deb-check runs it.
+.PHONY: e2e-systemd
+e2e-systemd: all
+	scripts/bed/run.sh --systemd tests/e2e/systemd/t_64_systemd.sh
+
 # The bed's kernel and initramfs are made while the code compiles (on a
 # fresh clone that is a download, an unpack and a cpio, tens of seconds of
 # mostly one core); if that fails, check.sh's bed says why.
