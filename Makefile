@@ -9,6 +9,8 @@
 #                   the soft-RoCE test bed; last line "N passed, N failed"
 #   make unit       unit tests only (no root, no VM)
 #   make e2e        end-to-end tests only, in the test bed
+#   make e2e-systemd  the systemd unit in a bed booted by systemd (deb-check
+#                   runs it)
 #   make asan       build/asan/ibfs, with AddressSanitizer (check and e2e
 #                   make it: t_45 stops it under traffic)
 #   make SANITIZE=address,undefined check
@@ -21,8 +23,9 @@
 #   make fuzz-regress  every fuzz target over its seed corpus once
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall undoes it
 #   make deb        the Debian package, build/pkg/ibfs_VERSION_ARCH.deb
-#   make deb-check  make deb, lintian, and an install in a clean Debian 12
-#                   chroot (slow, network: not part of make check)
+#   make deb-check  make deb, lintian, an install in a clean Debian 12
+#                   chroot, and make e2e-systemd (slow, network: not part
+#                   of make check)
 #   make rpm        source and binary RPMs (redhat/), build/rpm/
 #   make rpm-check  make rpm, rpmlint, and the RPM's files and requirements
 #                   (not part of make check)
@@ -154,7 +157,7 @@ e2e: all asan
 # The systemd unit for real: a bed VM booted by systemd (scripts/bed/run.sh
 # --systemd) starts two instances of etc/ibfs@.service, passes messages
 # between them and stops them (tests/e2e/systemd/).  Its own boot, about
-# a minute; make deb-check runs it.
+# a minute; make deb-check runs it after the package's checks.
 .PHONY: e2e-systemd
 e2e-systemd: all
 	scripts/bed/run.sh --systemd tests/e2e/systemd/t_64_systemd.sh
@@ -256,9 +259,11 @@ deb:
 	@ls -l $(PKG_DIR)/*.deb
 
 # lintian (no error), the Depends line, and apt install of the .deb in a
-# clean Debian 12 chroot: ibfs --version, man ibfs, the unit.
+# clean Debian 12 chroot: ibfs --version, man ibfs, the unit; then the
+# unit run by a real systemd (e2e-systemd, a bed VM of its own).
 deb-check: deb
 	scripts/deb-check.sh $(PKG_DIR) $(VERSION)
+	$(MAKE) e2e-systemd
 
 # The RPM (redhat/): a source tarball of this tree (as make deb copies
 # it), the spec written from redhat/ibfs.spec.in with this VERSION and
