@@ -282,7 +282,7 @@ RPM_HOST_FLAGS := $(if $(RPM_DEBIAN),--nodeps --define 'debug_package %{nil}' \
 RPMBUILD   := rpmbuild --define '_topdir $(abspath $(RPM_DIR))' $(RPM_HOST_FLAGS)
 .PHONY: rpm rpm-check
 rpm:
-	$(if $(RPM_DEBIAN),scripts/deps.sh build package)
+	scripts/deps.sh build package
 	rm -rf $(RPM_DIR)
 	mkdir -p $(RPM_DIR)/SOURCES $(RPM_DIR)/SPECS
 	tar -c --exclude=./build --exclude=./.git --transform='s|^\.|ibfs-$(VERSION)|' . | \

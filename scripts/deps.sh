@@ -38,6 +38,8 @@ PACKAGE=(
 	mmdebstrap
 	# make rpm and make rpm-check on this Debian host
 	rpm rpmlint
+	# the packages' own test step (dh_auto_test, %check) is make unit
+	libcmocka-dev python3
 )
 # What the .deb's Depends pull in (debian/control), for a node that runs
 # a build of its own: libssl3 is libcrypto.
@@ -62,7 +64,8 @@ DNF_TEST=(
 	iproute procps-ng psmisc util-linux coreutils
 	perf valgrind strace gdb
 )
-DNF_PACKAGE=(rpm-build rpmlint systemd-rpm-macros)
+# (%check is make unit: cmocka and python3 too)
+DNF_PACKAGE=(rpm-build rpmlint systemd-rpm-macros libcmocka-devel python3)
 # What the RPM's requirements pull in (redhat/ibfs.spec.in).
 DNF_RUNTIME=(fuse3 fuse3-libs libibverbs librdmacm inih openssl-libs rdma-core)
 
