@@ -9,6 +9,8 @@
 #                   the soft-RoCE test bed; last line "N passed, N failed"
 #   make unit       unit tests only (no root, no VM)
 #   make e2e        end-to-end tests only, in the test bed
+#   make e2e-systemd  the systemd unit in a bed booted by systemd (deb-check
+#                   runs it)
 #   make asan       build/asan/ibfs, with AddressSanitizer (check and e2e
 #                   make it: t_45 stops it under traffic)
 #   make SANITIZE=address,undefined check
@@ -21,10 +23,22 @@
 #   make fuzz-regress  every fuzz target over its seed corpus once
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall undoes it
 #   make deb        the Debian package, build/pkg/ibfs_VERSION_ARCH.deb
-#   make deb-check  make deb, lintian, and an install in a clean Debian 12
-#                   chroot (slow, network: not part of make check)
+#   make deb-check  make deb, lintian, an install in a clean Debian 12
+#                   chroot, and make e2e-systemd (slow, network: not part
+#                   of make check)
+#   make rpm        source and binary RPMs (redhat/), build/rpm/
+#   make rpm-check  make rpm, rpmlint, and the RPM's files and requirements
+#                   (not part of make check)
 
-PKGS     := fuse3 libibverbs librdmacm inih
+PKGS     := fuse3 libibverbs librdmacm inih libcrypto
+# The oldest version of each that ibfs builds with, checked before the
+# first compile (pkgcheck) and written into the RPM's BuildRequires:
+# fuse_set_log_func came in libfuse 3.7 (RHEL 8's 3.3 lacks it),
+# ibv_query_gid_ex in rdma-core 32 (librdmacm has the same release
+# number), inih's pkg-config file with its meson build (r49), and
+# CRYPTO_memcmp in OpenSSL 1.0.1.  docs/install.md says which
+# distributions that makes.
+PKG_MIN  := fuse3=3.7 libibverbs=1.11.32 librdmacm=1.3.32 inih=49 libcrypto=1.0.1
 # The version, written once: debian/changelog's top entry.  ibfs
 # --version and the installed man pages say it.
 VERSION  := $(shell sed -n '1s/^ibfs .\([^ ]*\). .*/\1/p' debian/changelog)
@@ -45,7 +59,8 @@ AR       := gcc-ar
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	    -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	    -D_GNU_SOURCE -Iinclude $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypto -lpthread
+# (pkg-config's errors are pkgcheck's to show, once, before compiling)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 ifneq ($(SANITIZE),)
 # Undefined behaviour aborts instead of printing and going on, so that a
 # test notices; the e2e lib also fails a test whose daemon logs a report.
@@ -62,8 +77,22 @@ FAKES    := $(wildcard tests/unit/fake_*.c tests/unit/fake_*.h)
 UNITS    := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 TOOLS    := $(patsubst tests/tools/%.c,$(B)/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all deps deps-test deps-runtime check unit e2e clean fmt tools asan man
+.PHONY: all deps deps-test deps-runtime check unit e2e clean fmt tools asan man pkgcheck
 all: $(B)/ibfs tools
+
+# Each library of PKG_MIN is there, in its version or later: pkg-config's
+# own message when one is missing, ours when it is too old.  Order-only
+# before every object, so it runs before the compiler would complain of a
+# missing header, and rebuilds nothing.
+pkgcheck:
+	@for m in $(PKG_MIN); do n=$${m%%=*} v=$${m#*=}; \
+		pkg-config --print-errors --exists "$$n" || { \
+			echo "make: ibfs needs $$n $$v or later (make deps; docs/install.md)" >&2; \
+			exit 1; }; \
+		pkg-config --atleast-version="$$v" "$$n" || { \
+			echo "make: $$n is $$(pkg-config --modversion "$$n"), ibfs needs $$v or later (docs/install.md)" >&2; \
+			exit 1; }; \
+	done
 
 # The daemon with AddressSanitizer, in its own tree beside the plain one,
 # for the e2e test that stops it under traffic (t_45); -O0 -g1 and no LTO
@@ -76,7 +105,7 @@ asan:
 tools: $(TOOLS)
 
 # Makefile: its flags (fat LTO objects, say) are part of every object.
-$(B)/obj/%.o: src/%.c Makefile
+$(B)/obj/%.o: src/%.c Makefile | pkgcheck
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -126,6 +155,14 @@ unit: $(UNITS) $(B)/ibfs $(B)/tools/docnames
 e2e: all asan
 	scripts/check.sh --e2e-only
 
+# The systemd unit for real: a bed VM booted by systemd (scripts/bed/run.sh
+# --systemd) starts two instances of etc/ibfs@.service, passes messages
+# between them and stops them (tests/e2e/systemd/).  Its own boot, about
+# a minute; make deb-check runs it after the package's checks.
+.PHONY: e2e-systemd
+e2e-systemd: all
+	scripts/bed/run.sh --systemd tests/e2e/systemd/t_64_systemd.sh
+
 # The bed's kernel and initramfs are made while the code compiles (on a
 # fresh clone that is a download, an unpack and a cpio, tens of seconds of
 # mostly one core); if that fails, check.sh's bed says why.
@@ -154,8 +191,9 @@ clean:
 # Installation: make install [PREFIX=/usr/local] [DESTDIR=/staging].
 # The daemon, its man pages (with this VERSION), example configs (in the
 # doc folder: no file in /etc/ibfs, where an admin's ibfs.conf is never
-# touched), the systemd template and the mount(8) helper
-# (/sbin/mount.fuse.ibfs, and mount.ibfs pointing at it).  The Debian
+# touched), the systemd template, the mount(8) helper
+# (/sbin/mount.fuse.ibfs, and mount.ibfs pointing at it) and the firewalld
+# service for the bootstrap port.  The Debian
 # package is this with PREFIX=/usr (debian/rules).  `make uninstall` with
 # the same variables removes exactly those files.
 prefix     ?= /usr/local
@@ -166,8 +204,12 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 EXAMPLEDIR ?= $(PREFIX)/share/doc/ibfs/examples
 SYSCONFDIR ?= /etc
 HELPERDIR  ?= /sbin
+# firewalld's own services live in /usr/lib (/etc/firewalld is the admin's).
+FIREWALLDIR ?= $(PREFIX)/lib/firewalld/services
 INSTALL    ?= install
 EXAMPLES   := $(notdir $(wildcard etc/ibfs.conf.example-*))
+# Every page of man/, each into the section its suffix names.
+MANPAGES   := $(notdir $(wildcard man/*.[1-8]))
 # The man pages' footer says the version of debian/changelog.
 MAN_VERSION = sed '/^\.TH /s/"ibfs [^"]*"/"ibfs $(VERSION)"/'
 
@@ -178,11 +220,10 @@ install: $(B)/ibfs
 		$(DESTDIR)$(SYSCONFDIR)/ibfs \
 		$(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(HELPERDIR)
 	$(INSTALL) -m 755 $(B)/ibfs $(DESTDIR)$(BINDIR)/ibfs
-	$(MAN_VERSION) man/ibfs.8 >$(DESTDIR)$(MANDIR)/man8/ibfs.8
-	$(MAN_VERSION) man/ibfs.conf.5 >$(DESTDIR)$(MANDIR)/man5/ibfs.conf.5
-	$(MAN_VERSION) man/ibfs-status.7 >$(DESTDIR)$(MANDIR)/man7/ibfs-status.7
-	chmod 644 $(DESTDIR)$(MANDIR)/man8/ibfs.8 $(DESTDIR)$(MANDIR)/man5/ibfs.conf.5 \
-		$(DESTDIR)$(MANDIR)/man7/ibfs-status.7
+	for m in $(MANPAGES); do \
+		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; $(INSTALL) -d $$d && \
+		$(MAN_VERSION) man/$$m >$$d/$$m && chmod 644 $$d/$$m || exit 1; \
+	done
 	ln -sf ibfs.8 $(DESTDIR)$(MANDIR)/man8/mount.fuse.ibfs.8
 	ln -sf ibfs.8 $(DESTDIR)$(MANDIR)/man8/mount.ibfs.8
 	$(INSTALL) -m 644 $(addprefix etc/,$(EXAMPLES)) $(DESTDIR)$(EXAMPLEDIR)/
@@ -193,16 +234,17 @@ install: $(B)/ibfs
 		>$(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs
 	chmod 755 $(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs
 	ln -sf mount.fuse.ibfs $(DESTDIR)$(HELPERDIR)/mount.ibfs
+	$(INSTALL) -d $(DESTDIR)$(FIREWALLDIR)
+	$(INSTALL) -m 644 etc/firewalld/ibfs.xml $(DESTDIR)$(FIREWALLDIR)/ibfs.xml
 	@echo "installed; next: write $(SYSCONFDIR)/ibfs/ibfs.conf (see the examples in $(EXAMPLEDIR))," \
 		"then mount, or: systemctl daemon-reload && systemctl enable --now ibfs@ibfs"
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ibfs \
-		$(DESTDIR)$(MANDIR)/man8/ibfs.8 \
+		$(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m)) \
 		$(DESTDIR)$(MANDIR)/man8/mount.fuse.ibfs.8 \
 		$(DESTDIR)$(MANDIR)/man8/mount.ibfs.8 \
-		$(DESTDIR)$(MANDIR)/man5/ibfs.conf.5 \
-		$(DESTDIR)$(MANDIR)/man7/ibfs-status.7 \
+		$(DESTDIR)$(FIREWALLDIR)/ibfs.xml \
 		$(addprefix $(DESTDIR)$(EXAMPLEDIR)/,$(EXAMPLES)) \
 		'$(DESTDIR)$(UNITDIR)/ibfs@.service' \
 		$(DESTDIR)$(HELPERDIR)/mount.fuse.ibfs \
@@ -225,9 +267,43 @@ deb:
 	@ls -l $(PKG_DIR)/*.deb
 
 # lintian (no error), the Depends line, and apt install of the .deb in a
-# clean Debian 12 chroot: ibfs --version, man ibfs, the unit.
+# clean Debian 12 chroot: ibfs --version, man ibfs, the unit; then the
+# unit run by a real systemd (e2e-systemd, a bed VM of its own).
 deb-check: deb
 	scripts/deb-check.sh $(PKG_DIR) $(VERSION)
+	$(MAKE) e2e-systemd
+
+# The RPM (redhat/): a source tarball of this tree (as make deb copies
+# it), the spec written from redhat/ibfs.spec.in with this VERSION and
+# the BuildRequires of PKG_MIN, then rpmbuild -ba in build/rpm, which
+# leaves build/rpm/SRPMS/*.src.rpm and build/rpm/RPMS/ARCH/*.rpm.  On a
+# Debian host (RPM_DEBIAN, found by dpkg) rpm's database is empty, so
+# --nodeps; no -debuginfo package (Debian's rpm has no debugedit
+# macros); and brp-compress, a bash script that Debian's rpm runs with
+# sh (dash: "read: Illegal option -d"), run with bash, so that the man
+# pages are compressed as on RHEL.  On RHEL or Fedora rpmbuild checks
+# the BuildRequires itself.
+RPM_DIR    := $(B)/rpm
+RPM_DEBIAN := $(if $(wildcard /usr/bin/dpkg),1)
+RPM_HOST_FLAGS := $(if $(RPM_DEBIAN),--nodeps --define 'debug_package %{nil}' \
+	--define '__brp_compress bash %{_rpmconfigdir}/brp-compress %{?_prefix}')
+RPMBUILD   := rpmbuild --define '_topdir $(abspath $(RPM_DIR))' $(RPM_HOST_FLAGS)
+.PHONY: rpm rpm-check
+rpm:
+	scripts/deps.sh build package
+	rm -rf $(RPM_DIR)
+	mkdir -p $(RPM_DIR)/SOURCES $(RPM_DIR)/SPECS
+	tar -c --exclude=./build --exclude=./.git --transform='s|^\.|ibfs-$(VERSION)|' . | \
+		gzip -n >$(RPM_DIR)/SOURCES/ibfs-$(VERSION).tar.gz
+	PKG_MIN='$(PKG_MIN)' redhat/mkspec.sh $(VERSION) >$(RPM_DIR)/SPECS/ibfs.spec
+	$(RPMBUILD) -ba $(RPM_DIR)/SPECS/ibfs.spec
+	@ls -l $(RPM_DIR)/SRPMS/*.rpm $(RPM_DIR)/RPMS/*/*.rpm
+
+# rpmlint (no error) over both RPMs and the spec, the binary RPM's
+# contents, requirements and unit, and a rebuild of the source RPM with
+# the same host flags (scripts/rpm-check.sh).
+rpm-check: rpm
+	scripts/rpm-check.sh $(RPM_DIR) $(VERSION) $(RPM_HOST_FLAGS)
 
 # Three nodes in the soft-RoCE test bed, and a conversation among them.
 demo:

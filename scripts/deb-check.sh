@@ -10,7 +10,10 @@
 #      `apt install ./ibfs_VERSION_ARCH.deb` resolves the dependencies
 #      (and the recommends, as apt's default does), then ibfs --version,
 #      man -w ibfs and man ibfs, the unit enabled offline and passing
-#      systemd-analyze verify, and the mount helper in place.
+#      systemd-analyze verify and scoring at most 6.0 in systemd-analyze
+#      security, the mount helper and the firewalld service in place, and
+#      the autopkgtest debian/tests/smoke (ibfs --version, ibfs -t on
+#      each example).
 # Not part of make check: it downloads a few hundred packages and takes
 # minutes.  Prints "deb-check: ok" last, or exits non-zero with the reason.
 #   scripts/deb-check.sh PKG_DIR VERSION
@@ -19,6 +22,7 @@ set -euo pipefail
 PKG_DIR=${1:?usage: deb-check.sh PKG_DIR VERSION}
 VERSION=${2:?usage: deb-check.sh PKG_DIR VERSION}
 ARCH=$(dpkg --print-architecture)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 DEB=ibfs_${VERSION}_${ARCH}.deb
 # What ${shlibs:Depends} must bring, beside fuse3 from debian/control.
 WANT_DEPENDS=(libfuse3-3 libibverbs1 librdmacm1 libinih1 libssl3 fuse3)
@@ -72,10 +76,17 @@ systemctl --root=/ enable ibfs@ibfs.service 2>&1 | sed 's/^/chroot: /'
 echo "chroot: is-enabled ibfs@ibfs.service: $(systemctl --root=/ is-enabled ibfs@ibfs.service)"
 systemd-analyze verify ibfs@x.service
 echo "chroot: systemd-analyze verify ibfs@x.service: ok"
+systemd-analyze security --offline=yes --threshold=60 ibfs@x.service >/tmp/security.out 2>&1 ||
+	{ tail -n 3 /tmp/security.out; exit 1; }
+echo "chroot: systemd-analyze security: $(tail -n 1 /tmp/security.out)"
+grep -q '<port protocol="tcp" port="17515"/>' /usr/lib/firewalld/services/ibfs.xml
 test -x /sbin/mount.fuse.ibfs && test -L /sbin/mount.ibfs
 /sbin/mount.fuse.ibfs -f /etc/ibfs/ibfs.conf /mnt/x -o node=alpha 2>&1 | sed 's/^/chroot: /'
 test -x /bin/fusermount3
 ls /usr/share/doc/ibfs/examples | sed 's/^/chroot: example: /'
+rc=0; sh /tmp/smoke >/tmp/smoke.out 2>&1 || rc=$?
+sed 's/^/chroot: smoke: /' /tmp/smoke.out
+[ "$rc" -eq 0 ]
 EOF
 }
 
@@ -91,6 +102,7 @@ check_chroot() {
 	mmdebstrap --variant=apt --include=man-db,systemd \
 		--customize-hook="copy-in $PKG_DIR/$DEB /tmp" \
 		--customize-hook="copy-in $checks /tmp" \
+		--customize-hook="copy-in $ROOT/debian/tests/smoke /tmp" \
 		--customize-hook='chroot "$1" sh -c "cd /tmp && apt install -y -o APT::Install-Recommends=true ./'"$DEB"'"' \
 		--customize-hook='chroot "$1" dpkg-query -W -f="chroot: installed \${Package} \${Version}\n" ibfs fuse3 libfuse3-3 libssl3 libibverbs1 librdmacm1 libinih1 ibverbs-providers' \
 		--customize-hook='chroot "$1" sh /tmp/'"$(basename "$checks")" \

@@ -21,12 +21,19 @@ wait_port_active() {
 	return 1
 }
 
-# Configure eth0 with $BED_IP and add rxe0 on it.
+# Configure the VM's one NIC with $BED_IP and add rxe0 on it.  The kernel
+# names it eth0; booted by systemd (init's boot_systemd), udev renames it
+# (ens5), so it is found rather than named.
 setup_rdma() {
+	local nic='' f
+	for f in /sys/class/net/*; do
+		[[ ${f##*/} == lo ]] || { nic=${f##*/}; break; }
+	done
+	[[ -n $nic ]] || { echo "no network interface"; return 1; }
 	ip link set lo up
-	ip link set eth0 up
-	ip addr add "$BED_IP/24" dev eth0
-	rdma link add rxe0 type rxe netdev eth0
+	ip link set "$nic" up
+	ip addr add "$BED_IP/24" dev "$nic"
+	rdma link add rxe0 type rxe netdev "$nic"
 	wait_port_active rxe0 || { log "rxe0 port not ACTIVE"; return 1; }
 }
 
@@ -43,6 +50,7 @@ main() {
 	ulimit -l unlimited
 	ulimit -c 0
 	if ! setup_rdma >>"$IO/guest.log" 2>&1; then
+		ip -o link >>"$IO/guest.log" 2>&1 || true
 		log "rdma setup failed"
 		return 1
 	fi
@@ -52,7 +60,7 @@ main() {
 	fi
 	mkdir -p "$BED_OUT"
 	touch "$IO/up"
-	log "up: rxe0 on eth0 $BED_IP; running: ${BED_ARGV[*]}"
+	log "up: rxe0 on $BED_IP; running: ${BED_ARGV[*]}"
 	cd "$BED_CWD"
 	local rc=0
 	"${BED_ARGV[@]}" >"$IO/output" 2>&1 </dev/null || rc=$?

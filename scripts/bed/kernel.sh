@@ -13,8 +13,9 @@ BED_CACHE=${BED_CACHE:-$BED_ROOT/build/bed}
 
 # Kernel modules the guest loads (plus their dependencies). crc32_generic is
 # needed by rdma_rxe: without it `rdma link add` fails to add eth0.
+# overlay: the writable /etc of the systemd boot (init's boot_systemd).
 BED_MODULES=(virtio_pci virtio_net 9pnet_virtio 9p fuse veth
-	rdma_rxe ib_uverbs rdma_ucm sch_netem crc32_generic)
+	rdma_rxe ib_uverbs rdma_ucm sch_netem crc32_generic overlay)
 
 bed_log() { echo "bed: $*" >&2; }
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Run a command in the e2e test bed and return its output and exit status:
-#   scripts/bed/run.sh [--host|--vm|--pair] CMD [ARG...]
+#   scripts/bed/run.sh [--host|--vm|--pair|--systemd] CMD [ARG...]
 # The bed is this host when it has an RDMA device with an ACTIVE port or can
 # create a Soft-RoCE (rxe) link; otherwise a QEMU VM with rxe0 (see vm.sh).
 # BED_MODE=host|vm forces the choice. --pair runs CMD on two VMs joined by a
-# link, distinct GIDs (see bed_vm_run_pair). In the bed, CMD sees IBFS_DEV, IBFS_IP,
+# link, distinct GIDs (see bed_vm_run_pair). --systemd runs CMD in one VM
+# booted by the host root's systemd, as a service (see init). In the bed, CMD sees IBFS_DEV, IBFS_IP,
 # BED_MODE, BED_OUT (a dir whose files come back to the host). Exit 125 means
 # the bed could not come up; 124 that the VM hit its hard timeout.
 set -euo pipefail
@@ -74,8 +75,9 @@ main() {
 	--host) mode=host; shift ;;
 	--vm) mode=vm; shift ;;
 	--pair) mode=pair; shift ;;
+	--systemd) mode=vm BED_SYSTEMD=1; shift ;;
 	esac
-	[[ $# -gt 0 ]] || { echo "usage: $0 [--host|--vm|--pair] CMD [ARG...]" >&2; return 2; }
+	[[ $# -gt 0 ]] || { echo "usage: $0 [--host|--vm|--pair|--systemd] CMD [ARG...]" >&2; return 2; }
 	if [[ $mode == pair ]]; then
 		# shellcheck source-path=SCRIPTDIR
 		source "$BED_SRC/vm.sh"

@@ -177,6 +177,8 @@ bed_vm_run() {
 	bed_vm_prepare
 	dir=$BED_RUNDIR
 	bed_write_env "$dir" bed 10.0.2.15 "$@"
+	# init boots systemd when it finds this (run.sh --systemd).
+	[[ ${BED_SYSTEMD:-0} != 1 ]] || touch "$dir/systemd"
 	t0=$SECONDS
 	echo "bed: booting VM ($BED_KVER, tcg, -smp $BED_SMP, $BED_MEM), run dir $dir" >&2
 	bed_vm_launch "$dir" \
