@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "cert.h"
 #include "config.h"
 #include "fabric.h"
 #include "fs.h"
@@ -48,7 +49,8 @@ struct ibfs {
 	struct peer *peers;
 	struct fs *fs;
 	struct fabric *fab;
-	int ready; /* the readiness pipe to the parent; -1: none */
+	struct cert *cert; /* with ca: ours, and the CA's; else NULL */
+	int ready;	   /* the readiness pipe to the parent; -1: none */
 };
 
 /* The usage text; also the reference for ibfs(8). */
@@ -113,12 +115,46 @@ static int main_usage_error(const char *why)
 }
 
 /*
+ * With ca: the local node's certificate files (%n expanded), checked as a
+ * peer would check them, before anything is opened; a bad one is a config
+ * error, "FILE:LINE: key /etc/ibfs/beta.key: mode 0644: ...", at the line
+ * of the key whose file it is.  0, or -EINVAL when said.
+ */
+static int main_cert_open(const struct config *cfg, struct cert **out)
+{
+	static const char *const keys[] = {"ca ", "cert ", "key ", "crl "};
+	struct config_cert_paths pa;
+	char why[CERT_WHY_MAX], err[CONFIG_ERR_MAX];
+	struct cert_files f;
+	size_t i, line = 0;
+
+	*out = NULL;
+	if (!cfg->ca[0])
+		return 0;
+	if (config_cert_paths(cfg, &pa, err, sizeof(err))) {
+		fprintf(stderr, "ibfs: %s\n", err);
+		return -EINVAL;
+	}
+	f = (struct cert_files){pa.ca, pa.cert, pa.key, pa.crl};
+	if (!cert_open(out, &f, cfg->nodes[cfg->local].name, why, sizeof(why)))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (!strncmp(why, keys[i], strlen(keys[i])))
+			line = i;
+	fprintf(stderr, "ibfs: %s:%d: %s\n", cfg->path, cfg->cert_lines[line],
+		why);
+	return -EINVAL;
+}
+
+/*
  * Load the config, look up the local node's names (only its own: peers'
  * are looked up when they are met) and apply command-line overrides;
  * -EINVAL when bad.
  */
-static int main_config(struct opts *o, struct config *cfg)
+static int main_config(struct ibfs *d)
 {
+	struct opts *o = &d->o;
+	struct config *cfg = &d->cfg;
 	char err[CONFIG_ERR_MAX];
 
 	if (!o->config) {
@@ -129,6 +165,10 @@ static int main_config(struct opts *o, struct config *cfg)
 	    config_select_local(cfg, o->node, err, sizeof(err)) ||
 	    config_resolve_local(cfg, err, sizeof(err))) {
 		fprintf(stderr, "ibfs: %s\n", err);
+		config_free(cfg);
+		return -EINVAL;
+	}
+	if (main_cert_open(cfg, &d->cert)) {
 		config_free(cfg);
 		return -EINVAL;
 	}
@@ -282,9 +322,10 @@ static int main_args(struct ibfs *d, int argc, char *argv[])
 	}
 	if (d->o.test)
 		return main_test(d);
-	if (main_config(&d->o, &d->cfg))
+	if (main_config(d))
 		return EXIT_USAGE;
 	if (main_fuse_args(d, d->cfg.nodes[d->cfg.local].name)) {
+		cert_close(d->cert);
 		config_free(&d->cfg);
 		return EXIT_USAGE;
 	}
@@ -436,6 +477,7 @@ int main(int argc, char *argv[])
 	if (rc)
 		log_warnx("start-up failed: %s", strerror(-rc));
 	main_ready(d.ready, status);
+	cert_close(d.cert);
 	config_free(&d.cfg);
 out_args:
 	free(d.fo.mountpoint);
