@@ -405,7 +405,7 @@ static int main_run(struct ibfs *d, int *status)
 	rc = fs_open(&d->fs, &d->cfg, d->peers);
 	if (rc)
 		goto out_peers;
-	rc = fabric_open(&d->fab, &d->cfg, d->peers, &ops, d->fs);
+	rc = fabric_open(&d->fab, &d->cfg, d->peers, d->cert, &ops, d->fs);
 	if (rc)
 		goto out_fs;
 	fs_set_transport(d->fs, fabric_tp(d->fab));
