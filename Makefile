@@ -281,8 +281,8 @@ FUZZ_BINS  := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
 # What each target links beside itself, built once for all of them.
 CONFIG_MODS     := $(patsubst src/%.c,%,$(wildcard src/config*.c))
 FUZZ_OBJ_wire   := wire wire_reasm util log
-FUZZ_OBJ_config := $(CONFIG_MODS) hostlist util log
-FUZZ_LIB_config := -linih
+FUZZ_OBJ_config := $(CONFIG_MODS) cert hostlist util log
+FUZZ_LIB_config := -linih -lcrypto
 FUZZ_OBJ_hello  := bootstrap_hello cert util log
 FUZZ_LIB_hello  := -lcrypto
 FUZZ_OBJ_bshake := bootstrap_session bootstrap_admit bootstrap_cert \

@@ -239,6 +239,27 @@ void config_lookup_all(const struct config *cfg, struct config_lookup *out);
  */
 int config_check(const struct config *cfg, FILE *out, FILE *errs);
 
+struct cert;
+
+/*
+ * With ca: the local node's certificate files (%n expanded) opened and
+ * checked as a peer would check them (cert_open: readable, the key's
+ * mode, the chain, the dates, the name), before anything else is
+ * opened.  0 with *out (NULL without ca), or -errno and "FILE:LINE: key
+ * /etc/ibfs/beta.key: mode 0644: ..." in err, at the line of the key
+ * whose file it is: a config error (exit 2).  config_check.c.
+ */
+int config_cert_open(const struct config *cfg, struct cert **out, char *err,
+		     size_t errlen);
+
+/*
+ * ibfs -t's check of the certificates, for the local node: config_cert_open
+ * (its error on errs), then the days each certificate has left on out
+ * ("cert /etc/ibfs/alpha.pem: CN=alpha: 364 days left, until
+ * 2027-12-03", then each CA's).  0, or 1 when they are not good.
+ */
+int config_check_certs(const struct config *cfg, FILE *out, FILE *errs);
+
 /*
  * Resolve the local node's addr and bootstrap host once, into its addr_sa
  * and bootstrap_sa, so the listener and the GID choice see numbers; the

@@ -18,6 +18,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +53,10 @@ struct ibfs {
 	struct fs *fs;
 	struct fabric *fab;
 	struct cert *cert; /* with ca: ours, and the CA's; else NULL */
-	int ready;	   /* the readiness pipe to the parent; -1: none */
+	pthread_t hup;	   /* with cert: SIGHUP's thread (main_hup) */
+	int hup_started;
+	atomic_int hup_stop;
+	int ready; /* the readiness pipe to the parent; -1: none */
 };
 
 /* The usage text; also the reference for ibfs(8). */
@@ -115,38 +121,6 @@ static int main_usage_error(const char *why)
 }
 
 /*
- * With ca: the local node's certificate files (%n expanded), checked as a
- * peer would check them, before anything is opened; a bad one is a config
- * error, "FILE:LINE: key /etc/ibfs/beta.key: mode 0644: ...", at the line
- * of the key whose file it is.  0, or -EINVAL when said.
- */
-static int main_cert_open(const struct config *cfg, struct cert **out)
-{
-	static const char *const keys[] = {"ca ", "cert ", "key ", "crl "};
-	struct config_cert_paths pa;
-	char why[CERT_WHY_MAX], err[CONFIG_ERR_MAX];
-	struct cert_files f;
-	size_t i, line = 0;
-
-	*out = NULL;
-	if (!cfg->ca[0])
-		return 0;
-	if (config_cert_paths(cfg, &pa, err, sizeof(err))) {
-		fprintf(stderr, "ibfs: %s\n", err);
-		return -EINVAL;
-	}
-	f = (struct cert_files){pa.ca, pa.cert, pa.key, pa.crl};
-	if (!cert_open(out, &f, cfg->nodes[cfg->local].name, why, sizeof(why)))
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (!strncmp(why, keys[i], strlen(keys[i])))
-			line = i;
-	fprintf(stderr, "ibfs: %s:%d: %s\n", cfg->path, cfg->cert_lines[line],
-		why);
-	return -EINVAL;
-}
-
-/*
  * Load the config, look up the local node's names (only its own: peers'
  * are looked up when they are met) and apply command-line overrides;
  * -EINVAL when bad.
@@ -168,7 +142,8 @@ static int main_config(struct ibfs *d)
 		config_free(cfg);
 		return -EINVAL;
 	}
-	if (main_cert_open(cfg, &d->cert)) {
+	if (config_cert_open(cfg, &d->cert, err, sizeof(err))) {
+		fprintf(stderr, "ibfs: %s\n", err);
 		config_free(cfg);
 		return -EINVAL;
 	}
@@ -267,7 +242,7 @@ static int main_test(struct ibfs *d)
 	const struct opts *o = &d->o;
 	struct config *cfg = &d->cfg;
 	char err[CONFIG_ERR_MAX];
-	int bad;
+	int bad, certs_bad = 0;
 
 	if (!o->config)
 		return main_usage_error("-t needs a config (-c FILE)");
@@ -284,17 +259,28 @@ static int main_test(struct ibfs *d)
 	bad = config_check(cfg, stdout, stderr);
 	if (bad < 0)
 		fatalx("out of memory");
+	if (cfg->ca[0] && cfg->local < 0 &&
+	    config_select_local(cfg, NULL, err, sizeof(err)))
+		fprintf(stderr,
+			"ibfs: %s: certificates not checked: whose? "
+			"(-n NAME)\n",
+			o->config);
+	else if (config_check_certs(cfg, stdout, stderr))
+		certs_bad = 1;
 	if (bad)
 		fprintf(stderr,
 			"ibfs: %s: %d nodes, %d with names that do not "
 			"resolve\n",
 			o->config, cfg->nnodes, bad);
+	else if (certs_bad)
+		fprintf(stderr, "ibfs: %s: the certificates are not good\n",
+			o->config);
 	else
 		fprintf(stderr, "ibfs: %s: %d nodes, good%s%s\n", o->config,
 			cfg->nnodes, o->node ? "; local node " : "",
 			o->node ? o->node : "");
 	config_free(cfg);
-	return bad ? EXIT_USAGE : 0;
+	return bad || certs_bad ? EXIT_USAGE : 0;
 }
 
 /*
@@ -380,6 +366,65 @@ static int main_serve(struct ibfs *d)
 }
 
 /*
+ * With ca, SIGHUP re-reads ca, cert, key and crl (cert_reload): the new
+ * files are used only when all of them are good, and the daemon stays up
+ * either way.  Peers are checked against them at their next handshake.
+ * SIGHUP is blocked in every thread (main_hup_start runs before any
+ * other starts) and taken here with sigwait, so that libfuse's handler,
+ * which ends the session on SIGHUP, never runs.  Without ca SIGHUP ends
+ * the daemon as before.
+ */
+static void *main_hup(void *arg)
+{
+	struct ibfs *d = arg;
+	char why[CERT_WHY_MAX];
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	while (!sigwait(&set, &sig) && !atomic_load(&d->hup_stop)) {
+		if (cert_reload(d->cert, NULL, why, sizeof(why)))
+			log_warnx("SIGHUP: the certificates in use stay: %s",
+				  why);
+		else
+			log_info("SIGHUP: ca, cert, key and crl read again "
+				 "(generation %llu); peers are checked "
+				 "against them at their next handshake",
+				 (unsigned long long)cert_generation(d->cert));
+	}
+	return NULL;
+}
+
+/* SIGHUP blocked here, in main, before any thread starts, and its thread;
+ * 0 or -errno. */
+static int main_hup_start(struct ibfs *d)
+{
+	sigset_t set;
+	int rc;
+
+	if (!d->cert)
+		return 0;
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	rc = -pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (!rc)
+		rc = -pthread_create(&d->hup, NULL, main_hup, d);
+	d->hup_started = !rc;
+	return rc;
+}
+
+static void main_hup_stop(struct ibfs *d)
+{
+	if (!d->hup_started)
+		return;
+	atomic_store(&d->hup_stop, 1);
+	pthread_kill(d->hup, SIGHUP);
+	pthread_join(d->hup, NULL);
+	d->hup_started = 0;
+}
+
+/*
  * Peers, the file tree (it needs the peers before the fabric delivers),
  * the fabric, the mount; serve; then all of it closed in reverse, but for
  * one step: the fabric's threads stop before the FUSE session goes.  They
@@ -399,9 +444,12 @@ static int main_run(struct ibfs *d, int *status)
 	};
 	int rc;
 
-	rc = peer_table_open(&d->peers, &d->cfg);
+	rc = main_hup_start(d);
 	if (rc)
 		return rc;
+	rc = peer_table_open(&d->peers, &d->cfg);
+	if (rc)
+		goto out_hup;
 	rc = fs_open(&d->fs, &d->cfg, d->peers);
 	if (rc)
 		goto out_peers;
@@ -418,6 +466,8 @@ out_fs:
 	fs_close(d->fs);
 out_peers:
 	peer_table_close(d->peers, d->cfg.nnodes);
+out_hup:
+	main_hup_stop(d);
 	return rc;
 }
 
