@@ -17,41 +17,19 @@
 #include <openssl/x509.h>
 
 #include "unit.h"
+#include "certs_harness.h"
 #include "bootstrap.h"
 #include "bootstrap_session.h"
 #include "cert.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-#define MKCERTS "tests/unit/mkcerts.sh"
-#define DOC	"docs/certificates.md"
-
-static char dir[40]; /* /tmp/test_bootstrap_cert.XXXXXX */
 static char why[CERT_WHY_MAX];
 
 static const char *at(const char *rel, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", dir, rel);
 	return buf;
-}
-
-static int certs_make(void **state)
-{
-	char cmd[256];
-
-	snprintf(dir, sizeof(dir), "/tmp/test_bootstrap_cert.XXXXXX");
-	if (access(MKCERTS, X_OK) || !mkdtemp(dir))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s %s", MKCERTS, DOC, dir);
-	return system(cmd) ? -1 : 0;
-}
-
-static int certs_remove(void **state)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) ? -1 : 0;
 }
 
 /* node's certificate of cadir, under ca1's CA. */
