@@ -51,6 +51,7 @@
  * step (a hello is shorter). */
 #define BS_MSG_MAX (BS_PROOF_LEN + BS_CERT_MSG_MAX)
 _Static_assert(BS_MSG_MAX >= HELLO_WIRE_LEN, "a hello fits a message");
+_Static_assert(BS_PROOF_LEN <= HELLO_WIRE_LEN, "a proof fits a hello's room");
 
 enum bs_state {
 	BS_CONNECTING, /* outgoing: connect in progress */
@@ -75,9 +76,12 @@ struct bs_conn {
 	int bye;	  /* BYE sent or seen: the peer goes idle, not down */
 	uint32_t armed;	  /* the epoll events registered for fd */
 	int64_t deadline; /* ms; 0 = none */
-	uint8_t tx[BS_MSG_MAX];
+	/* the handshake's messages, after the struct (bs_conn_new): room
+	 * for BS_MSG_MAX each with a ca, HELLO_WIRE_LEN without, so that a
+	 * cluster without certificates pays nothing for them */
+	uint8_t *tx;
 	size_t txlen, txoff;
-	uint8_t rx[BS_MSG_MAX];
+	uint8_t *rx;
 	size_t rxlen, rxwant;
 	struct hello h;			/* what the other side announced */
 	uint8_t mine[HELLO_WIRE_LEN];	/* our hello, as sent */

@@ -393,12 +393,15 @@ static void bs_peer_gone(struct bootstrap *b, int pi, int bye)
 /* A new session on fd, in b->conns; NULL without memory (fd closed). */
 struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
 {
-	struct bs_conn *c = calloc(1, sizeof(*c));
+	size_t room = b->cert ? BS_MSG_MAX : HELLO_WIRE_LEN;
+	struct bs_conn *c = calloc(1, sizeof(*c) + 2 * room);
 
 	if (!c) {
 		close(fd);
 		return NULL;
 	}
+	c->tx = (uint8_t *)(c + 1);
+	c->rx = c->tx + room;
 	c->fd = fd;
 	c->peer = pi;
 	c->deadline = util_now_ms() + b->timeout_ms;
@@ -610,7 +613,7 @@ static int bs_check_proof(struct bootstrap *b, struct bs_conn *c)
 {
 	const uint8_t *hd = c->outgoing ? c->mine : c->theirs;
 	const uint8_t *hl = c->outgoing ? c->theirs : c->mine;
-	char why[CERT_WHY_MAX];
+	char why[CERT_WHY_MAX] = "";
 	int rc;
 
 	rc = bs_cert_more(b, c);
@@ -632,8 +635,9 @@ static int bs_check_proof(struct bootstrap *b, struct bs_conn *c)
 	rc = bs_cert_check(b, c, why, sizeof(why));
 	if (rc == -EACCES)
 		bs_auth_fail(b, c->peer, why);
-	else if (rc)
-		bs_session_fail(b, c->peer, -rc, "%s", why);
+	else if (rc) /* libcrypto failed us: not the peer's fault */
+		bs_session_fail(b, c->peer, -rc, "certificate not checked: %s",
+				why[0] ? why : strerror(-rc));
 	return rc;
 }
 

@@ -31,16 +31,6 @@ A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
 C=$(ibfs_mnt gamma)
 
-# Launch gamma on config CONF (no waiting); lib.sh stops it at exit.
-gamma_launch() {
-	mkdir -p "$C"
-	log "starting gamma with $1"
-	echo "=== start $(date +%T.%3N) ($1)" >>"$WORK/gamma.log"
-	"$IBFS_BIN" -c "$1" -n gamma -f "$C" </dev/null \
-		>>"$WORK/gamma.log" 2>&1 &
-	IBFS_PID[gamma]=$!
-	[[ " ${IBFS_NODES[*]} " == *" gamma "* ]] || IBFS_NODES+=(gamma)
-}
 
 # The config, with gamma's certificate files (and ca) replaced.
 gamma_conf() {
@@ -119,7 +109,7 @@ log "(2) gamma's certificate as beta: exit 2; ibfs -t says the days left"
 # refused both ways.
 gamma_conf "$PKI/ca2/ca.pem" "$PKI/ca2/gamma.pem" "$PKI/ca2/gamma.key" \
 	"$WORK/otherca.conf"
-gamma_launch "$WORK/otherca.conf"
+ibfs_launch_conf gamma "$WORK/otherca.conf"
 expect_refused 'not signed by the cluster CA'
 assert_match 'not signed by the cluster CA|refused us' \
 	"$(peer_status "$A" gamma last_error)" "alpha's last_error for gamma"
@@ -131,12 +121,12 @@ log "(3) another CA's certificate is refused"
 	openssl ca -config ca.cnf -batch -notext -in gamma.csr \
 		-out "$WORK/gamma-now.pem" \
 		-startdate "$(date -u -d '-1 hour' +%Y%m%d%H%M%SZ)" \
-		-enddate "$(date -u -d '+25 seconds' +%Y%m%d%H%M%SZ)") \
+		-enddate "$(date -u -d '+60 seconds' +%Y%m%d%H%M%SZ)") \
 	>>"$WORK/pki.log" 2>&1 || fail "a short-lived certificate for gamma"
-END=$(($(date +%s) + 25))
+END=$(($(date +%s) + 60))
 gamma_conf "$PKI/ca1/ca.pem" "$WORK/gamma-now.pem" "$PKI/ca1/gamma.key" \
 	"$WORK/expiring.conf"
-gamma_launch "$WORK/expiring.conf"
+ibfs_launch_conf gamma "$WORK/expiring.conf"
 wait_for "test -r '$C/.status'" 60 || fail "gamma did not mount"
 while (($(date +%s) <= END + 1)); do
 	sleep 1

@@ -56,12 +56,15 @@ static struct cert *open_node(const char *cadir, const char *node)
 struct side {
 	struct bootstrap b;
 	struct bs_conn c;
+	uint8_t buf[2][BS_MSG_MAX]; /* c's, as bs_conn_new gives them */
 };
 
 static void side_init(struct side *s, struct cert *cert, const char *name,
 		      uint32_t qpn, uint8_t nonce)
 {
 	memset(s, 0, sizeof(*s));
+	s->c.tx = s->buf[0];
+	s->c.rx = s->buf[1];
 	s->b.cert = cert;
 	s->b.secret = "";
 	s->b.me.version = HELLO_VERSION;
