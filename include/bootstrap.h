@@ -16,7 +16,9 @@
  *
  * With a shared secret ([global] secret / secret_file) every session is
  * authenticated by challenge and response (HMAC-SHA256, OpenSSL) before
- * either side accepts the other's QPN; see the top of bootstrap.c.
+ * either side accepts the other's QPN; see the top of bootstrap.c.  With
+ * a ca ([global] ca, cert, key) each side also proves which node it is
+ * with its certificate and a signature (bootstrap_cert.c).
  */
 #ifndef IBFS_BOOTSTRAP_H
 #define IBFS_BOOTSTRAP_H

@@ -13,7 +13,8 @@
  * goes (main_run says why).  Without -f the parent waits until the child has
  * mounted and exits with the child's verdict, so `ibfs … && echo hi >
  * MNT/beta/chat` works in scripts. Exit status: 0 on success, 2 for bad usage
- * or config, 1 otherwise.
+ * or config, 1 otherwise.  With ca, the node's certificate is checked with
+ * the config (exit 2), and SIGHUP reads the certificates again (main_hup).
  */
 #include <errno.h>
 #include <fcntl.h>
