@@ -129,7 +129,8 @@ int bootstrap_peer_up(struct tp *tp, struct route *rt, struct peer *p,
  * p->fails, then tp_peer_failed.  Logged once, not per retry: the first
  * failure since p was up at info ("peer NAME: first failure: msg"); a
  * refusal (err EACCES, EPROTO, EPERM: a config to fix) as a warning
- * "PREFIX NAME: msg" whenever the reason changes; the rest at debug.
+ * "PREFIX NAME: msg" once per reason until the peer is met again; the
+ * rest at debug.
  */
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg);

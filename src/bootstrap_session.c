@@ -48,7 +48,7 @@
  * hello names.  With a secret too, both the HMAC and the certificate must
  * hold; without one, the message is the certificate step alone.  A
  * refusal is "peer NAME: authentication failed: certificate names gamma,
- * not beta" (cert.h's reasons), logged when it changes and kept as the
+ * not beta" (cert.h's reasons), logged once per reason and kept as the
  * peer's last_error.
  *
  * Sessions never block: every step reads or writes what the socket takes
@@ -163,7 +163,7 @@ void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c)
 	b->nstrangers--;
 }
 
-/* A refusal is a config to fix, worth a warning each time it changes;
+/* A refusal is a config to fix, worth a warning once per reason;
  * the rest (refused, timed out, unreachable) a down peer repeats. */
 static int bs_is_refusal(int err)
 {
@@ -179,13 +179,17 @@ void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {
 	const char *name = p->conf->name;
-	int same, first;
+	uint32_t h = util_fnv1a(msg, strlen(msg), UTIL_FNV1A_INIT);
+	int said = 1, first;
 
 	pthread_mutex_lock(&p->lock);
-	same = !strncmp(msg, p->last_error, sizeof(p->last_error) - 1);
+	if (bs_is_refusal(err) && p->refused != h) {
+		p->refused = h;
+		said = 0;
+	}
 	first = p->fails++ == 0;
 	pthread_mutex_unlock(&p->lock);
-	if (bs_is_refusal(err) && !same)
+	if (!said)
 		log_warnx("%s %s: %s", prefix, name, msg);
 	else if (first)
 		log_info("peer %s: first failure: %s (retried while a write "
@@ -205,6 +209,7 @@ void bootstrap_recovered(struct peer *p)
 	pthread_mutex_lock(&p->lock);
 	n = p->fails;
 	p->fails = 0;
+	p->refused = 0;
 	pthread_mutex_unlock(&p->lock);
 	if (n)
 		log_info("peer %s: recovered after %u failed attempt%s",

@@ -7,7 +7,7 @@
 # talk; a daemon started as beta with gamma's certificate and key stops
 # with exit 2 ("certificate names gamma, not beta") before it mounts;
 # gamma with a certificate of another CA is refused both ways, and
-# alpha says why; gamma whose certificate expires while it runs is then
+# alpha says why, once; gamma whose certificate expires while it runs is then
 # refused both ways ("certificate expired"), with alpha's last_error for
 # it saying so; re-issued and sent SIGHUP, gamma stays up and is met with
 # its new certificate.
@@ -113,6 +113,9 @@ ibfs_launch_conf gamma "$WORK/otherca.conf"
 expect_refused 'not signed by the cluster CA'
 assert_match 'not signed by the cluster CA|refused us' \
 	"$(peer_status "$A" gamma last_error)" "alpha's last_error for gamma"
+# refused at every retry of both writes, said once
+assert_eq 1 "$(grep -c 'peer gamma: authentication failed: not signed by the cluster CA' "$WORK/alpha.log")" \
+	"alpha's warnings for gamma's certificate"
 ibfs_stop gamma
 log "(3) another CA's certificate is refused"
 
