@@ -20,7 +20,6 @@ A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
 C=$(ibfs_mnt gamma)
 
-
 # Count of lines in node N's log matching REGEX.
 log_count() {
 	grep -cE "$2" "$WORK/$1.log" 2>/dev/null || true

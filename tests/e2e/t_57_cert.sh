@@ -31,7 +31,6 @@ A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
 C=$(ibfs_mnt gamma)
 
-
 # The config, with gamma's certificate files (and ca) replaced.
 gamma_conf() {
 	local ca=$1 cert=$2 key=$3 out=$4
