@@ -7,11 +7,14 @@
  * CA's beta, an expired beta, and a step whose QPN was changed after it
  * was signed are refused, each with its reason in config words (what the
  * peer's last_error says).  The certificates are docs/certificates.md's,
- * made by tests/unit/mkcerts.sh as test_cert makes them.
+ * made by tests/unit/mkcerts.sh as test_cert makes them.  And the
+ * daemon's own files at start: a key others may read, or another node's
+ * certificate, is a config error at its key's FILE:LINE.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -256,13 +259,64 @@ static void t_hello_flag(void **state)
 	assert_memory_equal(d.nonce, h.nonce, HELLO_NONCE_LEN);
 }
 
+/* The daemon's own files at start (config_cert_open): good ones open;
+ * a key group or others may read, or gamma's certificate for beta, is a
+ * config error at the line of its key, as exit 2 says it. */
+static void t_config_cert_open(void **state)
+{
+	char text[1024], err[CONFIG_ERR_MAX], key[96];
+	struct config cfg;
+	struct cert *c;
+
+	snprintf(text, sizeof(text),
+		 "[global]\nca = %s/ca1/ca.pem\ncert = %s/ca1/%%n.pem\n"
+		 "key = %s/ca1/%%n.key\n"
+		 "[node alpha]\naddr = 10.0.2.15\nbootstrap = 10.0.2.15:1\n"
+		 "[node beta]\naddr = 10.0.2.15\nbootstrap = 10.0.2.15:2\n",
+		 dir, dir, dir);
+	assert_int_equal(
+		config_load_string(text, "t.ini", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(config_select_local(&cfg, "alpha", err, sizeof(err)),
+			 0);
+	assert_int_equal(config_cert_open(&cfg, &c, err, sizeof(err)), 0);
+	assert_non_null(c);
+	cert_close(c);
+	/* alpha's key readable by others: refused at key's line */
+	snprintf(key, sizeof(key), "%s/ca1/alpha.key", dir);
+	assert_int_equal(chmod(key, 0644), 0);
+	assert_int_equal(config_cert_open(&cfg, &c, err, sizeof(err)), -EPERM);
+	assert_null(c);
+	assert_non_null(strstr(err, "t.ini:4: key "));
+	assert_non_null(strstr(err, "mode 0644: group or others may read it"));
+	assert_int_equal(chmod(key, 0600), 0);
+	/* beta's name with gamma's files: refused at cert's line */
+	config_free(&cfg);
+	snprintf(text, sizeof(text),
+		 "[global]\nca = %s/ca1/ca.pem\ncert = %s/ca1/gamma.pem\n"
+		 "key = %s/ca1/gamma.key\n"
+		 "[node beta]\naddr = 10.0.2.15\n",
+		 dir, dir, dir);
+	assert_int_equal(
+		config_load_string(text, "t.ini", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(config_select_local(&cfg, "beta", err, sizeof(err)),
+			 0);
+	assert_int_equal(config_cert_open(&cfg, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.ini:3: cert "));
+	assert_non_null(strstr(err, "certificate names gamma, not beta"));
+	config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(t_own),	   cmocka_unit_test(t_replayed),
-		cmocka_unit_test(t_gamma_as_beta), cmocka_unit_test(t_other_ca),
-		cmocka_unit_test(t_expired),	   cmocka_unit_test(t_head),
+		cmocka_unit_test(t_own),
+		cmocka_unit_test(t_replayed),
+		cmocka_unit_test(t_gamma_as_beta),
+		cmocka_unit_test(t_other_ca),
+		cmocka_unit_test(t_expired),
+		cmocka_unit_test(t_head),
 		cmocka_unit_test(t_hello_flag),
+		cmocka_unit_test(t_config_cert_open),
 	};
 
 	return cmocka_run_group_tests_name("bootstrap_cert", tests, certs_make,
