@@ -357,17 +357,18 @@ FUZZ_BINS  := $(FUZZ_NAMES:%=$(B)/fuzz/fuzz_%)
 # What each target links beside itself, built once for all of them.
 CONFIG_MODS     := $(patsubst src/%.c,%,$(wildcard src/config*.c))
 FUZZ_OBJ_wire   := wire wire_reasm util log
-FUZZ_OBJ_config := $(CONFIG_MODS) hostlist util log
-FUZZ_LIB_config := -linih
-FUZZ_OBJ_hello  := bootstrap_hello util
+FUZZ_OBJ_config := $(CONFIG_MODS) cert hostlist util log
+FUZZ_LIB_config := -linih -lcrypto
+FUZZ_OBJ_hello  := bootstrap_hello cert util log
 FUZZ_LIB_hello  := -lcrypto
-FUZZ_OBJ_bshake := bootstrap_session bootstrap_admit bootstrap_hello \
-		   $(CONFIG_MODS) hostlist peer wire util log
+FUZZ_OBJ_bshake := bootstrap_session bootstrap_admit bootstrap_cert \
+		   bootstrap_hello cert $(CONFIG_MODS) hostlist peer wire util log
 FUZZ_LIB_bshake := -lcrypto -linih
 FUZZ_OBJ_rel    := wire wire_reasm wire_rel reliable rel_wait util log
 FUZZ_OBJ_relseq := wire wire_reasm wire_rel reliable rel_wait util log
 FUZZ_OBJ_hostlist := hostlist
-FUZZ_OBJ_ann    := announce_msg announce_auth bootstrap_hello peer wire util log
+FUZZ_OBJ_ann    := announce_msg announce_auth bootstrap_hello cert peer wire util \
+		   log
 FUZZ_LIB_ann    := -lcrypto
 FUZZ_OBJ_cert   := cert util log
 FUZZ_LIB_cert   := -lcrypto
@@ -402,7 +403,7 @@ fuzz-seeds:
 	@mkdir -p $(B)/fuzz
 	$(CC) $(CFLAGS) -o $(B)/fuzz/mkseeds tests/fuzz/mkseeds.c \
 		src/wire.c src/wire_reasm.c src/wire_rel.c src/bootstrap_hello.c \
-		src/announce_msg.c src/peer.c \
+		src/announce_msg.c src/peer.c src/cert.c \
 		src/util.c src/log.c -lcrypto
 	$(B)/fuzz/mkseeds tests/fuzz/corpus
 

@@ -16,7 +16,9 @@
  *
  * With a shared secret ([global] secret / secret_file) every session is
  * authenticated by challenge and response (HMAC-SHA256, OpenSSL) before
- * either side accepts the other's QPN; see the top of bootstrap.c.
+ * either side accepts the other's QPN; see the top of bootstrap.c.  With
+ * a ca ([global] ca, cert, key) each side also proves which node it is
+ * with its certificate and a signature (bootstrap_cert.c).
  */
 #ifndef IBFS_BOOTSTRAP_H
 #define IBFS_BOOTSTRAP_H
@@ -24,15 +26,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cert.h"
 #include "config.h"
 #include "peer.h"
 #include "route.h"
 #include "transport.h"
 
-#define HELLO_VERSION 2		  /* 2: flags and nonce (authentication) */
+/* 2: flags and nonce (authentication); 3: HELLO_F_CERT, a certificate
+ * step after the proof */
+#define HELLO_VERSION 3
 #define HELLO_MAGIC   0x49424848u /* "IBHH" */
 
-#define HELLO_F_AUTH	0x1u /* the sender has a secret and will prove it */
+#define HELLO_F_AUTH 0x1u /* the sender has a secret and will prove it */
+#define HELLO_F_CERT                                                           \
+	0x2u /* the sender has a ca, and will send its                         \
+		certificate and sign the handshake */
 #define HELLO_NONCE_LEN 16
 #define BS_PROOF_LEN	32 /* HMAC-SHA256 */
 
@@ -49,7 +57,8 @@ struct hello {
 	uint8_t delivery; /* enum config_delivery */
 	struct peer_addr addr;
 	uint32_t flags; /* HELLO_F_* */
-	/* With HELLO_F_AUTH: fresh per session, the other side's challenge */
+	/* With HELLO_F_AUTH or HELLO_F_CERT: fresh per session, the other
+	 * side's challenge */
 	uint8_t nonce[HELLO_NONCE_LEN];
 };
 
@@ -82,6 +91,32 @@ int bootstrap_proof_check(const void *secret, size_t secret_len,
 			  const uint8_t proof[BS_PROOF_LEN]);
 
 /*
+ * The certificate step, after the proof (with a secret) or in its place:
+ * a head (u16 DER length, u8 signature length, u8 zero), the sender's
+ * certificate in DER and its signature over cert_payload of the two
+ * hellos (hello_cert_payload).  Both lengths 1..CERT_DER_MAX and
+ * 1..CERT_SIG_MAX.
+ */
+#define BS_CERT_HEAD	4
+#define BS_CERT_MSG_MAX (BS_CERT_HEAD + CERT_DER_MAX + CERT_SIG_MAX)
+
+/* The step into buf (BS_CERT_MSG_MAX): its length. */
+size_t bs_cert_encode(uint8_t *buf, const uint8_t *der, size_t derlen,
+		      const uint8_t *sig, size_t siglen);
+
+/* A head: the bytes of DER and signature that follow, or -EBADMSG. */
+int bs_cert_head(const uint8_t head[BS_CERT_HEAD], size_t *derlen,
+		 size_t *siglen);
+
+/*
+ * What signer signs for verifier in a session (cert.h's cert_payload):
+ * both names, both hellos' nonces and boot ids, and the signer's QPN,
+ * GID and LID.  Its length, or -EINVAL.
+ */
+int hello_cert_payload(const struct hello *signer, const struct hello *verifier,
+		       uint8_t out[CERT_PAYLOAD_MAX]);
+
+/*
  * Install p at addr (bootstrap thread, or announce.c's): the AH cached
  * in p when it came back at the same QPN and GID, else a fresh route
  * resolution.  0 (cached), 1 (resolved), or route_resolve's -errno.
@@ -94,7 +129,8 @@ int bootstrap_peer_up(struct tp *tp, struct route *rt, struct peer *p,
  * p->fails, then tp_peer_failed.  Logged once, not per retry: the first
  * failure since p was up at info ("peer NAME: first failure: msg"); a
  * refusal (err EACCES, EPROTO, EPERM: a config to fix) as a warning
- * "PREFIX NAME: msg" whenever the reason changes; the rest at debug.
+ * "PREFIX NAME: msg" once per reason until the peer is met again; the
+ * rest at debug.
  */
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg);
@@ -115,9 +151,12 @@ void bootstrap_recovered(struct peer *p);
 
 struct bootstrap;
 
-/* Listen and bring the local peer up; peers are met on demand. */
+/* Listen and bring the local peer up; peers are met on demand.  cert
+ * (with ca; else NULL) proves who we are and checks who they are, and
+ * must outlive the bootstrap. */
 int bootstrap_open(struct bootstrap **out, const struct config *cfg,
-		   struct peer *peers, struct tp *tp, struct route *rt);
+		   struct peer *peers, struct cert *cert, struct tp *tp,
+		   struct route *rt);
 void bootstrap_close(struct bootstrap *b);
 
 #endif

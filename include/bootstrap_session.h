@@ -6,6 +6,7 @@
  * finds any cycle):
  *
  *   bootstrap_hello.c    the hello codec and the HMAC proof (pure)
+ *   bootstrap_cert.c     with ca: the certificate step, made and checked
  *   bootstrap_session.c  one TCP session: its socket, its handshake, step
  *                        by step, and what it does to its peer (up, moved,
  *                        down); it asks admission's strict_source through
@@ -46,6 +47,12 @@
 #define BS_ACCEPT_PAUSE_MS  250	 /* listener left alone when fds run out */
 #define BS_NAME_RECHECK_MS  5000 /* a node's host names looked up again */
 
+/* The longest message of a handshake: the proof and the certificate
+ * step (a hello is shorter). */
+#define BS_MSG_MAX (BS_PROOF_LEN + BS_CERT_MSG_MAX)
+_Static_assert(BS_MSG_MAX >= HELLO_WIRE_LEN, "a hello fits a message");
+_Static_assert(BS_PROOF_LEN <= HELLO_WIRE_LEN, "a proof fits a hello's room");
+
 enum bs_state {
 	BS_CONNECTING, /* outgoing: connect in progress */
 	BS_READ_HELLO, /* either: our hello queued, theirs awaited */
@@ -69,9 +76,12 @@ struct bs_conn {
 	int bye;	  /* BYE sent or seen: the peer goes idle, not down */
 	uint32_t armed;	  /* the epoll events registered for fd */
 	int64_t deadline; /* ms; 0 = none */
-	uint8_t tx[HELLO_WIRE_LEN];
+	/* the handshake's messages, after the struct (bs_conn_new): room
+	 * for BS_MSG_MAX each with a ca, HELLO_WIRE_LEN without, so that a
+	 * cluster without certificates pays nothing for them */
+	uint8_t *tx;
 	size_t txlen, txoff;
-	uint8_t rx[HELLO_WIRE_LEN];
+	uint8_t *rx;
 	size_t rxlen, rxwant;
 	struct hello h;			/* what the other side announced */
 	uint8_t mine[HELLO_WIRE_LEN];	/* our hello, as sent */
@@ -117,7 +127,8 @@ struct bootstrap {
 	struct hello me;
 	const char *secret; /* "" = no authentication */
 	size_t secret_len;
-	int lfd, efd, ep; /* listener, wake-up eventfd, epoll */
+	struct cert *cert; /* with ca: the node's own and the CA's; or NULL */
+	int lfd, efd, ep;  /* listener, wake-up eventfd, epoll */
 	atomic_int stop;
 	int timeout_ms;
 	struct bs_peer *bp;
@@ -197,6 +208,24 @@ int64_t bs_accept_timer(struct bootstrap *b, int64_t now, int64_t wake);
 /* Whether c may speak for node pi (strict_source); sessions ask it
  * through b->source_ok. */
 int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi);
+
+/*
+ * bootstrap_cert.c.  How many bytes the proof's message has before any
+ * length it announces: the HMAC with a secret, the certificate step's
+ * head with a ca.
+ */
+size_t bs_proof_want(const struct bootstrap *b);
+/* Our certificate step for session c (the other's hello in c->h) into
+ * out (BS_CERT_MSG_MAX): 0 and its length, or -errno. */
+int bs_cert_make(struct bootstrap *b, const struct bs_conn *c, uint8_t *out,
+		 size_t *len);
+/* The proof's message has its head: 1 when the certificate step's head
+ * says more is to come (rxwant grown), 0 when it is all in, -EBADMSG. */
+int bs_cert_more(struct bootstrap *b, struct bs_conn *c);
+/* Check the certificate step in c->rx for the node c->h names: 0, or
+ * cert_verify's -errno with why in config words. */
+int bs_cert_check(struct bootstrap *b, struct bs_conn *c, char *why,
+		  size_t whylen);
 
 /* Events re (or a deadline) on session c: advance it, or end it. */
 void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,

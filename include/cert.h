@@ -28,8 +28,8 @@
  * caller to log and to keep as a peer's last_error.
  *
  * Threads: cert_open and cert_close on main, with no other call in
- * flight on that struct cert.  cert_reload on one thread at a time (main,
- * on SIGHUP), concurrently with the rest.  Everything else from any
+ * flight on that struct cert.  cert_reload on one thread at a time (main.c's
+ * SIGHUP thread), concurrently with the rest.  Everything else from any
  * thread, concurrently (the bootstrap and announce threads sign and
  * verify): each call takes the current files under a short lock and works
  * on them with none held, so a reload never changes them under it.

@@ -115,6 +115,14 @@ struct config {
 	char secret[256];	  /* "": no authentication */
 	char secret_file[4096];	  /* an absolute path, or "" */
 	int secret_line; /* of the secret or secret_file key, for messages */
+	/* Node certificates (cert.h), absolute paths as written, "" unset;
+	 * cert and key may hold %n (config_cert_files expands it) */
+	char ca[4096];
+	char cert[4096];
+	char key[4096];
+	char crl[4096];
+	/* each one's line, in the order of struct cert_files, for messages */
+	int cert_lines[4];
 	/* 1: a bootstrap session speaks for a node only from an address the
 	 * config gives it (addr or bootstrap host); 0 for NAT, multi-homed */
 	int strict_source;
@@ -150,6 +158,20 @@ int config_load_string(const char *text, const char *name, struct config *cfg,
  */
 int config_select_local(struct config *cfg, const char *name, char *err,
 			size_t errlen);
+
+/* The certificate files as the local node reads them: %n in cert and
+ * key expanded to its name; "" where unset. */
+struct config_cert_paths {
+	char ca[4096];
+	char cert[4096];
+	char key[4096];
+	char crl[4096];
+};
+
+/* Fill out for cfg->local (chosen): 0, or -ENAMETOOLONG with
+ * "FILE:LINE: cert: 'x' is too long once %n is expanded" in err. */
+int config_cert_paths(const struct config *cfg, struct config_cert_paths *out,
+		      char *err, size_t errlen);
 
 /* Index of the node called name, or -1.  A hash lookup: the bootstrap
  * does one for every hello. */
@@ -216,6 +238,27 @@ void config_lookup_all(const struct config *cfg, struct config_lookup *out);
  * have a name that does not resolve, or -ENOMEM.  The main thread.
  */
 int config_check(const struct config *cfg, FILE *out, FILE *errs);
+
+struct cert;
+
+/*
+ * With ca: the local node's certificate files (%n expanded) opened and
+ * checked as a peer would check them (cert_open: readable, the key's
+ * mode, the chain, the dates, the name), before anything else is
+ * opened.  0 with *out (NULL without ca), or -errno and "FILE:LINE: key
+ * /etc/ibfs/beta.key: mode 0644: ..." in err, at the line of the key
+ * whose file it is: a config error (exit 2).  config_check.c.
+ */
+int config_cert_open(const struct config *cfg, struct cert **out, char *err,
+		     size_t errlen);
+
+/*
+ * ibfs -t's check of the certificates, for the local node: config_cert_open
+ * (its error on errs), then the days each certificate has left on out
+ * ("cert /etc/ibfs/alpha.pem: CN=alpha: 364 days left, until
+ * 2027-12-03", then each CA's).  0, or 1 when they are not good.
+ */
+int config_check_certs(const struct config *cfg, FILE *out, FILE *errs);
 
 /*
  * Resolve the local node's addr and bootstrap host once, into its addr_sa

@@ -56,6 +56,10 @@ enum config_gkey {
 	GK_ANNOUNCE_INTERVAL,
 	GK_SECRET,
 	GK_SECRET_FILE,
+	GK_CA,
+	GK_CERT,
+	GK_KEY,
+	GK_CRL,
 	GK_STRICT_SOURCE,
 	GK_PKEY,
 	GK_SL,
@@ -113,6 +117,9 @@ void config_keys_default(struct config *cfg);
  */
 int config_ini_parse(const char *text, const char *name, struct config *cfg,
 		     char *err, size_t errlen);
+
+/* v with each "%n" replaced by node, into buf; -1 if too long. */
+int config_ini_subst(const char *v, const char *node, char *buf, size_t len);
 
 /* A bad value of key k on the current line: "k: why"; returns the error. */
 int config_ini_bad(struct config_parse *p, const struct config_key *k,

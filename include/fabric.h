@@ -8,6 +8,7 @@
 #ifndef IBFS_FABRIC_H
 #define IBFS_FABRIC_H
 
+#include "cert.h"
 #include "config.h"
 #include "peer.h"
 #include "transport.h"
@@ -18,11 +19,13 @@ struct fabric;
  * tp_open (with ops and arg: see tp_ops), route_open, mcast_open,
  * bootstrap_open (or ann_open, with bootstrap = multicast; then a group
  * not joined is -ENETUNREACH).
- * peers (cfg->nnodes of them) must outlive the fabric.  0, or -errno
+ * cert (with ca; else NULL) is the bootstrap's, and with peers (cfg->nnodes
+ * of them) must outlive the fabric.  0, or -errno
  * with nothing left open.
  */
 int fabric_open(struct fabric **out, const struct config *cfg,
-		struct peer *peers, const struct tp_ops *ops, void *arg);
+		struct peer *peers, struct cert *cert, const struct tp_ops *ops,
+		void *arg);
 
 /* bootstrap_close (ann_close), mcast_close, route_close, tp_close; f may be
  * NULL. */

@@ -152,6 +152,9 @@ struct peer {
 	char last_error[PEER_ERROR_MAX]; /* its words: .status last_error= */
 	int64_t last_attempt; /* wall ms of the last dial or hello; 0: none */
 	unsigned fails;	      /* failed meetings since it was last up */
+	/* the refusal last logged as a warning (FNV-1a of its words), so
+	 * that each cause is said once until the peer is met; 0: none */
+	uint32_t refused;
 	struct peer_probe probe;
 
 	struct peer_counters cnt; /* atomics: read without the lock */

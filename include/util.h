@@ -106,6 +106,13 @@ const char *util_name_problem_n(const char *name, size_t len);
 /* The same for a NUL-terminated name (NULL counts as empty). */
 const char *util_name_problem(const char *name);
 
+/*
+ * What group or others may do to a file that holds a secret (its
+ * st_mode): "read", "write or run", or NULL when nothing.  The one rule
+ * for secret_file, a config with a secret, and a certificate's key.
+ */
+const char *util_mode_exposed(unsigned int mode);
+
 /* The length of a valid name, or 0 when the name is not one. */
 size_t util_name_len(const char *name);
 

@@ -446,7 +446,8 @@ static int bs_new(struct bootstrap **out, const struct config *cfg,
  * first wants it, or when it dials us.  No per-node work here.
  */
 int bootstrap_open(struct bootstrap **out, const struct config *cfg,
-		   struct peer *peers, struct tp *tp, struct route *rt)
+		   struct peer *peers, struct cert *cert, struct tp *tp,
+		   struct route *rt)
 {
 	struct bootstrap *b = NULL;
 	int rc;
@@ -454,9 +455,13 @@ int bootstrap_open(struct bootstrap **out, const struct config *cfg,
 	rc = bs_new(&b, cfg, peers, tp, rt);
 	if (rc)
 		goto fail;
+	b->cert = cert;
 	if (b->secret_len)
 		log_info("bootstrap: sessions are authenticated with the "
 			 "shared secret");
+	if (b->cert)
+		log_info("bootstrap: peers prove who they are with "
+			 "certificates of the cluster CA");
 	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (b->efd < 0) {
 		rc = -errno;

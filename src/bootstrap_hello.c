@@ -34,7 +34,7 @@ enum {
 	HO_FLAGS = HO_GID + 16,	   /* 100: u32 HELLO_F_*, others zero */
 	HO_MAX_MSG = HO_FLAGS + 4, /* 104: u32 its max_message, 0 = not said */
 	HO_BOOT = HO_MAX_MSG + 4,  /* 108: u32 boot id (names streams) */
-	HO_NONCE = HO_BOOT + 4,	   /* 112: 16 bytes, zero without AUTH */
+	HO_NONCE = HO_BOOT + 4,	   /* 112: 16 bytes, zero without AUTH, CERT */
 	HO_END = HO_NONCE + HELLO_NONCE_LEN, /* 128 */
 };
 
@@ -85,7 +85,7 @@ size_t hello_encode(const struct hello *h, void *buf)
 	util_put32(b + HO_FLAGS, h->flags);
 	util_put32(b + HO_MAX_MSG, h->addr.max_message);
 	util_put32(b + HO_BOOT, h->addr.boot);
-	if (h->flags & HELLO_F_AUTH)
+	if (h->flags & (HELLO_F_AUTH | HELLO_F_CERT))
 		memcpy(b + HO_NONCE, h->nonce, HELLO_NONCE_LEN);
 	return HELLO_WIRE_LEN;
 }
@@ -125,9 +125,9 @@ int hello_decode(struct hello *h, const void *buf, size_t len)
 	/* Older daemons sent zero here: then nothing is known. */
 	t.addr.max_message = util_get32(b + HO_MAX_MSG);
 	t.addr.boot = util_get32(b + HO_BOOT);
-	if (t.flags & ~HELLO_F_AUTH)
+	if (t.flags & ~(HELLO_F_AUTH | HELLO_F_CERT))
 		return -EBADMSG;
-	if (t.flags & HELLO_F_AUTH)
+	if (t.flags & (HELLO_F_AUTH | HELLO_F_CERT))
 		memcpy(t.nonce, b + HO_NONCE, HELLO_NONCE_LEN);
 	*h = t;
 	return 0;
@@ -208,4 +208,45 @@ int bootstrap_proof_check(const void *secret, size_t secret_len,
 		rc = -EACCES;
 	OPENSSL_cleanse(want, sizeof(want));
 	return rc;
+}
+
+size_t bs_cert_encode(uint8_t *buf, const uint8_t *der, size_t derlen,
+		      const uint8_t *sig, size_t siglen)
+{
+	util_put16(buf, (uint16_t)derlen);
+	buf[2] = (uint8_t)siglen;
+	buf[3] = 0;
+	memcpy(buf + BS_CERT_HEAD, der, derlen);
+	memcpy(buf + BS_CERT_HEAD + derlen, sig, siglen);
+	return BS_CERT_HEAD + derlen + siglen;
+}
+
+int bs_cert_head(const uint8_t head[BS_CERT_HEAD], size_t *derlen,
+		 size_t *siglen)
+{
+	*derlen = util_get16(head);
+	*siglen = head[2];
+	if (!*derlen || *derlen > CERT_DER_MAX || !*siglen ||
+	    *siglen > CERT_SIG_MAX || head[3])
+		return -EBADMSG;
+	return 0;
+}
+
+int hello_cert_payload(const struct hello *signer, const struct hello *verifier,
+		       uint8_t out[CERT_PAYLOAD_MAX])
+{
+	struct cert_proof p = {
+		.signer = signer->name,
+		.verifier = verifier->name,
+		.signer_nonce = signer->nonce,
+		.verifier_nonce = verifier->nonce,
+		.nonce_len = HELLO_NONCE_LEN,
+		.signer_boot = signer->addr.boot,
+		.verifier_boot = verifier->addr.boot,
+		.qpn = signer->addr.qpn,
+		.lid = signer->addr.lid,
+	};
+
+	memcpy(p.gid, signer->addr.gid.raw, sizeof(p.gid));
+	return cert_payload(&p, out);
 }

@@ -40,6 +40,17 @@
  * session ever reaches tp_peer_expect or tp_peer_up, so the transport's
  * source filter admits nobody else.
  *
+ * With a ca (node certificates) both hellos carry HELLO_F_CERT and a
+ * nonce too, and each proof's message ends with the sender's certificate
+ * and its signature over both nonces, both boot ids and its own QPN, GID
+ * and LID (bootstrap_cert.c): L checks D's before it expects D's
+ * datagrams, D checks L's before it marks L up, each for the node the
+ * hello names.  With a secret too, both the HMAC and the certificate must
+ * hold; without one, the message is the certificate step alone.  A
+ * refusal is "peer NAME: authentication failed: certificate names gamma,
+ * not beta" (cert.h's reasons), logged once per reason and kept as the
+ * peer's last_error.
+ *
  * Sessions never block: every step reads or writes what the socket takes
  * and returns to the epoll loop (bootstrap.c), which calls bs_session_event
  * again when there is more.  A session that fails is closed, and an
@@ -63,6 +74,7 @@
 
 #include "bootstrap.h"
 #include "bootstrap_session.h"
+#include "cert.h"
 #include "log.h"
 #include "route.h"
 #include "util.h"
@@ -151,7 +163,7 @@ void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c)
 	b->nstrangers--;
 }
 
-/* A refusal is a config to fix, worth a warning each time it changes;
+/* A refusal is a config to fix, worth a warning once per reason;
  * the rest (refused, timed out, unreachable) a down peer repeats. */
 static int bs_is_refusal(int err)
 {
@@ -167,13 +179,17 @@ void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {
 	const char *name = p->conf->name;
-	int same, first;
+	uint32_t h = util_fnv1a(msg, strlen(msg), UTIL_FNV1A_INIT);
+	int said = 1, first;
 
 	pthread_mutex_lock(&p->lock);
-	same = !strncmp(msg, p->last_error, sizeof(p->last_error) - 1);
+	if (bs_is_refusal(err) && p->refused != h) {
+		p->refused = h;
+		said = 0;
+	}
 	first = p->fails++ == 0;
 	pthread_mutex_unlock(&p->lock);
-	if (bs_is_refusal(err) && !same)
+	if (!said)
 		log_warnx("%s %s: %s", prefix, name, msg);
 	else if (first)
 		log_info("peer %s: first failure: %s (retried while a write "
@@ -193,6 +209,7 @@ void bootstrap_recovered(struct peer *p)
 	pthread_mutex_lock(&p->lock);
 	n = p->fails;
 	p->fails = 0;
+	p->refused = 0;
 	pthread_mutex_unlock(&p->lock);
 	if (n)
 		log_info("peer %s: recovered after %u failed attempt%s",
@@ -223,7 +240,7 @@ static void bs_auth_fail(struct bootstrap *b, int pi, const char *why)
 {
 	char msg[sizeof(b->peers[pi].last_error)];
 
-	snprintf(msg, sizeof(msg), "authentication failed: %s", why);
+	snprintf(msg, sizeof(msg), "authentication failed: %.100s", why);
 	bs_note(b, pi, EACCES, "peer", msg);
 }
 
@@ -381,12 +398,15 @@ static void bs_peer_gone(struct bootstrap *b, int pi, int bye)
 /* A new session on fd, in b->conns; NULL without memory (fd closed). */
 struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
 {
-	struct bs_conn *c = calloc(1, sizeof(*c));
+	size_t room = b->cert ? BS_MSG_MAX : HELLO_WIRE_LEN;
+	struct bs_conn *c = calloc(1, sizeof(*c) + 2 * room);
 
 	if (!c) {
 		close(fd);
 		return NULL;
 	}
+	c->tx = (uint8_t *)(c + 1);
+	c->rx = c->tx + room;
 	c->fd = fd;
 	c->peer = pi;
 	c->deadline = util_now_ms() + b->timeout_ms;
@@ -440,13 +460,17 @@ void bs_session_retry(struct bootstrap *b, int pi, int was_up)
 		bp->backoff_ms = BS_BACKOFF_MAX_MS;
 }
 
-/* Our hello for one session: with a secret, flagged and a fresh nonce. */
+/* Our hello for one session: with a secret or a ca, flagged and a fresh
+ * nonce. */
 static int bs_my_hello(struct bootstrap *b, struct bs_conn *c)
 {
 	struct hello h = b->me;
 
-	if (b->secret_len) {
+	if (b->secret_len)
 		h.flags |= HELLO_F_AUTH;
+	if (b->cert)
+		h.flags |= HELLO_F_CERT;
+	if (h.flags) {
 		if (RAND_bytes(h.nonce, HELLO_NONCE_LEN) != 1) {
 			log_warnx("bootstrap: RAND_bytes failed; no nonce");
 			return -EIO;
@@ -562,6 +586,12 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 					   : "it has a secret, we have none");
 		return -EACCES;
 	}
+	if (!(c->h.flags & HELLO_F_CERT) != !b->cert) {
+		bs_auth_fail(b, pi,
+			     b->cert ? "it has no certificate, we have a ca"
+				     : "it has a ca, we have none");
+		return -EACCES;
+	}
 	memcpy(c->theirs, c->rx, HELLO_WIRE_LEN);
 	return 0;
 }
@@ -579,36 +609,69 @@ static int bs_dialer_done(struct bootstrap *b, struct bs_conn *c)
 	return bs_queue(c, ready, BS_READY_LEN);
 }
 
-/* Check the other side's proof; a wrong one is logged and refused. */
+/*
+ * Check the other side's proof: the HMAC with a secret, the certificate
+ * step with a ca, both when both are set.  A refusal is logged and kept
+ * as the peer's last_error.  1 while a certificate is still coming.
+ */
 static int bs_check_proof(struct bootstrap *b, struct bs_conn *c)
 {
 	const uint8_t *hd = c->outgoing ? c->mine : c->theirs;
 	const uint8_t *hl = c->outgoing ? c->theirs : c->mine;
+	char why[CERT_WHY_MAX] = "";
 	int rc;
 
-	rc = bootstrap_proof_check(b->secret, b->secret_len,
-				   c->outgoing ? BS_ROLE_LISTENER
-					       : BS_ROLE_DIALER,
-				   c->nonce, hd, hl, c->rx);
+	rc = bs_cert_more(b, c);
+	if (rc)
+		return rc;
+	if (b->secret_len) {
+		rc = bootstrap_proof_check(b->secret, b->secret_len,
+					   c->outgoing ? BS_ROLE_LISTENER
+						       : BS_ROLE_DIALER,
+					   c->nonce, hd, hl, c->rx);
+		if (rc == -EACCES)
+			bs_auth_fail(b, c->peer,
+				     "wrong proof (a different secret?)");
+		if (rc)
+			return rc;
+	}
+	if (!b->cert)
+		return 0;
+	rc = bs_cert_check(b, c, why, sizeof(why));
 	if (rc == -EACCES)
-		bs_auth_fail(b, c->peer, "wrong proof (a different secret?)");
+		bs_auth_fail(b, c->peer, why);
+	else if (rc) /* libcrypto failed us: not the peer's fault */
+		bs_session_fail(b, c->peer, -rc, "certificate not checked: %s",
+				why[0] ? why : strerror(-rc));
 	return rc;
 }
 
-/* Our proof, answering the nonce in the other side's hello. */
+/* Our proof, answering the nonce in the other side's hello: the HMAC
+ * with a secret, then the certificate step with a ca. */
 static int bs_send_proof(struct bootstrap *b, struct bs_conn *c)
 {
 	const uint8_t *hd = c->outgoing ? c->mine : c->theirs;
 	const uint8_t *hl = c->outgoing ? c->theirs : c->mine;
-	uint8_t proof[BS_PROOF_LEN];
+	uint8_t msg[BS_MSG_MAX];
+	size_t len = 0, n;
 	int rc;
 
-	rc = bootstrap_proof(b->secret, b->secret_len,
-			     c->outgoing ? BS_ROLE_DIALER : BS_ROLE_LISTENER,
-			     c->h.nonce, hd, hl, proof);
-	if (rc)
-		return rc;
-	return bs_queue(c, proof, BS_PROOF_LEN);
+	if (b->secret_len) {
+		rc = bootstrap_proof(b->secret, b->secret_len,
+				     c->outgoing ? BS_ROLE_DIALER
+						 : BS_ROLE_LISTENER,
+				     c->h.nonce, hd, hl, msg);
+		if (rc)
+			return rc;
+		len = BS_PROOF_LEN;
+	}
+	if (b->cert) {
+		rc = bs_cert_make(b, c, msg + len, &n);
+		if (rc)
+			return rc;
+		len += n;
+	}
+	return bs_queue(c, msg, len);
 }
 
 /* The dialer's side of the handshake: their hello, then their proof. */
@@ -620,14 +683,14 @@ static int bs_dialer_step(struct bootstrap *b, struct bs_conn *c)
 		rc = bs_check_hello(b, c, c->peer);
 		if (rc)
 			return rc;
-		if (!b->secret_len)
+		if (!bs_proof_want(b))
 			return bs_dialer_done(b, c);
-		bs_await(b, c, BS_READ_PROOF, BS_PROOF_LEN);
+		bs_await(b, c, BS_READ_PROOF, bs_proof_want(b));
 		return bs_send_proof(b, c);
 	}
 	rc = bs_check_proof(b, c);
 	if (rc)
-		return rc;
+		return rc > 0 ? 0 : rc;
 	return bs_dialer_done(b, c);
 }
 
@@ -644,9 +707,9 @@ static int bs_listener_step(struct bootstrap *b, struct bs_conn *c)
 		rc = bs_my_hello(b, c);
 		if (rc)
 			return rc;
-		if (b->secret_len) {
+		if (bs_proof_want(b)) {
 			/* A stranger until its proof checks out. */
-			bs_await(b, c, BS_READ_PROOF, BS_PROOF_LEN);
+			bs_await(b, c, BS_READ_PROOF, bs_proof_want(b));
 			return bs_queue(c, c->mine, HELLO_WIRE_LEN);
 		}
 		/* Accept its datagrams before it can see us up. */
@@ -657,7 +720,7 @@ static int bs_listener_step(struct bootstrap *b, struct bs_conn *c)
 	if (c->st == BS_READ_PROOF) {
 		rc = bs_check_proof(b, c);
 		if (rc)
-			return rc;
+			return rc > 0 ? 0 : rc;
 		/* Authenticated: accept its datagrams before it sees us up. */
 		tp_peer_expect(b->tp, &b->peers[c->peer], &c->h.addr);
 		bs_await(b, c, BS_READ_READY, BS_READY_LEN);

@@ -129,13 +129,12 @@ static int file_read(const char *path, const char *what, int secret, char **out,
 		why_set(why, whylen, "%s %.200s: not a regular file", what,
 			path);
 		rc = -EINVAL;
-	} else if (secret && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+	} else if (secret && util_mode_exposed(st.st_mode)) {
 		why_set(why, whylen,
 			"%s %.200s: mode %04o: group or others may %s it; "
 			"refusing it (chmod 600 it)",
 			what, path, (unsigned int)(st.st_mode & 07777),
-			st.st_mode & (S_IRGRP | S_IROTH) ? "read"
-							 : "write or run");
+			util_mode_exposed(st.st_mode));
 		rc = -EPERM;
 	} else if ((size_t)st.st_size > CERT_FILE_MAX) {
 		why_set(why, whylen, "%s %.200s: larger than %u bytes", what,

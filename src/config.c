@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "config_parse.h"
+#include "util.h"
 
 #define FILE_MAX (1u << 20) /* a config is a few hundred bytes */
 
@@ -138,20 +139,11 @@ static int config_secret_err(const struct config *cfg, char *err, size_t errlen,
 	return rc;
 }
 
-/* What group or others may do to a file that holds a secret; NULL when
- * nothing.  The one rule for secret_file and for a config with a secret. */
-static const char *config_mode_exposed(mode_t mode)
-{
-	if (!(mode & (S_IRWXG | S_IRWXO)))
-		return NULL;
-	return mode & (S_IRGRP | S_IROTH) ? "read" : "write or run";
-}
-
 /* A secret file others may read (or change) is a secret no longer. */
 static int config_secret_check(const struct config *cfg, mode_t mode, char *err,
 			       size_t errlen)
 {
-	const char *how = config_mode_exposed(mode);
+	const char *how = util_mode_exposed(mode);
 
 	if (how)
 		return config_secret_err(cfg, err, errlen, -EACCES,
@@ -166,7 +158,7 @@ static int config_secret_check(const struct config *cfg, mode_t mode, char *err,
 static int config_inline_secret_check(const struct config *cfg, mode_t mode,
 				      char *err, size_t errlen)
 {
-	const char *how = config_mode_exposed(mode);
+	const char *how = util_mode_exposed(mode);
 
 	if (!cfg->secret[0] || cfg->secret_file[0] || !how)
 		return 0;
@@ -413,6 +405,30 @@ int config_select_local(struct config *cfg, const char *name, char *err,
 	if (err && errlen)
 		config_no_node(cfg, name, name == host, err, errlen);
 	return -ENOENT;
+}
+
+int config_cert_paths(const struct config *cfg, struct config_cert_paths *out,
+		      char *err, size_t errlen)
+{
+	const char *const in[] = {cfg->ca, cfg->cert, cfg->key, cfg->crl};
+	char *const dst[] = {out->ca, out->cert, out->key, out->crl};
+	static const char *const names[] = {"ca", "cert", "key", "crl"};
+	const char *node = cfg->nodes[cfg->local].name;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(in); i++) {
+		if (config_ini_subst(in[i], node, dst[i], sizeof(out->ca)) <
+		    0) {
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "%.200s:%d: %s: '%.200s' is too long "
+					 "once %%n is expanded",
+					 cfg->path, cfg->cert_lines[i],
+					 names[i], in[i]);
+			return -ENAMETOOLONG;
+		}
+	}
+	return 0;
 }
 
 /* Wipe everything, the secret included, so a second call is harmless. */

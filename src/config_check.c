@@ -9,7 +9,8 @@
  * those are one line that names a few, as 512 lines that differ only in
  * the node would bury the one that differs.  The rows are flushed before
  * the first error, so that `ibfs -t 2>&1 | less` reads in order.
- * The main thread only.
+ * Then, with ca, the local node's certificates: good or why not, and the
+ * days each has left.  The main thread only.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cert.h"
 #include "config.h"
 #include "util.h"
 
@@ -230,4 +232,67 @@ out:
 	free(f);
 	free(g);
 	return bad;
+}
+
+int config_cert_open(const struct config *cfg, struct cert **out, char *err,
+		     size_t errlen)
+{
+	static const char *const keys[] = {"ca ", "cert ", "key ", "crl "};
+	struct config_cert_paths pa;
+	char why[CERT_WHY_MAX];
+	struct cert_files f;
+	size_t i, line = 0;
+	int rc;
+
+	*out = NULL;
+	if (!cfg->ca[0])
+		return 0;
+	rc = config_cert_paths(cfg, &pa, err, errlen);
+	if (rc)
+		return rc;
+	f = (struct cert_files){pa.ca, pa.cert, pa.key, pa.crl};
+	rc = cert_open(out, &f, cfg->nodes[cfg->local].name, why, sizeof(why));
+	if (!rc)
+		return 0;
+	/* cert_open's reason starts with the key whose file it is */
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (!strncmp(why, keys[i], strlen(keys[i])))
+			line = i;
+	snprintf(err, errlen, "%.200s:%d: %s", cfg->path, cfg->cert_lines[line],
+		 why);
+	return rc;
+}
+
+/* One certificate's row: who, and how many days it has left. */
+static void check_expiry(const char *what, const struct cert_expiry *e,
+			 time_t now, FILE *out)
+{
+	char date[16] = "?";
+	struct tm tm;
+
+	if (gmtime_r(&e->not_after, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%d", &tm);
+	fprintf(out, "%s %s: %ld days left, until %s\n", what, e->subject,
+		cert_days_left(e->not_after, now), date);
+}
+
+int config_check_certs(const struct config *cfg, FILE *out, FILE *errs)
+{
+	struct cert_expiry e[1 + CERT_CA_MAX];
+	char err[CONFIG_ERR_MAX];
+	struct cert *c;
+	time_t now = time(NULL);
+	int i, n;
+
+	if (!cfg->ca[0])
+		return 0;
+	if (config_cert_open(cfg, &c, err, sizeof(err))) {
+		fprintf(errs, "ibfs: %s\n", err);
+		return 1;
+	}
+	n = cert_expiries(c, e, ARRAY_SIZE(e));
+	for (i = 0; i < n; i++)
+		check_expiry(i ? "ca" : "cert", &e[i], now, out);
+	cert_close(c);
+	return 0;
 }

@@ -137,7 +137,7 @@ static int ini_is_list(const char *v)
 }
 
 /* v with each "%n" replaced by the node's name, into buf; -1 if too long. */
-static int ini_subst(const char *v, const char *node, char *buf, size_t len)
+int config_ini_subst(const char *v, const char *node, char *buf, size_t len)
 {
 	size_t o = 0, k;
 
@@ -202,10 +202,10 @@ static int ini_node_key(struct config_parse *p, const char *name,
 	rc = ini_node_values(p, name, value, &h);
 	for (i = 0; !rc && i < p->sec_n; i++) {
 		n = &p->cfg->nodes[p->sec_first + i];
-		if (ini_subst(h.n > 1	 ? h.names[i]
-			      : h.n == 1 ? h.names[0]
-					 : value,
-			      n->name, val, sizeof(val))) {
+		if (config_ini_subst(h.n > 1	? h.names[i]
+				     : h.n == 1 ? h.names[0]
+						: value,
+				     n->name, val, sizeof(val))) {
 			rc = ini_fail(p, p->line, "%s: too long for node '%s'",
 				      name, n->name);
 			break;
@@ -644,6 +644,48 @@ static int ini_finish_memory(struct config_parse *p)
 }
 
 /*
+ * The certificate keys go together: ca with cert and key, cert, key and
+ * crl only with a ca.  Absolute paths, for secret_file's reason (below).
+ * The multicast announce does not carry certificates yet: refused rather
+ * than a ca that checks nothing.
+ */
+static int ini_finish_certs(struct config_parse *p)
+{
+	static const int keys[] = {GK_CA, GK_CERT, GK_KEY, GK_CRL};
+	struct config *cfg = p->cfg;
+	const char *path;
+	const int *g = p->gseen;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		cfg->cert_lines[i] = g[keys[i]];
+		path = (const char *)cfg + config_gkeys[keys[i]].off;
+		if (g[keys[i]] && path[0] != '/')
+			return ini_fail(p, g[keys[i]],
+					"%s: '%s' is not an absolute path",
+					config_gkeys[keys[i]].name, path);
+		if (g[keys[i]] && i && !g[GK_CA])
+			return ini_fail(p, g[keys[i]],
+					"%s without ca: the certificate keys "
+					"need the cluster CA",
+					config_gkeys[keys[i]].name);
+	}
+	if (!g[GK_CA])
+		return 0;
+	if (!g[GK_CERT] || !g[GK_KEY])
+		return ini_fail(p, g[GK_CA],
+				"ca without %s: a node with a CA needs its own "
+				"certificate and key",
+				g[GK_CERT] ? "key" : "cert");
+	if (cfg->bootstrap == BOOTSTRAP_MULTICAST)
+		return ini_fail(p, ini_later(g[GK_CA], g[GK_BOOTSTRAP]),
+				"ca with bootstrap = multicast: the announce "
+				"carries no certificate yet (use bootstrap = "
+				"tcp)");
+	return 0;
+}
+
+/*
  * One secret, at a line config.c's checks of the file can name; a
  * secret_file is opened by the daemon, whose working directory is /
  * under systemd, so a relative path would name another file there than
@@ -681,7 +723,7 @@ static int ini_finish(struct config_parse *p)
 			return p->rc;
 	if (ini_endpoints(p))
 		return p->rc;
-	if (ini_finish_secret(p))
+	if (ini_finish_secret(p) || ini_finish_certs(p))
 		return p->rc;
 	if (cfg->queue_limit < cfg->max_message)
 		return ini_fail(

@@ -501,6 +501,44 @@ const struct config_key config_gkeys[GK_MAX] = {
 		"may read (any bit of 077 set) is refused: `ibfs` says so and "
 		"exits with status 2 before mounting. Only one of `secret` "
 		"and `secret_file` may be set." },
+	[GK_CA] = { STR("ca", ca, 1, 4095), .arg = "*PATH*",
+		.def_doc = "none: a node is who it says it is if it holds "
+		"the `secret`",
+		.doc = "PEM file of the cluster CA certificate(s), an absolute "
+		"path; several may be listed, so that a CA can be rotated. "
+		"When set, `cert` and `key` must be too, and a peer is met "
+		"only when the certificate it sends is signed by one of them, "
+		"is valid now, is not revoked (`crl`), names the node it says "
+		"it is (its subjectAltName DNS name, or its CN when it has "
+		"none), and it signs the handshake (both nonces, both boot "
+		"ids, its QPN, GID and LID) with that certificate's key. A "
+		"refusal is logged once per cause and kept as the peer's "
+		"`last_error` (`peer `*NAME*`: authentication failed: "
+		"certificate names gamma, not beta`). With a `secret` too, "
+		"both must hold. `bootstrap = multicast` does not take "
+		"certificates yet: the two together are refused. SIGHUP reads "
+		"`ca`, `cert`, `key` and `crl` again; *docs/certificates.md* "
+		"gives the `openssl` commands." },
+	[GK_CERT] = { STR("cert", cert, 1, 4095), .arg = "*PATH*",
+		.def_doc = "none",
+		.doc = "PEM file of this node's certificate (Ed25519 or ECDSA "
+		"P-256), signed by a CA in `ca`; an absolute path, in which "
+		"`%n` stands for the node's name (`/etc/ibfs/%n.pem`). "
+		"`ibfs` checks it at start as a peer would, and exits with "
+		"status 2 when it is not good; `ibfs -t` says how many days "
+		"it has left." },
+	[GK_KEY] = { STR("key", key, 1, 4095), .arg = "*PATH*",
+		.def_doc = "none",
+		.doc = "PEM file of this node's private key, without a "
+		"passphrase; an absolute path, `%n` allowed. A file that "
+		"group or others may read (any bit of 077 set), or a symbolic "
+		"link, is refused with exit status 2, as a `secret_file` is." },
+	[GK_CRL] = { STR("crl", crl, 1, 4095), .arg = "*PATH*",
+		.def_doc = "none: no certificate is taken as revoked",
+		.doc = "PEM file of the CA's revocation lists, an absolute "
+		"path. Each CA in `ca` needs its CRL here, and a CRL past its "
+		"next update refuses every certificate of its CA: make a new "
+		"one before then (`openssl ca -gencrl`)." },
 	[GK_STRICT_SOURCE] = { BOOL("strict_source", strict_source), .def = 1,
 		.doc = "Whether a bootstrap session may speak for node *NAME* "
 		"only from an address the config gives *NAME*: its `addr` or "

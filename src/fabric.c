@@ -29,16 +29,17 @@ struct fabric {
 /* TCP sessions, or announces on the group (mcast_open made sure it is
  * joined: bootstrap = multicast has no fallback). */
 static int fabric_bootstrap_open(struct fabric *f, const struct config *cfg,
-				 struct peer *peers)
+				 struct peer *peers, struct cert *cert)
 {
 	if (cfg->bootstrap == BOOTSTRAP_TCP)
-		return bootstrap_open(&f->bs, cfg, peers, f->tp, f->rt);
+		return bootstrap_open(&f->bs, cfg, peers, cert, f->tp, f->rt);
 	return ann_open(&f->ann, cfg, peers, f->tp, f->rt);
 }
 
 /* Open in order; on failure close what was opened, in reverse. */
 int fabric_open(struct fabric **out, const struct config *cfg,
-		struct peer *peers, const struct tp_ops *ops, void *arg)
+		struct peer *peers, struct cert *cert, const struct tp_ops *ops,
+		void *arg)
 {
 	struct fabric *f;
 	int rc;
@@ -55,7 +56,7 @@ int fabric_open(struct fabric **out, const struct config *cfg,
 	rc = mcast_open(&f->mc, cfg, f->tp, f->rt);
 	if (rc)
 		goto out_route;
-	rc = fabric_bootstrap_open(f, cfg, peers);
+	rc = fabric_bootstrap_open(f, cfg, peers, cert);
 	if (rc)
 		goto out_mcast;
 	*out = f;

@@ -13,11 +13,15 @@
  * goes (main_run says why).  Without -f the parent waits until the child has
  * mounted and exits with the child's verdict, so `ibfs … && echo hi >
  * MNT/beta/chat` works in scripts. Exit status: 0 on success, 2 for bad usage
- * or config, 1 otherwise.
+ * or config, 1 otherwise.  With ca, the node's certificate is checked with
+ * the config (exit 2), and SIGHUP reads the certificates again (main_hup).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +32,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "cert.h"
 #include "config.h"
 #include "fabric.h"
 #include "fs.h"
@@ -48,6 +53,10 @@ struct ibfs {
 	struct peer *peers;
 	struct fs *fs;
 	struct fabric *fab;
+	struct cert *cert; /* with ca: ours, and the CA's; else NULL */
+	pthread_t hup;	   /* with cert: SIGHUP's thread (main_hup) */
+	int hup_started;
+	atomic_int hup_stop;
 	int ready; /* the readiness pipe to the parent; -1: none */
 };
 
@@ -117,8 +126,10 @@ static int main_usage_error(const char *why)
  * are looked up when they are met) and apply command-line overrides;
  * -EINVAL when bad.
  */
-static int main_config(struct opts *o, struct config *cfg)
+static int main_config(struct ibfs *d)
 {
+	struct opts *o = &d->o;
+	struct config *cfg = &d->cfg;
 	char err[CONFIG_ERR_MAX];
 
 	if (!o->config) {
@@ -128,6 +139,11 @@ static int main_config(struct opts *o, struct config *cfg)
 	if (config_load(o->config, cfg, err, sizeof(err)) ||
 	    config_select_local(cfg, o->node, err, sizeof(err)) ||
 	    config_resolve_local(cfg, err, sizeof(err))) {
+		fprintf(stderr, "ibfs: %s\n", err);
+		config_free(cfg);
+		return -EINVAL;
+	}
+	if (config_cert_open(cfg, &d->cert, err, sizeof(err))) {
 		fprintf(stderr, "ibfs: %s\n", err);
 		config_free(cfg);
 		return -EINVAL;
@@ -227,7 +243,7 @@ static int main_test(struct ibfs *d)
 	const struct opts *o = &d->o;
 	struct config *cfg = &d->cfg;
 	char err[CONFIG_ERR_MAX];
-	int bad;
+	int bad, certs_bad = 0;
 
 	if (!o->config)
 		return main_usage_error("-t needs a config (-c FILE)");
@@ -244,17 +260,28 @@ static int main_test(struct ibfs *d)
 	bad = config_check(cfg, stdout, stderr);
 	if (bad < 0)
 		fatalx("out of memory");
+	if (cfg->ca[0] && cfg->local < 0 &&
+	    config_select_local(cfg, NULL, err, sizeof(err)))
+		fprintf(stderr,
+			"ibfs: %s: certificates not checked: whose? "
+			"(-n NAME)\n",
+			o->config);
+	else if (config_check_certs(cfg, stdout, stderr))
+		certs_bad = 1;
 	if (bad)
 		fprintf(stderr,
 			"ibfs: %s: %d nodes, %d with names that do not "
 			"resolve\n",
 			o->config, cfg->nnodes, bad);
+	else if (certs_bad)
+		fprintf(stderr, "ibfs: %s: the certificates are not good\n",
+			o->config);
 	else
 		fprintf(stderr, "ibfs: %s: %d nodes, good%s%s\n", o->config,
 			cfg->nnodes, o->node ? "; local node " : "",
 			o->node ? o->node : "");
 	config_free(cfg);
-	return bad ? EXIT_USAGE : 0;
+	return bad || certs_bad ? EXIT_USAGE : 0;
 }
 
 /*
@@ -282,9 +309,10 @@ static int main_args(struct ibfs *d, int argc, char *argv[])
 	}
 	if (d->o.test)
 		return main_test(d);
-	if (main_config(&d->o, &d->cfg))
+	if (main_config(d))
 		return EXIT_USAGE;
 	if (main_fuse_args(d, d->cfg.nodes[d->cfg.local].name)) {
+		cert_close(d->cert);
 		config_free(&d->cfg);
 		return EXIT_USAGE;
 	}
@@ -339,6 +367,65 @@ static int main_serve(struct ibfs *d)
 }
 
 /*
+ * With ca, SIGHUP re-reads ca, cert, key and crl (cert_reload): the new
+ * files are used only when all of them are good, and the daemon stays up
+ * either way.  Peers are checked against them at their next handshake.
+ * SIGHUP is blocked in every thread (main_hup_start runs before any
+ * other starts) and taken here with sigwait, so that libfuse's handler,
+ * which ends the session on SIGHUP, never runs.  Without ca SIGHUP ends
+ * the daemon as before.
+ */
+static void *main_hup(void *arg)
+{
+	struct ibfs *d = arg;
+	char why[CERT_WHY_MAX];
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	while (!sigwait(&set, &sig) && !atomic_load(&d->hup_stop)) {
+		if (cert_reload(d->cert, NULL, why, sizeof(why)))
+			log_warnx("SIGHUP: the certificates in use stay: %s",
+				  why);
+		else
+			log_info("SIGHUP: ca, cert, key and crl read again "
+				 "(generation %llu); peers are checked "
+				 "against them at their next handshake",
+				 (unsigned long long)cert_generation(d->cert));
+	}
+	return NULL;
+}
+
+/* SIGHUP blocked here, in main, before any thread starts, and its thread;
+ * 0 or -errno. */
+static int main_hup_start(struct ibfs *d)
+{
+	sigset_t set;
+	int rc;
+
+	if (!d->cert)
+		return 0;
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	rc = -pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (!rc)
+		rc = -pthread_create(&d->hup, NULL, main_hup, d);
+	d->hup_started = !rc;
+	return rc;
+}
+
+static void main_hup_stop(struct ibfs *d)
+{
+	if (!d->hup_started)
+		return;
+	atomic_store(&d->hup_stop, 1);
+	pthread_kill(d->hup, SIGHUP);
+	pthread_join(d->hup, NULL);
+	d->hup_started = 0;
+}
+
+/*
  * Peers, the file tree (it needs the peers before the fabric delivers),
  * the fabric, the mount; serve; then all of it closed in reverse, but for
  * one step: the fabric's threads stop before the FUSE session goes.  They
@@ -358,13 +445,16 @@ static int main_run(struct ibfs *d, int *status)
 	};
 	int rc;
 
-	rc = peer_table_open(&d->peers, &d->cfg);
+	rc = main_hup_start(d);
 	if (rc)
 		return rc;
+	rc = peer_table_open(&d->peers, &d->cfg);
+	if (rc)
+		goto out_hup;
 	rc = fs_open(&d->fs, &d->cfg, d->peers);
 	if (rc)
 		goto out_peers;
-	rc = fabric_open(&d->fab, &d->cfg, d->peers, &ops, d->fs);
+	rc = fabric_open(&d->fab, &d->cfg, d->peers, d->cert, &ops, d->fs);
 	if (rc)
 		goto out_fs;
 	fs_set_transport(d->fs, fabric_tp(d->fab));
@@ -377,6 +467,8 @@ out_fs:
 	fs_close(d->fs);
 out_peers:
 	peer_table_close(d->peers, d->cfg.nnodes);
+out_hup:
+	main_hup_stop(d);
 	return rc;
 }
 
@@ -436,6 +528,7 @@ int main(int argc, char *argv[])
 	if (rc)
 		log_warnx("start-up failed: %s", strerror(-rc));
 	main_ready(d.ready, status);
+	cert_close(d.cert);
 	config_free(&d.cfg);
 out_args:
 	free(d.fo.mountpoint);

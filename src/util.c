@@ -2,6 +2,7 @@
 /* The shared rules of util.h that are not inline. */
 #include <stdio.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
@@ -112,4 +113,11 @@ const char *util_utc_str(int64_t ms, char *buf, size_t len)
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, (int)(ms % 1000));
 	return buf;
+}
+
+const char *util_mode_exposed(unsigned int mode)
+{
+	if (!(mode & (S_IRWXG | S_IRWXO)))
+		return NULL;
+	return mode & (S_IRGRP | S_IROTH) ? "read" : "write or run";
 }

@@ -250,6 +250,20 @@ _ibfs_launch() {
 	IBFS_PID[$name]=$!
 }
 
+# Launch the daemon for NAME on config CONF, not the test's (no waiting):
+# a node with other keys than the rest; stopped at exit like the others.
+ibfs_launch_conf() {
+	local name=$1 conf=$2 mnt
+	mnt=$(ibfs_mnt "$name")
+	mkdir -p "$mnt"
+	log "starting $name with $conf"
+	echo "=== start $(date +%T.%3N) ($conf)" >>"$WORK/$name.log"
+	"$IBFS_BIN" -c "$conf" -n "$name" -f "$mnt" </dev/null \
+		>>"$WORK/$name.log" 2>&1 &
+	IBFS_PID[$name]=$!
+	[[ " ${IBFS_NODES[*]} " == *" $name "* ]] || IBFS_NODES+=("$name")
+}
+
 # True when NAME is mounted: its .status is readable.  Peers are met on
 # demand (the first write to one waits for it), so nothing else is up yet.
 # /proc/mounts, read by bash, first: until the mount is there, no

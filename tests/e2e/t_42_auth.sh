@@ -20,17 +20,6 @@ A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
 C=$(ibfs_mnt gamma)
 
-# Launch gamma on config CONF (no waiting); lib.sh stops it at exit.
-gamma_launch() {
-	mkdir -p "$C"
-	log "starting gamma with $1"
-	echo "=== start $(date +%T.%3N) ($1)" >>"$WORK/gamma.log"
-	"$IBFS_BIN" -c "$1" -n gamma -f "$C" </dev/null \
-		>>"$WORK/gamma.log" 2>&1 &
-	IBFS_PID[gamma]=$!
-	[[ " ${IBFS_NODES[*]} " == *" gamma "* ]] || IBFS_NODES+=(gamma)
-}
-
 # Count of lines in node N's log matching REGEX.
 log_count() {
 	grep -cE "$2" "$WORK/$1.log" 2>/dev/null || true
@@ -97,14 +86,14 @@ log "(1) alpha and beta share the secret and talk"
 # (2) gamma with a different secret.
 sed "s/^secret = .*/secret = not-$SECRET/" "$WORK/ibfs.conf" >"$WORK/wrong.conf"
 chmod 600 "$WORK/wrong.conf"
-gamma_launch "$WORK/wrong.conf"
+ibfs_launch_conf gamma "$WORK/wrong.conf"
 expect_refused 'wrong proof'
 log "(2) a wrong secret is refused"
 ibfs_stop gamma
 
 # (3) gamma without any secret.
 grep -v '^secret = ' "$WORK/ibfs.conf" >"$WORK/none.conf"
-gamma_launch "$WORK/none.conf"
+ibfs_launch_conf gamma "$WORK/none.conf"
 expect_refused 'it has no secret, we have one'
 grep -q 'peer alpha: authentication failed: it has a secret, we have none' \
 	"$WORK/gamma.log" || fail "gamma does not say alpha has a secret"
@@ -127,7 +116,7 @@ assert_match 'secret_file .*mode 0644: group or others may read it' "$out" \
 	"message for a 0644 secret_file"
 grep -q " $C " /proc/mounts && fail "gamma mounted despite the bad secret_file"
 chmod 0600 "$WORK/secret"
-gamma_launch "$WORK/file.conf"
+ibfs_launch_conf gamma "$WORK/file.conf"
 IBFS_NODES=(alpha beta gamma)
 ibfs_wait_up gamma
 echo joined >"$A/gamma/chat" || fail "alpha -> gamma once it has the secret"

@@ -6,7 +6,8 @@
  * reads nothing past them, and what it accepts satisfies every check the
  * daemon relies on and encodes back to the same hello.  With HELLO_F_AUTH
  * the proof over the hello, built and checked as a session does, holds,
- * and any one flipped bit of it fails.
+ * and any one flipped bit of it fails; with HELLO_F_CERT the certificate
+ * step's head that follows is read within its limits.
  *
  * The codec and the proofs are bootstrap_hello.c alone, apart from the
  * session code, so the target links without the transport or routing:
@@ -50,9 +51,25 @@ static void check_accepted(const struct hello *h)
 	      h->delivery == DELIVERY_RELIABLE);
 	CHECK(h->addr.qpn >= 1 && h->addr.qpn <= 0xffffff);
 	CHECK(h->addr.mtu >= IBV_MTU_256 && h->addr.mtu <= IBV_MTU_4096);
-	CHECK((h->flags & ~HELLO_F_AUTH) == 0);
-	if (!(h->flags & HELLO_F_AUTH))
+	CHECK((h->flags & ~(HELLO_F_AUTH | HELLO_F_CERT)) == 0);
+	if (!(h->flags & (HELLO_F_AUTH | HELLO_F_CERT)))
 		CHECK(!memcmp(h->nonce, zero, HELLO_NONCE_LEN));
+}
+
+/*
+ * With HELLO_F_CERT, what follows the hello is read as the certificate
+ * step's head (bs_cert_head): what it accepts stays within the limits
+ * bs_conn's buffer is sized for.
+ */
+static void check_cert_step(const uint8_t *data, size_t size)
+{
+	size_t derlen, siglen;
+
+	if (size < BS_CERT_HEAD || bs_cert_head(data, &derlen, &siglen))
+		return;
+	CHECK(derlen >= 1 && derlen <= CERT_DER_MAX);
+	CHECK(siglen >= 1 && siglen <= CERT_SIG_MAX);
+	CHECK(BS_CERT_HEAD + derlen + siglen <= BS_CERT_MSG_MAX);
 }
 
 /* The proof over this hello (as both sides' hello) and a wrong one. */
@@ -116,6 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(hello_same(&h, &again));
 	if (h.flags & HELLO_F_AUTH)
 		check_proof(&h, wire, copy, size);
+	if (h.flags & HELLO_F_CERT)
+		check_cert_step(copy + HELLO_WIRE_LEN, size - HELLO_WIRE_LEN);
 	free(copy);
 	return 0;
 }

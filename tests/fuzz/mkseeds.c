@@ -62,6 +62,8 @@ static void save(const char *target, const char *name, const struct seed *s)
 	}
 }
 
+static size_t cert_step(uint8_t out[BS_CERT_MSG_MAX]);
+
 /* Hellos as daemons send them: datagram, reliable, authenticated. */
 static void seeds_hello(void)
 {
@@ -102,6 +104,39 @@ static void seeds_hello(void)
 	memset(s.b + s.n, 0x5a, BS_PROOF_LEN);
 	s.n += BS_PROOF_LEN;
 	save("hello", "auth", &s);
+
+	/* with a ca: the nonce, and the certificate step after it */
+	h.flags = HELLO_F_CERT;
+	s.n = hello_encode(&h, s.b);
+	s.n += cert_step(s.b + s.n);
+	save("hello", "cert", &s);
+}
+
+/*
+ * beta's certificate step as it follows the hello (bs_cert_encode): the
+ * certificate and signature of fuzz_cert's seed-beta (u16 length, DER,
+ * u8 length, signature), which make fuzz-cert wrote; its length.
+ */
+static size_t cert_step(uint8_t out[BS_CERT_MSG_MAX])
+{
+	char path[4096];
+	uint8_t in[BS_CERT_MSG_MAX];
+	size_t n, derlen;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cert/seed-beta", outdir);
+	f = fopen(path, "rb");
+	n = f ? fread(in, 1, sizeof(in), f) : 0;
+	if (f)
+		fclose(f);
+	derlen = n >= 2 ? (size_t)in[0] << 8 | in[1] : 0;
+	if (!derlen || derlen > CERT_DER_MAX || n < 3 + derlen ||
+	    n < 3 + derlen + in[2 + derlen] || !in[2 + derlen]) {
+		fprintf(stderr, "mkseeds: %s: no certificate\n", path);
+		exit(1);
+	}
+	return bs_cert_encode(out, in + 2, derlen, in + 3 + derlen,
+			      in[2 + derlen]);
 }
 
 /* A bshake seed: the case byte, beta's hello (name, flags), then tail. */
@@ -124,8 +159,12 @@ static void bshake(const char *name, unsigned mode, const char *who,
 		h.flags = HELLO_F_AUTH;
 		memset(h.nonce, 0x42, HELLO_NONCE_LEN);
 	}
+	if (mode & 0x100) { /* not a case bit: beta sends its certificate */
+		h.flags |= HELLO_F_CERT;
+		memset(h.nonce, 0x42, HELLO_NONCE_LEN);
+	}
 	s.n = 0;
-	put8(&s, mode);
+	put8(&s, mode & 0xff);
 	s.n += hello_encode(&h, s.b + s.n);
 	put(&s, tail, tlen);
 	save("bshake", name, &s);
@@ -134,7 +173,8 @@ static void bshake(const char *name, unsigned mode, const char *who,
 /* fuzz_bshake: each case of fuzz_bshake.c, with what a peer then sends. */
 static void seeds_bshake(void)
 {
-	uint8_t tail[BS_PROOF_LEN + 4];
+	uint8_t tail[BS_PROOF_LEN + 4], cert[BS_CERT_MSG_MAX];
+	size_t tlen;
 
 	memset(tail, 0x5a, BS_PROOF_LEN);
 	memcpy(tail + BS_PROOF_LEN, "IBHR", 4);
@@ -146,6 +186,9 @@ static void seeds_bshake(void)
 	bshake("stranger", 4, "beta", "IBHR", 4);
 	bshake("control-byte", 0, "be\nta", "IBHR", 4);
 	bshake("not-configured", 0, "delta", "", 0);
+	tlen = cert_step(cert);
+	bshake("incoming-cert", 0x100, "beta", cert, tlen);
+	bshake("incoming-auth-cert", 0x101, "beta", cert, tlen);
 }
 
 /* fuzz_ann: an announce as a daemon sends it, and a challenge. */

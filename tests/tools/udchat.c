@@ -848,7 +848,7 @@ int main(int argc, char *argv[])
 	rc = peer_table_open(&uc.peers, &cfg);
 	if (rc)
 		goto out_cfg;
-	rc = fabric_open(&fab, &cfg, uc.peers, &ops, &uc);
+	rc = fabric_open(&fab, &cfg, uc.peers, NULL, &ops, &uc);
 	if (rc)
 		goto out_peers;
 	uc.tp = fabric_tp(fab);

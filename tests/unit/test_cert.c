@@ -22,14 +22,10 @@
 
 #include "cert.h"
 #include "unit.h"
+#include "certs_harness.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-/* Run from the repository's root, as make unit does. */
-#define MKCERTS "tests/unit/mkcerts.sh"
-#define DOC	"docs/certificates.md"
-
-static char dir[32]; /* /tmp/test_cert.XXXXXX */
 static char why[CERT_WHY_MAX];
 
 /* DIR/rel, in one of a few rotating buffers. */
@@ -41,29 +37,6 @@ static const char *at(const char *rel)
 
 	snprintf(p, sizeof(buf[0]), "%s/%.63s", dir, rel);
 	return p;
-}
-
-static int certs_make(void **state)
-{
-	char cmd[256];
-
-	if (access(MKCERTS, X_OK) || access(DOC, R_OK)) {
-		fprintf(stderr, "test_cert: run from the repository root\n");
-		return -1;
-	}
-	snprintf(dir, sizeof(dir), "/tmp/test_cert.XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s %s", MKCERTS, DOC, dir);
-	return system(cmd) ? -1 : 0;
-}
-
-static int certs_remove(void **state)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) ? -1 : 0;
 }
 
 /* Open as node with caN/node.pem and .key, under ca (and crl). */

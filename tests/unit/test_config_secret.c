@@ -190,6 +190,36 @@ BAD(t_strict_source_bad, "[global]\nstrict_source = maybe\n" NODE_A, 2,
 BAD(t_strict_source_node, NODE_A "strict_source = no\n", 3,
     "unknown key 'strict_source'")
 
+/* The certificate keys (issue 31): cert and key take %n, expanded for
+ * the local node; each path absolute. */
+static void t_cert_paths(void **state)
+{
+	struct config_cert_paths pa;
+
+	good("[global]\nca = /etc/ibfs/ca.pem\ncert = /etc/ibfs/%n.pem\n"
+	     "key = /etc/ibfs/%n.key\ncrl = /etc/ibfs/crl.pem\n" NODE_A);
+	assert_int_equal(cfg.cert_lines[2], 4);
+	assert_int_equal(config_select_local(&cfg, "alpha", err, sizeof(err)),
+			 0);
+	assert_int_equal(config_cert_paths(&cfg, &pa, err, sizeof(err)), 0);
+	assert_string_equal(pa.ca, "/etc/ibfs/ca.pem");
+	assert_string_equal(pa.cert, "/etc/ibfs/alpha.pem");
+	assert_string_equal(pa.key, "/etc/ibfs/alpha.key");
+	assert_string_equal(pa.crl, "/etc/ibfs/crl.pem");
+}
+
+BAD(t_cert_without_ca, "[global]\ncert = /c.pem\nkey = /k.pem\n" NODE_A, 2,
+    "cert without ca")
+BAD(t_ca_without_key, "[global]\nca = /ca.pem\ncert = /c.pem\n" NODE_A, 2,
+    "ca without key")
+BAD(t_key_relative,
+    "[global]\nca = /ca.pem\ncert = /c.pem\nkey = k.pem\n" NODE_A, 4,
+    "key: 'k.pem' is not an absolute path")
+BAD(t_ca_multicast,
+    "[global]\nbootstrap = multicast\nca = /ca.pem\ncert = /c.pem\n"
+    "key = /k.pem\n" NODE_A,
+    3, "ca with bootstrap = multicast")
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +236,11 @@ int main(void)
 		T(t_secret_file_mode_line),
 		T(t_secret_file_fifo),
 		T(t_secret_file_relative),
+		T(t_cert_paths),
+		T(t_cert_without_ca),
+		T(t_ca_without_key),
+		T(t_key_relative),
+		T(t_ca_multicast),
 	};
 
 	return cmocka_run_group_tests_name("secret", tests, NULL, NULL);
