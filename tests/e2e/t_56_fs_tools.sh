@@ -55,7 +55,7 @@ kill "$tf" "$tn"
 wait "$tf" "$tn" || true
 assert_eq "$(printf 'msg %s\n' 1 2 3)" "$(<"$WORK/tail.out")" "tail -f output"
 assert_eq "$(printf 'msg %s\n' 1 2 3)" "$(<"$WORK/tailn.out")" "tail -F output"
-assert_eq "" "$(<"$WORK/tail.err")$(<"$WORK/tailn.err")" "tail's stderr"
+assert_out "" "tail's stderr" cat "$WORK/tail.err" "$WORK/tailn.err"
 echo "queued" >"$A/beta/log"
 wait_size "$B/alpha/log" 7
 log "tail -f and -F: 3 messages each, nothing on stderr; stat of the path is the bytes queued"
