@@ -157,10 +157,32 @@ run_fuzz() {
 	rm -f "$log"
 }
 
-# Run the e2e suite in the bed; count its PASS/FAIL/SKIP lines. With
-# "pair", run tests/e2e/pair on two VMs and count node 1's joint results.
+# Count as failed each test of list file $2 with no result line (prefix
+# $3) in log $1: a bed that stopped, or printed nothing, and exited 0
+# must not pass. Print a FAIL line for each, and one for results of
+# tests not listed; the number of failures found in N_MISSING.
+e2e_missing() {
+	local log=$1 list=$2 pre=$3 t name n=0 results
+	N_MISSING=0
+	while IFS= read -r t; do
+		name=${t##*/} name=${name%.sh}
+		n=$((n + 1))
+		grep -qE "^${pre}(PASS|FAIL|SKIP) $name( |\$)" "$log" && continue
+		echo "FAIL $name (listed, but the run printed no result for it)"
+		N_MISSING=$((N_MISSING + 1))
+	done <"$list"
+	results=$(grep -cE "^${pre}(PASS|FAIL|SKIP) " "$log" || true)
+	if ((results != n - N_MISSING)); then
+		echo "FAIL e2e (results for $results tests, $((n - N_MISSING)) of them listed)"
+		N_MISSING=$((N_MISSING + 1))
+	fi
+}
+
+# Run the e2e suite in the bed; count its PASS/FAIL/SKIP lines, and a
+# test listed (run.sh --list) with none as failed. With "pair", run
+# tests/e2e/pair on two VMs and count node 1's joint results.
 run_e2e() {
-	local suite=${1:-} log rc=0 p f s pre='' bed=()
+	local suite=${1:-} log list rc=0 p f s pre='' bed=()
 	if [[ $suite == pair ]]; then
 		echo "== e2e tests on two VMs (in the test bed)"
 		pre='\[node1\] ' bed=(--pair)
@@ -168,6 +190,8 @@ run_e2e() {
 		echo "== e2e tests (in the test bed)"
 	fi
 	log=$(mktemp)
+	list=$(mktemp)
+	E2E_SUITE=$suite "$ROOT"/tests/e2e/run.sh --list >"$list"
 	# The VM's hard timeout: every test at its own timeout, plus boot.
 	BED_TIMEOUT=$(($(E2E_SUITE=$suite "$ROOT"/tests/e2e/run.sh --budget) + 180))
 	(cd "$ROOT" && E2E_SUITE=$suite BED_TIMEOUT=$BED_TIMEOUT \
@@ -176,8 +200,10 @@ run_e2e() {
 	p=$(grep -cE "^${pre}PASS " "$log" || true)
 	f=$(grep -cE "^${pre}FAIL " "$log" || true)
 	s=$(grep -cE "^${pre}SKIP " "$log" || true)
-	rm -f "$log"
-	PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+	N_MISSING=0
+	((rc == 125)) || e2e_missing "$log" "$list" "$pre"
+	rm -f "$log" "$list"
+	PASSED=$((PASSED + p)) FAILED=$((FAILED + f + N_MISSING)) SKIPPED=$((SKIPPED + s))
 	if ((rc == 125)); then
 		if [[ ${CI:-} == true ]]; then
 			echo "FAIL e2e$suite (the test bed did not come up)"
@@ -186,7 +212,7 @@ run_e2e() {
 			echo "SKIP e2e$suite (the test bed did not come up)"
 			SKIPPED=$((SKIPPED + 1))
 		fi
-	elif ((rc != 0 && f == 0)); then
+	elif ((rc != 0 && f + N_MISSING == 0)); then
 		echo "FAIL e2e$suite (run ended with exit $rc)"
 		FAILED=$((FAILED + 1))
 	fi

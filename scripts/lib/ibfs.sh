@@ -13,6 +13,9 @@
 #   ibfs_start_nodes NAME...  write $WORK/ibfs.conf, start all, wait until
 #                             all are mounted
 #   ibfs_start NAME | ibfs_stop NAME | ibfs_stop_nodes | ibfs_mnt NAME
+#   IBFS_ARGS=(...)           more options for the daemons started here
+#   ibfs_start_forking NAME CMD...  run CMD (ibfs without -f), which
+#                             forks NAME's daemon, and keep it checked
 #   ibfs_stop_all NAME...     stop nodes all at once (SIGTERM each, then wait)
 #   ibfs_kill NAME [SIG]      kill a daemon on purpose (not a crash)
 #   ibfs_reaped NAME RC       a daemon the caller waited for itself
@@ -40,8 +43,10 @@ export IBFS_ROOT IBFS_BIN IBFS_TOOLS IBFS_DEV IBFS_IP WORK
 
 IBFS_STOP_TIMEOUT=${IBFS_STOP_TIMEOUT:-10}
 IBFS_NODES=()          # names in ibfs.conf order
+IBFS_ARGS=()           # options _ibfs_launch adds (-v, say)
 declare -A IBFS_PID=() # running daemon pid per name
 declare -A _IBFS_STOP_BAD=() # why a daemon being stopped fails (see ibfs_stop)
+declare -A _IBFS_FORKED=() # the daemon's pid, for a name IBFS_PID has a reaper of
 _LIB_ON_EXIT=()
 _LIB_DAEMON_BAD=0 # a daemon failed its ending (see ibfs_stop)
 # A sanitizer's own exit status, apart from ibfs's 1 and 2, so that a
@@ -245,9 +250,42 @@ _ibfs_launch() {
 	log "starting $name"
 	_lib_hms
 	echo "=== start $_LIB_T" >>"$WORK/$name.log"
-	"$IBFS_BIN" -c "$WORK/ibfs.conf" -n "$name" -f "$mnt" \
+	"$IBFS_BIN" -c "$WORK/ibfs.conf" -n "$name" "${IBFS_ARGS[@]}" -f "$mnt" \
 		</dev/null >>"$WORK/$name.log" 2>&1 &
 	IBFS_PID[$name]=$!
+	unset "_IBFS_FORKED[$name]"
+}
+
+# Run CMD, an ibfs without -f for node NAME (as a user types it), as
+# scripts/lib/reaper.py's child: the daemon its forking parent leaves is
+# reparented to the reaper, which passes SIGTERM on to it and exits with
+# its status, so that IBFS_PID[NAME] (the reaper) is stopped and checked
+# as a daemon started with -f is (exit 0 on SIGTERM, or ibfs_reaped after
+# an unmount). The parent's stderr, and where the bed runs no syslog
+# daemon what the daemon logs to syslog, go to NAME.log. Returns the
+# forking parent's exit status; $WORK/NAME.fork/pid holds the daemon's
+# pid, and $WORK/NAME.fork/syslog exists when its syslog is in NAME.log.
+ibfs_start_forking() {
+	local name=$1 dir=$WORK/$1.fork end=$((SECONDS + IBFS_UP_TIMEOUT))
+	shift
+	need_cmd python3
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	log "starting $name without -f: $*"
+	_lib_hms
+	echo "=== start $_LIB_T (forking)" >>"$WORK/$name.log"
+	python3 "$IBFS_ROOT/scripts/lib/reaper.py" "$dir" "$@" \
+		</dev/null >>"$WORK/$name.log" 2>&1 &
+	IBFS_PID[$name]=$!
+	until [[ -e $dir/parent ]]; do
+		if ! kill -0 "${IBFS_PID[$name]}" 2>/dev/null || ((SECONDS >= end)); then
+			ibfs_dump_logs "$name"
+			fail "$name: no exit status from the forking parent of '$*'"
+		fi
+		_lib_sleep 0.1
+	done
+	[[ ! -e $dir/pid ]] || _IBFS_FORKED[$name]=$(<"$dir/pid")
+	return "$(<"$dir/parent")"
 }
 
 # Launch the daemon for NAME on config CONF, not the test's (no waiting):
@@ -396,7 +434,7 @@ _ibfs_stop_end() {
 			bad="$(_ibfs_status_str "$rc") after SIGTERM, want exit 0"
 		fi
 	fi
-	unset "IBFS_PID[$name]" "_IBFS_STOP_BAD[$name]"
+	unset "IBFS_PID[$name]" "_IBFS_STOP_BAD[$name]" "_IBFS_FORKED[$name]"
 	_ibfs_unmount "$(ibfs_mnt "$name")"
 	if [[ -z $bad ]] && _lib_reports_in "$WORK/$name.log" >"$WORK/.report" 2>&1; then
 		bad="sanitizer or memcheck report in $name.log:
@@ -437,16 +475,20 @@ ibfs_kill() {
 	local name=$1 pid=${IBFS_PID[$1]:-}
 	[[ -n $pid ]] || fail "ibfs_kill $name: not running"
 	log "killing $name with SIG${2:-KILL}"
+	# a forked daemon: the signal to it, not to its reaper (SIGKILL
+	# would not be passed on)
+	[[ -z ${_IBFS_FORKED[$name]:-} ]] ||
+		kill "-${2:-KILL}" "${_IBFS_FORKED[$name]}" 2>/dev/null || true
 	kill "-${2:-KILL}" "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	unset "IBFS_PID[$name]"
+	unset "IBFS_PID[$name]" "_IBFS_FORKED[$name]"
 }
 
 # The test waited for daemon NAME itself and saw status RC: forget it, and
 # fail unless RC is 0 and its log is free of reports.
 ibfs_reaped() {
 	local name=$1 rc=$2
-	unset "IBFS_PID[$name]"
+	unset "IBFS_PID[$name]" "_IBFS_FORKED[$name]"
 	((rc == 0)) || { _ibfs_bad "$name" "$(_ibfs_status_str "$rc"), want exit 0"; fail "node $name: exit $rc"; }
 	if _lib_reports_in "$WORK/$name.log" >"$WORK/.report" 2>&1; then
 		_ibfs_bad "$name" "report in $name.log: $(cat "$WORK/.report")"

@@ -4,6 +4,10 @@
 # starts and stops the daemons (see it for what it provides), and what only
 # tests need:
 #   assert_eq WANT GOT [MSG] | assert_match REGEX GOT [MSG]
+#   assert_out WANT MSG CMD...  CMD succeeds and prints WANT
+#   value_of VAR CMD...       VAR=$(CMD), failing the test when CMD fails
+#   assert_no_line REGEX MSG FILE...  no line of the FILEs (all readable)
+#                             matches extended REGEX
 #   need_tool NAME            path of build/tools/NAME; skip until built
 # shellcheck shell=bash
 
@@ -26,4 +30,40 @@ assert_eq() {
 # Fail unless GOT matches extended REGEX.
 assert_match() {
 	[[ $2 =~ $1 ]] || fail "${3:-assert_match}: '$2' does not match /$1/"
+}
+
+# Fail unless CMD succeeds and prints WANT (trailing newlines cut, as
+# "$(CMD)" cuts them). `assert_eq "" "$(CMD)"` passes when CMD fails,
+# having printed nothing (and `assert_eq 0 "$(CMD | wc -l)"` likewise):
+# the status of a command substitution in an argument is lost.
+assert_out() {
+	local want=$1 msg=$2 got rc=0
+	shift 2
+	got=$("$@") || rc=$?
+	((rc == 0)) || fail "$msg: '$*' failed (exit $rc)"
+	assert_eq "$want" "$got" "$msg"
+}
+
+# Set variable VAR to CMD's output; fail the test, naming CMD, when CMD
+# fails (for two values compared, both of which a failure would leave "").
+value_of() {
+	local -n _value_of_var=$1
+	local rc=0
+	shift
+	_value_of_var=$("$@") || rc=$?
+	((rc == 0)) || fail "'$*' failed (exit $rc)"
+}
+
+# Fail when a line of FILE... matches extended REGEX, naming the first
+# few, or when a FILE cannot be read: `if grep -q RE FILE; then fail`
+# takes a FILE missing for one without the line.
+assert_no_line() {
+	local re=$1 msg=$2 rc=0
+	shift 2
+	grep -qE -- "$re" "$@" || rc=$?
+	case $rc in
+	1) return 0 ;;
+	0) fail "$msg: $(grep -hE -- "$re" "$@" | head -n 3)" ;;
+	*) fail "$msg: grep exit $rc (a file unreadable?)" ;;
+	esac
 }

@@ -77,7 +77,7 @@ ip link set ibfsp0 up
 wait_for "states_are '$A' up alpha beta && states_are '$B' up alpha beta" 20 ||
 	fail "peers not up after the port came back: alpha sees beta" \
 		"$(peer_status "$A" beta state) ($(peer_status "$A" beta last_error))"
-assert_eq "" "$(peer_status "$A" beta last_error)" "last_error once back"
+assert_out "" "last_error once back" peer_status "$A" beta last_error
 echo two >"$A/beta/chat" || fail "write to beta once the port is back"
 assert_eq two "$(timeout 10 cat "$B/alpha/chat")" "alpha -> beta once back"
 echo three >"$B/alpha/chat" || fail "write to alpha once the port is back"

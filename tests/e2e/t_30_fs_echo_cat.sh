@@ -26,8 +26,8 @@ assert_eq alpha "$(status_of "$A" node)" "root .status node"
 assert_match '^[0-9]+$' "$(status_of "$A" qpn)" "root .status qpn"
 assert_eq up "$(peer_status "$A" beta state)" "alpha sees beta"
 assert_eq up "$(peer_status "$A" alpha state)" "alpha sees itself"
-assert_eq "$(status_of "$B" qpn)" "$(peer_status "$A" beta qpn)" \
-	"beta's QPN as alpha knows it"
+value_of qpn status_of "$B" qpn
+assert_out "$qpn" "beta's QPN as alpha knows it" peer_status "$A" beta qpn
 
 # ls -l shows pending bytes; reading drains them; [ -s ] tells.
 echo abc >"$A/beta/sz"

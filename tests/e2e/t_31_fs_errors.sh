@@ -90,7 +90,7 @@ ibfs_start gamma
 echo back >"$A/gamma/chat"
 wait_file "$C/alpha/chat"
 assert_eq up "$(peer_status "$A" gamma state)" "gamma back"
-assert_eq "" "$(peer_status "$A" gamma last_error)" "last_error once up"
+assert_out "" "last_error once up" peer_status "$A" gamma last_error
 assert_eq 1 "$(log_count alpha 'peer gamma: recovered after')" "recovery lines"
 n=$(sed -n 's/.*peer gamma: recovered after \([0-9]*\) failed attempts.*/\1/p' "$WORK/alpha.log")
 ((n >= 3)) || fail "recovered after '$n' attempts: retries not counted"

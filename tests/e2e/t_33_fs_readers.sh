@@ -32,7 +32,7 @@ rm "$B/alpha/doomed"
 rc=0
 wait "$reader" || rc=$?
 assert_eq 0 "$rc" "parked cat's status after rm (end of file)"
-assert_eq "" "$(cat "$WORK/d.out")" "parked cat's output after rm"
+assert_out "" "parked cat's output after rm" cat "$WORK/d.out"
 log "rm: end of file to a parked reader"
 
 # A signal with a handler: the parked read(2) fails EINTR (Python runs a

@@ -18,7 +18,10 @@
 #       auto runs on with mcast=fallback and the reason, and all/ still
 #       reaches everyone, by one unicast copy each (mcast_tx stays 0);
 #   (5) delivery = reliable: all/ sends a reliable copy to each node, and
-#       the write returns once every copy is acknowledged.
+#       the write returns once every copy is acknowledged: with beta's
+#       daemon stopped (SIGSTOP), a write to all/ is still waiting after
+#       gamma has its copy and beta's went again (rel_retrans), unacked;
+#       beta resumed, it returns, and beta has its copy.
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -117,8 +120,10 @@ assert_eq 1 "$(peer_status "$A" gamma msgs_tx)" "unicast copy to gamma"
 log "yes: exit 1 with the reason; auto: fallback, one copy each"
 ibfs_stop_nodes
 
-# (5) delivery = reliable: one acknowledged copy per node.
-IBFS_CONF_EXTRA="delivery = reliable"
+# (5) delivery = reliable: one acknowledged copy per node.  peer_timeout
+# 30 s: beta, stopped below, must not be given up (rel_timeouts) first.
+IBFS_CONF_EXTRA="delivery = reliable
+peer_timeout = 30s"
 fs_three_nodes
 echo z >"$A/all/c" || fail "echo z > all/c, reliable"
 assert_everywhere c z
@@ -129,3 +134,21 @@ for n in beta gamma; do
 	assert_eq 1 "$(peer_status "$A" "$n" msgs_tx)" "reliable copy to $n"
 done
 log "reliable: every copy acknowledged before the write returned"
+bpid=${IBFS_PID[beta]}
+value_of retrans0 peer_status "$A" beta rel_retrans
+kill -STOP "$bpid"
+on_exit "kill -CONT $bpid 2>/dev/null || true"
+log "beta stopped: its acks are withheld"
+(echo held >"$A/all/held") 2>"$WORK/held.err" &
+writer=$!
+wait_file "$C/alpha/held"
+wait_for "(( \$(peer_status '$A' beta rel_retrans) > retrans0 ))" 30 ||
+	fail "alpha did not send beta's copy again while beta was stopped"
+kill -0 "$writer" 2>/dev/null ||
+	fail "the write to all/ returned before beta, stopped, acknowledged its copy"
+kill -CONT "$bpid"
+log "beta resumed, with the write still waiting"
+wait "$writer" || fail "the write to all/ failed once beta resumed: $(<"$WORK/held.err")"
+assert_everywhere held held
+assert_eq 0 "$(peer_status "$A" beta rel_inflight)" "unacked datagrams to beta once it returned"
+log "reliable: the write to all/ waited for beta's ack while beta was stopped"

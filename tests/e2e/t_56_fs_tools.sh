@@ -6,13 +6,17 @@
 # fstat counts what its own open read plus what is queued, while stat of
 # the path from another process stays the bytes queued (0). MOUNT/.metrics
 # is Prometheus text (every line a comment or `name{labels} value`, one
-# HELP and TYPE per family) whose msgs_tx matches .status. README's
+# HELP and TYPE per family, before its samples; every counter and gauge
+# of include/peer.h's X lists a family of its own, ibfs_NAME_total of TYPE
+# counter or ibfs_NAME of TYPE gauge, each drop reason a sample of
+# ibfs_drops_total) whose msgs_tx matches .status. README's
 # serving loop, with `touch` first, waits for each request: one turn per
 # request, however long nothing comes (a count, not a speed).
 # timeout: 90
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
 need_cmd tail awk pgrep stat
+DOCNAMES=$(need_tool docnames)
 ibfs_start_nodes alpha beta
 A=$(ibfs_mnt alpha)
 B=$(ibfs_mnt beta)
@@ -55,7 +59,7 @@ kill "$tf" "$tn"
 wait "$tf" "$tn" || true
 assert_eq "$(printf 'msg %s\n' 1 2 3)" "$(<"$WORK/tail.out")" "tail -f output"
 assert_eq "$(printf 'msg %s\n' 1 2 3)" "$(<"$WORK/tailn.out")" "tail -F output"
-assert_eq "" "$(<"$WORK/tail.err")$(<"$WORK/tailn.err")" "tail's stderr"
+assert_out "" "tail's stderr" cat "$WORK/tail.err" "$WORK/tailn.err"
 echo "queued" >"$A/beta/log"
 wait_size "$B/alpha/log" 7
 log "tail -f and -F: 3 messages each, nothing on stderr; stat of the path is the bytes queued"
@@ -76,6 +80,53 @@ awk '
 	{ print "bad line: " $0; bad = 1 }
 	END { if (!n) { print "no samples"; bad = 1 } exit bad }
 ' "$WORK/metrics" || fail ".metrics is not Prometheus text"
+"$DOCNAMES" >"$WORK/docnames" || fail "build/tools/docnames failed"
+# Each family has one HELP and one TYPE, both before its first sample;
+# each counter docnames takes from peer.h's X lists is such a family (or,
+# drop_REASON, a reason of ibfs_drops_total), the TYPE its name says.
+awk '
+	FNR == NR { if ($1 == "counter") want[$2] = 1; next }
+	/^# (HELP|TYPE) / {
+		if ($3 in sampled) { print $2 " after the samples: " $0; bad = 1 }
+		if ($2 == "HELP") help[$3]++
+		else { type[$3]++; kind[$3] = $4 }
+		next
+	}
+	/^[^#]/ {
+		f = $1; sub(/[{].*/, "", f)
+		if (!sampled[f]++ && (!help[f] || !type[f])) {
+			print "a sample before the HELP and TYPE of " f; bad = 1
+		}
+		if (f == "ibfs_drops_total" && match($0, /reason="[^"]*"/))
+			reason[substr($0, RSTART + 8, RLENGTH - 9)] = 1
+	}
+	END {
+		for (f in sampled) {
+			if (help[f] != 1 || type[f] != 1) {
+				print f ": " help[f] + 0 " HELP, " type[f] + 0 " TYPE"
+				bad = 1
+			}
+		}
+		for (c in want) {
+			if (c ~ /^drop_/) {
+				if (!reason[substr(c, 6)]) {
+					print "no ibfs_drops_total sample for " c; bad = 1
+				}
+				continue
+			}
+			f = "ibfs_" c "_total"
+			if (!(f in sampled) && !(f in help) && !(f in type))
+				f = "ibfs_" c
+			if (!(f in sampled) || help[f] != 1 || type[f] != 1) {
+				print c ": no family of its own (HELP, TYPE, samples)"
+				bad = 1
+			} else if (kind[f] != (f ~ /_total$/ ? "counter" : "gauge")) {
+				print f ": TYPE " kind[f]; bad = 1
+			}
+		}
+		exit bad
+	}
+' "$WORK/docnames" "$WORK/metrics" || fail ".metrics: a family without its HELP or TYPE"
 assert_eq 1 "$(grep -c '^ibfs_msgs_tx_total{peer="beta"} [0-9]' "$WORK/metrics")" "one msgs_tx sample for beta"
 m=$'\n'$(<"$WORK/metrics")$'\n'
 # Fail unless .metrics has line $1 (whole).

@@ -161,7 +161,7 @@ if [[ $SELF == beta ]]; then undrop; fi
 pair_sync undropped
 wait_for "peer_is up" 20 ||
 	fail "$PEER at $SELF: $(peer_status "$M" "$PEER" state) once datagrams pass"
-assert_eq "" "$(peer_status "$M" "$PEER" last_error)" "last_error once up"
+assert_out "" "last_error once up" peer_status "$M" "$PEER" last_error
 echo "back from $SELF" >"$M/$PEER/back" || fail "write once datagrams pass"
 wait_file "$M/$PEER/back"
 assert_eq "back from $PEER" "$(timeout 10 cat "$M/$PEER/back")" "message once up"

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # MOUNT/all/ across the wire: two VMs, each with its own rxe device and
 # GID, both members of the config's multicast group (rdma_cm's join makes
-# the host join the IP group: `ip maddr` shows it on eth0).  Each node
+# the host join the IP group: `ip maddr` shows it on eth0, and the group's
+# own MAC address, 01:00:5e and the group's low 23 bits, so that the NIC
+# takes its frames; 224.0.0.1's 01:00:5e:00:00:01 is there anyway).  Each node
 # writes once to all/c; each reads the other's message in MNT/PEER/c and
 # its own in MNT/SELF/c.  The writer's message went to the group, not to
 # the peer: mcast_tx counts one datagram per write and no unicast copy
@@ -16,9 +18,15 @@ pair_start
 M=$(ibfs_mnt "$SELF")
 
 assert_eq joined "$(status_of "$M" mcast)" "mcast at $SELF"
-group=$(status_of "$M" mcast_group)
-assert_match "inet +$group" "$(ip maddr show dev eth0)" "IP group on eth0"
-assert_match '01:00:5e:' "$(ip maddr show dev eth0)" "its MAC group on eth0"
+value_of group status_of "$M" mcast_group
+[[ $group =~ ^2(2[4-9]|3[0-9])\.([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] ||
+	fail "mcast_group $group is no IPv4 group"
+printf -v mac '01:00:5e:%02x:%02x:%02x' $((BASH_REMATCH[2] & 127)) \
+	"${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}"
+value_of maddr ip maddr show dev eth0
+log "eth0's groups: $(tr -s ' \n' ' ' <<<"$maddr")"
+assert_match "inet +$group([[:space:]]|\$)" "$maddr" "IP group on eth0"
+assert_match "link +$mac([[:space:]]|\$)" "$maddr" "the group's MAC $mac on eth0"
 
 # The first c$try of PEER's that arrived, if one did.
 peer_arrived() {

@@ -3,16 +3,30 @@
 # bootstrap = multicast with a secret across the wire: two VMs, each with
 # its own rxe device and GID, find each other by announces on the group
 # and prove the secret by challenge and response over UD unicast, with no
-# TCP at all: no bootstrap port listens, no session stands.  Then each
-# writes to the other.  UD may drop a frame on this wire (see t_60):
-# announces repeat and challenges are resent, and a write that does not
-# arrive within 10 s is sent again, up to 5 times, as chat1 ... chat5.
-# timeout: 180
+# TCP at all: no bootstrap port listens, no session stands; each node's
+# log (-v) says the other proved the secret ("announce: PEER
+# authenticated", a challenge answered).  Then each writes to the other.
+# UD may drop a frame on this wire (see t_60): announces repeat and
+# challenges are resent, and a write that does not arrive within 10 s is
+# sent again, up to 5 times, as chat1 ... chat5.  Then the two start again
+# with different secrets: each says why the other stays out
+# (authentication failed), refuses its proof (drop_ann_refused), proves
+# nobody, and a write to the other fails ENOTCONN after peer_timeout.
+# timeout: 240
 source "$(dirname "$0")/pairlib.sh"
-need_cmd ss
+need_cmd ss awk
+SECRET=pair-mboot-$(id -u)-shared
 IBFS_CONF_EXTRA="bootstrap = multicast
 peer_timeout = 6s
-secret = pair-mboot-$(id -u)-shared"
+secret = $SECRET"
+IBFS_ARGS=(-v) # ibfs's debug lines: who proved the secret
+
+# The lines of our log after line $1 that say PEER proved the secret.
+proofs() {
+	awk -v from="$1" -v s="announce: $PEER authenticated" \
+		'NR > from && index($0, s) { n++ } END { print n + 0 }' "$WORK/$SELF.log"
+}
+
 pair_start
 M=$(ibfs_mnt "$SELF")
 
@@ -21,13 +35,14 @@ wait_for "[ \"\$(peer_status '$M' '$PEER' state)\" = up ]" 60 || {
 	ibfs_dump_logs "$SELF"
 	fail "$PEER not up at $SELF: $(peer_status "$M" "$PEER" state), $(peer_status "$M" "$PEER" last_error)"
 }
-assert_eq "" "$(ss -Hltn "( sport = :$IBFS_BASE_PORT )")" "bootstrap port listening"
-assert_eq 0 "$(ss -Htn state established "( sport = :$IBFS_BASE_PORT or dport = :$IBFS_BASE_PORT )" | wc -l)" \
-	"TCP sessions"
-if grep -q 'authentication failed' "$WORK/$SELF.log"; then
-	fail "$SELF logged a failed authentication with the shared secret"
-fi
-log "$PEER up at $SELF from announces and a challenge, no TCP"
+assert_out "" "bootstrap port listening" ss -Hltn "( sport = :$IBFS_BASE_PORT )"
+assert_out "" "TCP sessions" \
+	ss -Htn state established "( sport = :$IBFS_BASE_PORT or dport = :$IBFS_BASE_PORT )"
+assert_no_line 'authentication failed' \
+	"$SELF logged a failed authentication with the shared secret" "$WORK/$SELF.log"
+value_of proven proofs 0
+((proven >= 1)) || fail "$PEER up at $SELF, but it proved no secret here"
+log "$PEER up at $SELF from announces and $proven challenge(s) answered, no TCP"
 pair_sync up
 
 # The first chat$try of PEER's that arrived, if one did.
@@ -54,4 +69,28 @@ wait "$reader" || fail "no message from $PEER in 5 tries"
 peer_arrived || fail "lost track of $PEER's message"
 assert_eq "from $PEER" "$(timeout 10 cat "$M/$PEER/chat$got")" "$PEER's message"
 log "$SELF and $PEER talk; ann_tx=$(status_of "$M" ann_tx) ann_rx=$(status_of "$M" ann_rx)"
+pair_sync talked
+
+# Again, alpha with the secret and beta with another.
+ibfs_stop "$SELF"
+pair_sync stopped
+value_of l0 awk 'END { print NR }' "$WORK/$SELF.log"
+if [[ $SELF == beta ]]; then SECRET=not-$SECRET; fi
+IBFS_CONF_EXTRA="bootstrap = multicast
+peer_timeout = 6s
+secret = $SECRET"
+pair_start
+wait_for "peer_status '$M' '$PEER' last_error | grep -q 'authentication failed'" 60 || {
+	ibfs_dump_logs "$SELF"
+	fail "$PEER at $SELF: last_error '$(peer_status "$M" "$PEER" last_error)'," \
+		"want authentication failed"
+}
+wait_for "(( \$(peer_status '$M' '$PEER' drop_ann_refused) >= 1 ))" 30 ||
+	fail "$SELF refused nothing of $PEER's with another secret"
+assert_out down "$PEER at $SELF, with another secret" peer_status "$M" "$PEER" state
+assert_match 'Transport endpoint is not connected' \
+	"$(errno_of bash -c "echo x >'$M/$PEER/nope'")" "a write to $PEER"
+assert_out 0 "proofs from $PEER with another secret" proofs "$l0"
+log "another secret: $PEER stays out; $(peer_status "$M" "$PEER" ann_rx) of its" \
+	"announces and challenges taken, $(peer_status "$M" "$PEER" drop_ann_refused) refused"
 pair_sync done
