@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Message boundaries per write(2) and read(2), as README's "Message
+# Message boundaries per write(2) and read(2), as docs/recipes.md's "Message
 # boundaries" says: 1020 KiB written from a buffer that does not start on
 # a page is one message; `dd bs=1M` is one; a 1 MiB os.write from Python
 # is two; `cat` of a 1 MiB file is eight. Counted twice at the receiver:

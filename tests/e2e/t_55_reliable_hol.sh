@@ -29,7 +29,7 @@ w=$!
 wait_parked "$A" beta 1 waiting_writes
 # Its psns go before the next write's: it is refused (or, held back,
 # would hold up the stream) before beta sees the next message. A waiting
-# reliable write ignores SIGTERM (README), hence timeout's SIGKILL.
+# reliable write ignores SIGTERM (ibfs(8) DELIVERY), hence timeout's SIGKILL.
 timeout -k 2 10 bash -c "echo other >'$A/beta/other'" ||
 	fail "a write to another channel waited behind the full one"
 assert_eq other "$(timeout 10 cat "$B/alpha/other")" "the other channel's message"

@@ -9,7 +9,7 @@
 # HELP and TYPE per family, before its samples; every counter and gauge
 # of include/peer.h's X lists a family of its own, ibfs_NAME_total of TYPE
 # counter or ibfs_NAME of TYPE gauge, each drop reason a sample of
-# ibfs_drops_total) whose msgs_tx matches .status. README's
+# ibfs_drops_total) whose msgs_tx matches .status. docs/recipes.md's
 # serving loop, with `touch` first, waits for each request: one turn per
 # request, however long nothing comes (a count, not a speed).
 # timeout: 90
@@ -139,7 +139,7 @@ m=$'\n'$(<"$B/.metrics")$'\n'
 has 'ibfs_queued_bytes{peer="alpha"} 7' # beta's, of alpha's "queued"
 log ".metrics: $(wc -l <"$WORK/metrics") lines, all well-formed; msgs_tx to beta $tx as in .status"
 
-# ---- README's serving loop, touch first: cat waits instead of ENOENT.
+# ---- docs/recipes.md's serving loop, touch first: cat waits instead of ENOENT.
 touch "$B/alpha/ask"
 (while :; do
 	echo turn >>"$WORK/turns"
