@@ -178,6 +178,13 @@ struct tp_done {
  * offered to deliver under the lock: it waits here (held) and the
  * progress thread offers it once every lock is dropped.
  */
+/* A channel that refused a reliable peer for a full queue, at psn. */
+struct tp_rel_full {
+	uint32_t psn;  /* the stream's nxt when it was (last) refused */
+	uint32_t hash; /* of chan: most names differ here */
+	char chan[WIRE_CHAN_MAX + 1];
+};
+
 /* One reliable peer's streams: made when the peer is first met (14 KiB,
  * so only for peers in use, never for every configured node).  Every
  * field under rel.lock. */
@@ -191,8 +198,10 @@ struct tp_rel {
 	struct wire_msg hmsg;
 	/* Channels of ours that refused the peer for a full queue: later
 	 * messages to them are refused until a retry goes in (reliable.h,
-	 * "Refusals"); full_all: one could not be noted, so all are. */
-	char (*full)[WIRE_CHAN_MAX + 1];
+	 * "Refusals"), or REL_SACK_BITS psns passed (tp_rel_refuse.c), so
+	 * at most REL_SACK_BITS, in the order noted; full_all: one could
+	 * not be noted, so all are. */
+	struct tp_rel_full *full;
 	uint32_t nfull, full_cap;
 	int full_all;
 	struct wire_seq seq; /* the message arriving, in order, no timeout */

@@ -85,6 +85,13 @@ static int setup_reliable(void **state)
 	return setup(TWO_NODES("reliable"));
 }
 
+/* delivery = reliable, room in the ring for an ack per message for
+ * thousands of them (the fake send CQ completes none) */
+static int setup_reliable_many(void **state)
+{
+	return setup(TWO_NODES("reliable\nsend_depth = 8192"));
+}
+
 /* Everything setup made, in reverse. */
 static int teardown(void **state)
 {
@@ -300,6 +307,40 @@ static void test_reliable_full_channel_alone(void **state)
 	assert_int_equal(peers[BETA].cnt.msgs_rx, 3);
 }
 
+/*
+ * reliable: the channels that wait for a retry are at most the psns of
+ * one window (REL_SACK_BITS), however many names a peer's messages are
+ * refused on (each a fresh one, its memory share full); a channel's
+ * entry goes once a window has passed, since the sender knows by then
+ * and sends it only retries, so a later message to it goes in.
+ */
+static void test_reliable_full_names_bounded(void **state)
+{
+	char name[16];
+	uint32_t psn;
+
+	refuse_rc = -ENOBUFS;
+	for (psn = 0; psn < 3000; psn++) {
+		snprintf(name, sizeof(name), "n%u", psn);
+		refuse = 1;
+		assert_int_equal(beta_arrives(name, psn, 0), REL_CODE_FULL);
+		assert_true(tp->rel.peer[BETA]->nfull <= REL_SACK_BITS);
+	}
+	assert_int_equal(delivered, 0);
+	/* within the window of its refusal (psn 2999): in flight before
+	 * the sender knew, refused in turn; a window later it goes in */
+	assert_int_equal(beta_arrives("n2999", psn, 0), REL_CODE_FULL);
+	for (psn++; psn < 2999 + REL_SACK_BITS; psn++)
+		assert_int_equal(beta_arrives("other", psn, 0), REL_CODE_NONE);
+	assert_int_equal(beta_arrives("n2999", psn, 0), REL_CODE_NONE);
+	assert_string_equal(got, "n2999:hello");
+	assert_int_equal(tp->rel.peer[BETA]->nfull, 0);
+	beta_sends_on("n0", 1, psn + 1, 0); /* no refusal left to ack */
+	assert_int_equal(tp_recv_drain(tp), 1);
+	tp_rel_service(tp, 1);
+	assert_string_equal(got, "n0:hello");
+}
+
 /* reliable: a name the receiver refuses (a leading '.': only a peer that
  * breaks the sender's own check sends one) is refused for good, EINVAL,
  * never offered, and the next message goes in. */
@@ -378,6 +419,9 @@ int main(void)
 						setup_reliable, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_reliable_full_channel_alone, setup_reliable,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_reliable_full_names_bounded, setup_reliable_many,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_refused_for_good,
 						setup_reliable, teardown),
