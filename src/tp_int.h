@@ -235,10 +235,13 @@ struct tp_relset {
 struct tp_mcast {
 	enum tp_mcast_state state; /* main, under ring.lock */
 	char reason[128];	   /* main, under ring.lock */
-	/* what every member met so far takes (0: no bound yet): lowered by
-	 * tp_mcast_fit as peers come up, under ring.lock */
+	/* what every member takes (0: no bound yet), under ring.lock:
+	 * lowered by tp_mcast_fit as peers come up, and computed again from
+	 * the members (joined or up) at the next send to the group once
+	 * stale, a member having left or come back */
 	size_t mtu_cap;
 	uint32_t max_cap;
+	int stale;
 	struct ibv_ah *ah;  /* main, under ring.lock */
 	union ibv_gid mgid; /* main, under ring.lock */
 	uint16_t mlid;	    /* main, under ring.lock */
@@ -398,9 +401,10 @@ int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
 	       unsigned long *suppressed);
 
-/* tp_mcast.c; tp_mcast_fit under ring.lock */
+/* tp_mcast.c; tp_mcast_fit under ring.lock, tp_mcast_left without it */
 void tp_mcast_close(struct tp *tp);
 void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr);
+void tp_mcast_left(struct tp *tp);
 
 /* tp_upcall.c: with no lock held, but tp_up_count_*. */
 int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m);

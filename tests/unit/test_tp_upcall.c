@@ -372,6 +372,52 @@ static void test_reliable_refused_for_good(void **state)
 	assert_int_equal(delivered, 1);
 }
 
+/* Beta (installed again) announces max_message and mtu; the bootstrap's
+ * tp_peer_up. */
+static void beta_hello(uint32_t max_message, enum ibv_mtu mtu)
+{
+	struct peer_addr addr;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.qpn = BETA_QPN;
+	addr.mtu = mtu;
+	addr.max_message = max_message;
+	beta_gid(&addr.gid);
+	assert_int_equal(tp_peer_up(tp, &peers[BETA], &addr, NULL, ROUTE_GID),
+			 0);
+}
+
+/*
+ * all/: the group's messages fit what its members take now, not the
+ * smallest any member ever said: beta's hello with max_message = 1 and
+ * mtu = 256 bounds every all/ write while it stands, and no longer once
+ * beta says otherwise, or leaves.
+ */
+static void test_group_bounds_follow_members(void **state)
+{
+	char big[600];
+
+	memset(big, 'x', sizeof(big));
+	tp->mcast.state = TP_MCAST_JOINED;
+	tp->mcast.ah = (struct ibv_ah *)&dev.ah;
+	beta_hello(1, IBV_MTU_256);
+	assert_int_equal(tp_mcast_queue(tp, "c", "hi", 2), -EMSGSIZE);
+	beta_hello(cfg.max_message, IBV_MTU_1024);
+	dev.nsent = 0;
+	assert_int_equal(tp_mcast_queue(tp, "c", big, sizeof(big)), 0);
+	tp_flush(tp);
+	assert_int_equal(dev.nsent, 1); /* one datagram: 1024 bytes fit */
+	assert_int_equal(dev.sent[0].qpn, TP_MCAST_QPN);
+	beta_hello(1, IBV_MTU_256);
+	assert_int_equal(tp_mcast_queue(tp, "c", "hi", 2), -EMSGSIZE);
+	tp_peer_down(tp, &peers[BETA]);
+	dev.nsent = 0;
+	assert_int_equal(tp_mcast_queue(tp, "c", big, sizeof(big)), 0);
+	tp_flush(tp);
+	assert_int_equal(dev.nsent, 1);
+	tp->mcast.ah = NULL;
+}
+
 /*
  * datagram: a peer's partial messages beyond its share of reassembly
  * memory are dropped and counted by cause; its group messages count in
@@ -415,6 +461,9 @@ int main(void)
 						setup_quick_expiry, teardown),
 		cmocka_unit_test_setup_teardown(test_datagram_refusal_causes,
 						setup_datagram, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_group_bounds_follow_members, setup_datagram,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_deliver_sends,
 						setup_reliable, teardown),
 		cmocka_unit_test_setup_teardown(
