@@ -92,6 +92,12 @@ static int setup_reliable_many(void **state)
 	return setup(TWO_NODES("reliable\nsend_depth = 8192"));
 }
 
+/* datagram mode, with gamma configured too */
+static int setup_three(void **state)
+{
+	return setup(TWO_NODES("datagram") "[node gamma]\naddr = 10.0.2.17\n");
+}
+
 /* Everything setup made, in reverse. */
 static int teardown(void **state)
 {
@@ -178,6 +184,29 @@ static void test_datagram_deliver_sends(void **state)
 	assert_int_equal(sent_on("pong"), 1);
 	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
 	assert_int_equal(peers[BETA].cnt.msgs_tx, 1);
+}
+
+/*
+ * A datagram is its sender's by QP and GID and by the node its header
+ * names: gamma, expected at beta's very QPN and GID (its hello said so),
+ * takes none of beta's datagrams, which are delivered as beta's.
+ */
+static void test_datagram_sender_named(void **state)
+{
+	struct peer_addr addr;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.qpn = BETA_QPN;
+	addr.mtu = IBV_MTU_1024;
+	beta_gid(&addr.gid);
+	tp_peer_expect(tp, &peers[2], &addr);
+	beta_sends(1);
+	assert_int_equal(tp_recv_drain(tp), 1);
+	assert_int_equal(delivered, 1);
+	assert_string_equal(got, "ping:hello");
+	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
+	assert_int_equal(peers[2].cnt.drops[DROP_MALFORMED], 0);
+	assert_int_equal(peers[BETA].cnt.drops[DROP_MALFORMED], 0);
 }
 
 /* datagram: a refused message is a drop, never offered again. */
@@ -455,6 +484,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_datagram_deliver_sends,
 						setup_datagram, teardown),
+		cmocka_unit_test_setup_teardown(test_datagram_sender_named,
+						setup_three, teardown),
 		cmocka_unit_test_setup_teardown(test_datagram_refused_drops,
 						setup_datagram, teardown),
 		cmocka_unit_test_setup_teardown(test_datagram_reasm_drops,
