@@ -194,8 +194,9 @@ void bs_in_start(struct bootstrap *b, struct bs_conn *c,
 void bs_accept(struct bootstrap *b, int64_t now);
 /* The listener's pause after a shortage; the earliest time still due. */
 int64_t bs_accept_timer(struct bootstrap *b, int64_t now, int64_t wake);
-/* Whether c may speak for node pi (strict_source); sessions ask it
- * through b->source_ok. */
+/* Whether c, its hello decoded, may speak for node pi (strict_source:
+ * its source, and on RoCE its GID); sessions ask it through
+ * b->source_ok. */
 int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi);
 
 /* Events re (or a deadline) on session c: advance it, or end it. */

@@ -150,20 +150,18 @@ static int bs_names_match(const struct bs_peer *bp, const uint8_t src[16])
 }
 
 /*
- * Whether session c may speak for node pi: always without strict_source;
- * else only from pi's addr or bootstrap host.  Host names are looked up
- * when first needed and again, on a mismatch, at most every
- * BS_NAME_RECHECK_MS: a stranger's hellos cannot keep the resolver busy.
+ * Whether session c comes from node pi's addr or bootstrap host.  Host
+ * names are looked up when first needed and again, on a mismatch, at most
+ * every BS_NAME_RECHECK_MS: a stranger's hellos cannot keep the resolver
+ * busy.
  */
-int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
+static int bs_src_fits(struct bootstrap *b, const struct bs_conn *c, int pi)
 {
 	const struct config_node *n = &b->cfg->nodes[pi];
 	struct bs_peer *bp = &b->bp[pi];
 	int64_t now = util_now_ms();
 	uint8_t src[16];
 
-	if (!b->cfg->strict_source)
-		return 1;
 	if (bs_addr16(&c->src, src))
 		return 0;
 	if (bs_same_host(&c->src, &n->addr_sa) ||
@@ -178,6 +176,42 @@ int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
 		return 0;
 	bs_names_lookup(b, pi, now);
 	return bs_names_match(bp, src);
+}
+
+/*
+ * Whether a RoCE GID, which is an IP address (v4-mapped or global IPv6),
+ * is node pi's: the session's source, or one of the node's configured or
+ * looked-up addresses.  A link-local or InfiniBand GID names no address,
+ * and is left to the QP check and to certificates (SECURITY.md).
+ */
+static int bs_gid_fits(const struct bootstrap *b, const struct bs_conn *c,
+		       int pi)
+{
+	const struct config_node *n = &b->cfg->nodes[pi];
+	const struct bs_peer *bp = &b->bp[pi];
+	const uint8_t *gid = c->h.addr.gid.raw;
+	uint8_t a[16];
+
+	if (c->h.addr.link_layer != IBV_LINK_LAYER_ETHERNET ||
+	    (!util_is_v4mapped(gid) && (gid[0] & 0xe0) != 0x20))
+		return 1;
+	if ((!bs_addr16(&c->src, a) && !memcmp(a, gid, 16)) ||
+	    (!bs_addr16(&n->addr_sa, a) && !memcmp(a, gid, 16)) ||
+	    (!bs_addr16(&n->bootstrap_sa, a) && !memcmp(a, gid, 16)))
+		return 1;
+	return bs_names_match(bp, gid);
+}
+
+/*
+ * Whether session c may speak for node pi: always without strict_source;
+ * else only from pi's addr or bootstrap host, announcing (on RoCE) a GID
+ * that is one of pi's addresses too.
+ */
+int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
+{
+	if (!b->cfg->strict_source)
+		return 1;
+	return bs_src_fits(b, c, pi) && bs_gid_fits(b, c, pi);
 }
 
 /* Handshakes open from the stranger at ss (at most BS_STRANGERS_MAX). */

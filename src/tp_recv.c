@@ -354,6 +354,35 @@ int tp_recv_expire(struct tp *tp)
 	return next;
 }
 
+/*
+ * The index of a peer other than p that is up at addr's QPN and GID (and
+ * LID, where there is no GRH to tell them apart), or -1: one QPN's chain,
+ * whatever the number of peers.
+ */
+int tp_addr_holder(struct tp *tp, const struct peer *p,
+		   const struct peer_addr *addr)
+{
+	int i, held = -1;
+
+	pthread_rwlock_rdlock(&tp->rx.srclock);
+	for (i = tp->rx.qhead[addr->qpn & tp->rx.qmask]; i >= 0 && held < 0;
+	     i = tp->rx.qnext[i]) {
+		const struct tp_src *s = &tp->rx.src[i];
+		struct peer *q = &tp->peers[i];
+
+		if (q == p || !s->valid || s->linger_until ||
+		    s->qpn != addr->qpn || s->lid != addr->lid ||
+		    memcmp(&s->gid, &addr->gid, sizeof(s->gid)))
+			continue;
+		pthread_mutex_lock(&q->lock);
+		if (q->up)
+			held = i;
+		pthread_mutex_unlock(&q->lock);
+	}
+	pthread_rwlock_unlock(&tp->rx.srclock);
+	return held;
+}
+
 /* Set who may send to us as p; a new address forgets its partials. */
 void tp_recv_src_set(struct tp *tp, struct peer *p,
 		     const struct peer_addr *addr)

@@ -7,7 +7,8 @@
  * evict the oldest), a node's address evicts the oldest stranger when
  * every slot is taken; accept4's EMFILE pauses the listener and is said
  * once; strict_source takes a node's addr or bootstrap host, IPv4 as
- * such or mapped into IPv6, and nothing else.
+ * such or mapped into IPv6, and nothing else, and on RoCE a GID that is
+ * one of the node's addresses or the session's source.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -281,6 +282,46 @@ static void t_strict_source(void **state)
 	assert_true(bs_source_ok(&b, &c, 2));
 }
 
+/* A session from src whose hello announces RoCE GID gid (text). */
+static struct bs_conn from_gid(const char *src, const char *gid)
+{
+	struct bs_conn c = from(src);
+
+	c.h.addr.link_layer = IBV_LINK_LAYER_ETHERNET;
+	assert_int_equal(inet_pton(AF_INET6, gid, c.h.addr.gid.raw), 1);
+	return c;
+}
+
+/*
+ * strict_source ties a RoCE GID to the node: beta, from its own host,
+ * announcing gamma's address as its GID, is refused; its own addresses
+ * and its source are taken; a link-local or InfiniBand GID names no
+ * address, and strict_source = no takes any.
+ */
+static void t_strict_gid(void **state)
+{
+	struct bs_conn c;
+
+	c = from_gid("127.0.0.1", "::ffff:127.0.0.1");
+	assert_true(bs_source_ok(&b, &c, 1));
+	c = from_gid("127.0.0.1", "::ffff:10.9.0.2");
+	assert_true(bs_source_ok(&b, &c, 1));
+	c = from_gid("127.0.0.1", "::ffff:10.9.0.3");
+	assert_false(bs_source_ok(&b, &c, 1));
+	c = from_gid("127.0.0.1", "2001:db8::3");
+	assert_false(bs_source_ok(&b, &c, 1));
+	c = from_gid("10.9.0.3", "::ffff:10.9.0.3");
+	assert_true(bs_source_ok(&b, &c, 2));
+	c = from_gid("127.0.0.1", "fe80::3");
+	assert_true(bs_source_ok(&b, &c, 1));
+	c = from_gid("127.0.0.1", "::ffff:10.9.0.3");
+	c.h.addr.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	assert_true(bs_source_ok(&b, &c, 1));
+	cfg.strict_source = 0;
+	c = from_gid("127.0.0.1", "::ffff:10.9.0.3");
+	assert_true(bs_source_ok(&b, &c, 1));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -288,7 +329,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(t_per_source),	   T(t_strangers_share),
 		T(t_node_evicts_stranger), T(t_emfile_pause),
-		T(t_strict_source),
+		T(t_strict_source),	   T(t_strict_gid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

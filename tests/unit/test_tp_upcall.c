@@ -189,7 +189,10 @@ static void test_datagram_deliver_sends(void **state)
 /*
  * A datagram is its sender's by QP and GID and by the node its header
  * names: gamma, expected at beta's very QPN and GID (its hello said so),
- * takes none of beta's datagrams, which are delivered as beta's.
+ * takes none of beta's datagrams, which are delivered as beta's.  The
+ * bootstrap can tell: beta, up, holds that QPN and GID against any other
+ * node's hello (tp_addr_holder), while gamma, only expected, holds
+ * nothing against beta's.
  */
 static void test_datagram_sender_named(void **state)
 {
@@ -199,7 +202,13 @@ static void test_datagram_sender_named(void **state)
 	addr.qpn = BETA_QPN;
 	addr.mtu = IBV_MTU_1024;
 	beta_gid(&addr.gid);
+	assert_int_equal(tp_addr_holder(tp, &peers[2], &addr), BETA);
+	assert_int_equal(tp_addr_holder(tp, &peers[BETA], &addr), -1);
+	addr.qpn++;
+	assert_int_equal(tp_addr_holder(tp, &peers[2], &addr), -1);
+	addr.qpn--;
 	tp_peer_expect(tp, &peers[2], &addr);
+	assert_int_equal(tp_addr_holder(tp, &peers[BETA], &addr), -1);
 	beta_sends(1);
 	assert_int_equal(tp_recv_drain(tp), 1);
 	assert_int_equal(delivered, 1);
