@@ -150,10 +150,29 @@ static int bs_names_match(const struct bs_peer *bp, const uint8_t src[16])
 }
 
 /*
+ * Whether a node's host names may be looked up again now: each lookup
+ * blocks this thread, and a stranger's hellos may name every node, so
+ * all of them share BS_NAME_LOOKUPS per BS_NAME_RECHECK_MS.  A node's
+ * first lookup is not counted (one each, ever), so that a stranger who
+ * spends them cannot keep a node never looked up out.
+ */
+static int bs_names_budget(struct bootstrap *b, int64_t now)
+{
+	if (!b->names_ms || now - b->names_ms >= BS_NAME_RECHECK_MS) {
+		b->names_ms = now;
+		b->names_left = BS_NAME_LOOKUPS;
+	}
+	if (!b->names_left)
+		return 0;
+	b->names_left--;
+	return 1;
+}
+
+/*
  * Whether session c comes from node pi's addr or bootstrap host.  Host
  * names are looked up when first needed and again, on a mismatch, at most
- * every BS_NAME_RECHECK_MS: a stranger's hellos cannot keep the resolver
- * busy.
+ * every BS_NAME_RECHECK_MS, within bs_names_budget: a stranger's hellos
+ * cannot keep the resolver busy.
  */
 static int bs_src_fits(struct bootstrap *b, const struct bs_conn *c, int pi)
 {
@@ -172,7 +191,8 @@ static int bs_src_fits(struct bootstrap *b, const struct bs_conn *c, int pi)
 		return 0;
 	if (bs_names_match(bp, src))
 		return 1;
-	if (bp->name_ms && now - bp->name_ms < BS_NAME_RECHECK_MS)
+	if (bp->name_ms && (now - bp->name_ms < BS_NAME_RECHECK_MS ||
+			    !bs_names_budget(b, now)))
 		return 0;
 	bs_names_lookup(b, pi, now);
 	return bs_names_match(bp, src);
@@ -395,14 +415,19 @@ static void bs_accept_spare(struct bootstrap *b, int64_t now)
 	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-/* Take every pending connection, within the caps above. */
+/*
+ * Take the pending connections, within the caps above: at most
+ * BS_ACCEPT_BATCH a wake-up, so that a flood of connections cannot keep
+ * this thread from the sessions' own events; the listener is
+ * level-triggered, so epoll hands the rest back on the next wait.
+ */
 void bs_accept(struct bootstrap *b, int64_t now)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int fd, err;
+	int fd, err, n;
 
-	for (;;) {
+	for (n = 0; n < BS_ACCEPT_BATCH; n++) {
 		len = sizeof(ss);
 		memset(&ss, 0, sizeof(ss));
 		fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,

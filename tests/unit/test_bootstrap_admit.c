@@ -10,10 +10,13 @@
  * such or mapped into IPv6, and nothing else, and on RoCE a GID that is
  * one of the node's addresses or the session's source.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -37,6 +40,22 @@
 
 static struct config cfg;
 static struct bootstrap b;
+static int lookups; /* getaddrinfo calls, all threads */
+
+/* Every host-name lookup, counted; names in .invalid fail at once
+ * (no DNS here), the rest are the resolver's. */
+int getaddrinfo(const char *node, const char *service,
+		const struct addrinfo *hints, struct addrinfo **res)
+{
+	int (*real)(const char *, const char *, const struct addrinfo *,
+		    struct addrinfo **) = dlsym(RTLD_NEXT, "getaddrinfo");
+	size_t n = node ? strlen(node) : 0;
+
+	lookups++;
+	if (n > 8 && !strcmp(node + n - 8, ".invalid"))
+		return EAI_NONAME;
+	return real(node, service, hints, res);
+}
 static struct sockaddr_in lsa;
 static int clients[256], nclients;
 
@@ -322,6 +341,73 @@ static void t_strict_gid(void **state)
 	assert_true(bs_source_ok(&b, &c, 1));
 }
 
+/*
+ * A stranger's hellos naming 100 nodes written with host names, again
+ * and again, cost each node one lookup when first named, and then at
+ * most BS_NAME_LOOKUPS a while (BS_NAME_RECHECK_MS) for all of them,
+ * not one each: the bootstrap thread is not kept in the resolver.
+ */
+static void t_names_bounded(void **state)
+{
+	char err[CONFIG_ERR_MAX];
+	struct bootstrap nb;
+	struct config ncfg;
+	struct bs_conn c = from("127.0.0.9");
+	int round, i;
+
+	memset(&ncfg, 0, sizeof(ncfg));
+	assert_int_equal(config_load_string("[node alpha]\naddr = 127.0.0.1\n"
+					    "[node h[1-100]]\n"
+					    "addr = %n.invalid\n",
+					    "t.ini", &ncfg, err, sizeof(err)),
+			 0);
+	memset(&nb, 0, sizeof(nb));
+	nb.cfg = &ncfg;
+	nb.bp = calloc(ncfg.nnodes, sizeof(*nb.bp));
+	assert_non_null(nb.bp);
+	lookups = 0;
+	for (i = 1; i <= 100; i++)
+		assert_false(bs_source_ok(&nb, &c, i));
+	assert_true(lookups <= 2 * 100); /* addr and bootstrap, once each */
+	for (round = 0; round < 10; round++) {
+		/* as if every node's last lookup were a while ago */
+		for (i = 1; i <= 100; i++)
+			nb.bp[i].name_ms -= BS_NAME_RECHECK_MS;
+		lookups = 0;
+		for (i = 1; i <= 100; i++)
+			assert_false(bs_source_ok(&nb, &c, i));
+		assert_true(lookups <= 2 * BS_NAME_LOOKUPS);
+	}
+	free(nb.bp);
+	config_free(&ncfg);
+}
+
+/* Whether the listener has a connection waiting. */
+static int pending(void)
+{
+	struct pollfd p = {.fd = b.lfd, .events = POLLIN};
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* A wake-up takes at most BS_ACCEPT_BATCH connections: a flood leaves
+ * the rest to the next (the listener is level-triggered). */
+static void t_accept_batch(void **state)
+{
+	char src[32];
+	int i;
+
+	for (i = 0; i < BS_ACCEPT_BATCH + 10; i++) {
+		snprintf(src, sizeof(src), "127.0.%d.%d", 3 + i / 200,
+			 2 + i % 200);
+		dial_from(src);
+	}
+	bs_accept(&b, util_now_ms());
+	assert_true(pending());
+	bs_accept(&b, util_now_ms());
+	assert_false(pending());
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -330,6 +416,7 @@ int main(void)
 		T(t_per_source),	   T(t_strangers_share),
 		T(t_node_evicts_stranger), T(t_emfile_pause),
 		T(t_strict_source),	   T(t_strict_gid),
+		T(t_names_bounded),	   T(t_accept_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
