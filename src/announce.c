@@ -268,13 +268,16 @@ static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
  */
 static int ann_from_addr(struct announce *a, int i, const struct ann_msg *m)
 {
-	char from[INET_ADDRSTRLEN];
+	const uint8_t *gid = m->h.addr.gid.raw;
+	char from[INET6_ADDRSTRLEN];
 
 	if (!a->cfg->strict_source ||
-	    ann_addr_fits(&a->cfg->nodes[i], &m->h.addr))
+	    ann_addr_fits(&a->cfg->nodes[i], &m->h.addr) != ANN_ADDR_NO)
 		return 1;
 	peer_count_drop(NULL, tp_totals(a->tp), DROP_ANN_REFUSED);
-	if (!inet_ntop(AF_INET, m->h.addr.gid.raw + 12, from, sizeof(from)))
+	if (!(util_is_v4mapped(gid)
+		      ? inet_ntop(AF_INET, gid + 12, from, sizeof(from))
+		      : inet_ntop(AF_INET6, gid, from, sizeof(from))))
 		snprintf(from, sizeof(from), "?");
 	ann_stranger(a,
 		     "%s announces itself from %s (qpn 0x%06x), not from "

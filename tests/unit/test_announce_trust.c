@@ -12,6 +12,7 @@
  * announce_auth.c directly.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,54 @@ static void test_resend_to_own_address(void **state)
 	assert_ptr_equal(f.ah[f.n - 1], ah);
 }
 
+/* Beta challenges alpha, n strangers speaking as beta challenge after
+ * it, and then beta's PROOF: whether alpha confirms. */
+static int beta_through_strangers(int n, int64_t now)
+{
+	struct ann_msg answer, proof;
+	int i;
+
+	challenge_from(&beta, now);
+	answer = *sent_to(&beta, ANN_ANSWER);
+	for (i = 0; i < n; i++) {
+		hello_of(&stranger.me, "beta", 0x100 + i);
+		challenge_from(&stranger, now + 1 + i);
+		assert_true(f.live_ah <= ANN_XCHG_MAX);
+	}
+	assert_int_equal(end_recv(&beta, &answer, &proof), ANN_AUTH_REPLY);
+	ann_exchange_in(a, BETA, &proof, now + 100);
+	return f.m[f.n - 1].kind == ANN_CONFIRM &&
+	       peer_addr_same(&f.to[f.n - 1], &beta.me.addr) &&
+	       ann_trusted(&a->ap[BETA], &beta.me);
+}
+
+/*
+ * F4: strangers cannot push beta's exchange out while it is under way,
+ * when beta's address is surely its own: on RoCE, a GID that is beta's
+ * configured addr (10.0.2.16), whatever strict_source says ...
+ */
+static void test_strangers_keep_out_roce(void **state)
+{
+	cfg.strict_source = 0;
+	util_v4mapped(
+		beta.me.addr.gid.raw,
+		&((struct sockaddr_in *)&cfg.nodes[BETA].addr_sa)->sin_addr);
+	assert_true(beta_through_strangers(ANN_XCHG_MAX + 4, 1000));
+}
+
+/* ... and on InfiniBand, where a GID names no address, the port beta
+ * last proved itself from, where it comes back with a new QP after a
+ * restart. */
+static void test_strangers_keep_out_restart(void **state)
+{
+	beta.me.addr.gid.raw[0] = 0xfe;
+	beta.me.addr.gid.raw[1] = 0x80;
+	assert_true(beta_through_strangers(0, 1000));
+	beta.me.addr.qpn = 0x13;
+	beta.me.addr.boot++;
+	assert_true(beta_through_strangers(ANN_XCHG_MAX + 4, 2000));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +364,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_strangers_bounded, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_strangers_keep_out_roce,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strangers_keep_out_restart,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_pending, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_resend_to_own_address,
