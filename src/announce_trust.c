@@ -15,7 +15,9 @@
  * directions and the AH that reaches it, ANN_XCHG_MAX a node: a stranger
  * who challenges or announces under a node's name neither resets the
  * node's exchange nor holds off our challenge to the node, and nothing of
- * the node's exchange is sent to the stranger's address.
+ * the node's exchange is sent to the stranger's address.  A slot whose
+ * address is surely the node's (ann_xchg_sure) is never emptied for one
+ * that is not: a stranger cannot keep the node out by crowding it.
  *
  * The order keeps the TCP handshake's rule that whoever sees the other up
  * first is known to it already: L, once D's proof checks out, accepts
