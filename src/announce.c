@@ -151,6 +151,7 @@ static void ann_install(struct announce *a, int i, const struct hello *h,
 			enum ann_verdict v, int64_t now)
 {
 	struct ibv_ah *ah = ann_take_ah(a, i, &h->addr);
+	static struct log_rl rl_restart;
 	struct ann_peer *ap = &a->ap[i];
 	struct peer *p = &a->peers[i];
 	char why[96];
@@ -177,9 +178,15 @@ static void ann_install(struct announce *a, int i, const struct hello *h,
 	}
 	if (ap->k.up)
 		TAILQ_REMOVE(&a->live, ap, link);
-	log_info("peer %s %s (qpn 0x%06x%s)", p->conf->name,
-		 v == ANN_RESTART ? "restarted" : "up", h->addr.qpn,
-		 rc ? "" : ", address handle cached");
+	/* without a secret anyone at a node's address can restart it at
+	 * will, one line each: those lines are rate-limited */
+	if (v == ANN_RESTART)
+		log_rl_info(&rl_restart, "peer %s restarted (qpn 0x%06x%s)",
+			    p->conf->name, h->addr.qpn,
+			    rc ? "" : ", address handle cached");
+	else
+		log_info("peer %s up (qpn 0x%06x%s)", p->conf->name,
+			 h->addr.qpn, rc ? "" : ", address handle cached");
 	bootstrap_recovered(p);
 	ap->k.up = 1;
 	ap->k.boot = h->addr.boot;

@@ -16,10 +16,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unit.h"
 #include "../../src/announce_int.h"
 #include "ann_hello.h"
+#include "log.h"
 
 #define ALPHA	 0
 #define BETA	 1
@@ -357,6 +359,53 @@ static void test_strangers_keep_out_restart(void **state)
 	assert_true(beta_through_strangers(ANN_XCHG_MAX + 4, 2000));
 }
 
+/* alpha challenges beta (D), which proves itself: beta up there. */
+static void beta_met_as_d(int64_t now)
+{
+	struct ann_msg chal, answer, proof, confirm;
+
+	ann_challenge(a, BETA, &beta.me, now);
+	chal = *sent_to(&beta, ANN_CHALLENGE);
+	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
+	ann_exchange_in(a, BETA, &answer, now + 1);
+	proof = *sent_to(&beta, ANN_PROOF);
+	assert_int_equal(end_recv(&beta, &proof, &confirm),
+			 ANN_AUTH_REPLY | ANN_AUTH_OK);
+	ann_exchange_in(a, BETA, &confirm, now + 2);
+	assert_true(a->ap[BETA].k.up);
+}
+
+/*
+ * S5: a node that restarts again and again (anyone at its address can
+ * make it seem so without a secret) costs a bounded number of "peer
+ * restarted" lines: at most LOG_RL_BURST a period, and one line saying
+ * how many were left out.
+ */
+static void test_restarts_rate_limited(void **state)
+{
+	FILE *log = tmpfile();
+	int saved = dup(2), i, lines = 0;
+	char line[256];
+
+	assert_non_null(log);
+	fflush(stderr);
+	assert_true(dup2(fileno(log), 2) >= 0);
+	for (i = 0; i < 40; i++) {
+		f.n = 0; /* what this meeting sends */
+		beta.me.addr.boot = 0x2000 + i;
+		beta_met_as_d(1000 + 10 * i);
+	}
+	fflush(stderr);
+	assert_true(dup2(saved, 2) >= 0);
+	close(saved);
+	rewind(log);
+	while (fgets(line, sizeof(line), log))
+		lines += strstr(line, "peer beta restarted") != NULL;
+	fclose(log);
+	assert_true(lines > 0);
+	assert_true(lines <= LOG_RL_BURST);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +416,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_strangers_keep_out_roce,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_strangers_keep_out_restart,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restarts_rate_limited,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_pending, setup,
 						teardown),
