@@ -246,32 +246,60 @@ static int bs_stranger_count(const struct bootstrap *b,
 	return n;
 }
 
-/* The oldest incoming session still in its handshake, or NULL. */
-static struct bs_conn *bs_oldest_unauth(struct bootstrap *b)
+/* Incoming handshakes open from the host at ss, and the oldest of them
+ * (*oldest, when not NULL). */
+static int bs_source_count(struct bootstrap *b,
+			   const struct sockaddr_storage *ss,
+			   struct bs_conn **oldest)
 {
 	struct bs_conn *c;
+	int n = 0;
 
+	if (oldest)
+		*oldest = NULL;
 	TAILQ_FOREACH (c, &b->conns, link)
-		if (!c->outgoing && c->st != BS_UP)
-			return c;
-	return NULL;
+		if (!c->outgoing && c->st != BS_UP &&
+		    bs_same_host(&c->src, ss) && !n++ && oldest)
+			*oldest = c;
+	return n;
 }
 
-/* Whose handshake a newcomer may close: the oldest stranger's, or, for
- * one from a node's address, the oldest of anyone's; NULL: nobody's. */
-static struct bs_conn *bs_victim(struct bootstrap *b, int stranger)
+/* The handshakes a node's address may hold: BS_PER_SOURCE for each node
+ * the config puts there (as its addr or bootstrap host), so that a user
+ * of one node's host can take no other node's room. */
+static int bs_source_cap(const struct bootstrap *b,
+			 const struct sockaddr_storage *ss)
+{
+	const struct config_node *n;
+	int i, k = 0;
+
+	for (i = 0; i < b->cfg->nnodes; i++) {
+		n = &b->cfg->nodes[i];
+		k += bs_same_host(&n->addr_sa, ss) ||
+		     bs_same_host(&n->bootstrap_sa, ss);
+	}
+	return BS_PER_SOURCE * (k ? k : 1);
+}
+
+/* Whose handshake a newcomer from ss may close: the oldest stranger's,
+ * or, for one from a node's address, the oldest from that same address;
+ * NULL: nobody's.  Another node's handshake is never closed. */
+static struct bs_conn *
+bs_victim(struct bootstrap *b, const struct sockaddr_storage *ss, int stranger)
 {
 	struct bs_conn *victim = TAILQ_FIRST(&b->strangers);
 
 	if (!victim && !stranger)
-		victim = bs_oldest_unauth(b);
+		bs_source_count(b, ss, &victim);
 	return victim;
 }
 
 /*
  * Room for one more incoming session from ss (a stranger or not): 0, or
- * -EBUSY when there is none.  Makes room by closing the oldest stranger's
- * handshake, or, for a node's address, the oldest handshake of anyone.
+ * -EBUSY when there is none.  A stranger's address holds BS_PER_SOURCE
+ * handshakes, a node's address that many for each node there.  Makes
+ * room by closing the oldest stranger's handshake, or, for a node's
+ * address, the oldest handshake from that address.
  */
 static int bs_make_room(struct bootstrap *b, const struct sockaddr_storage *ss,
 			int stranger)
@@ -279,18 +307,23 @@ static int bs_make_room(struct bootstrap *b, const struct sockaddr_storage *ss,
 	static struct log_rl rl_full, rl_evict, rl_source;
 	struct bs_conn *victim = NULL;
 	char s[INET6_ADDRSTRLEN + 8];
+	int held = stranger ? bs_stranger_count(b, ss)
+			    : bs_source_count(b, ss, NULL);
+	int cap = BS_PER_SOURCE;
 
-	if (stranger && bs_stranger_count(b, ss) >= BS_PER_SOURCE) {
+	if (!stranger && held >= cap)
+		cap = bs_source_cap(b, ss);
+	if (held >= cap) {
 		log_rl_warnx(&rl_source,
 			     "bootstrap: %s has %d handshakes open already; "
 			     "refusing another",
-			     bs_src_str(ss, s, sizeof(s)), BS_PER_SOURCE);
+			     bs_src_str(ss, s, sizeof(s)), cap);
 		return -EBUSY;
 	}
 	if (b->nin < b->max_in &&
 	    (!stranger || b->nstrangers < b->max_strangers))
 		return 0;
-	victim = bs_victim(b, stranger);
+	victim = bs_victim(b, ss, stranger);
 	if (!victim) {
 		log_rl_warnx(
 			&rl_full,
@@ -400,7 +433,7 @@ static void bs_accept_spare(struct bootstrap *b, int64_t now)
 	memset(&ss, 0, sizeof(ss));
 	fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,
 		     SOCK_NONBLOCK | SOCK_CLOEXEC);
-	victim = fd >= 0 && bs_src_member(b, &ss) ? bs_victim(b, 0) : NULL;
+	victim = fd >= 0 && bs_src_member(b, &ss) ? bs_victim(b, &ss, 0) : NULL;
 	if (victim) {
 		log_rl_info(&rl_spare,
 			    "bootstrap: out of descriptors: closing the "

@@ -170,12 +170,14 @@ static void t_strangers_share(void **state)
 }
 
 /* With every slot taken, a node's address evicts the oldest stranger; a
- * stranger then evicts only strangers, never a node's handshake. */
+ * stranger then evicts only strangers, never a node's handshake.
+ * (alpha and beta share 127.0.0.1: it holds 2 * BS_PER_SOURCE.) */
 static void t_node_evicts_stranger(void **state)
 {
 	char src[32];
 	int i, first_node, newest;
 
+	b.max_in = b.max_strangers + 2 * BS_PER_SOURCE - 1;
 	for (i = 0; i < b.max_strangers; i++) {
 		snprintf(src, sizeof(src), "127.0.1.%d", 2 + i);
 		dial_from(src);
@@ -382,6 +384,32 @@ static void t_names_bounded(void **state)
 	config_free(&ncfg);
 }
 
+/*
+ * S3: a node's address holds BS_PER_SOURCE handshakes for each node the
+ * config puts there, and closes only its own for room, never another
+ * node's: a user of alpha's and beta's host (127.0.0.1) cannot push out
+ * delta's handshake (its bootstrap host, 127.0.0.4, in this test).
+ */
+static void t_node_source_bounded(void **state)
+{
+	struct sockaddr_in *s4 =
+		(struct sockaddr_in *)&cfg.nodes[3].bootstrap_sa;
+	int i, delta;
+
+	inet_pton(AF_INET, "127.0.0.4", &s4->sin_addr);
+	bs_admit_close(&b);
+	assert_int_equal(bs_admit_open(&b), 0);
+	b.max_in = 2 * BS_PER_SOURCE + 1;
+	delta = dial_from("127.0.0.4");
+	for (i = 0; i < 3 * BS_PER_SOURCE; i++)
+		dial_from("127.0.0.1");
+	bs_accept(&b, util_now_ms());
+	assert_int_equal(b.nin, 2 * BS_PER_SOURCE + 1);
+	assert_false(closed(delta));
+	for (i = 1; i < nclients; i++)
+		assert_int_equal(closed(clients[i]), i > 2 * BS_PER_SOURCE);
+}
+
 /* Whether the listener has a connection waiting. */
 static int pending(void)
 {
@@ -417,6 +445,7 @@ int main(void)
 		T(t_node_evicts_stranger), T(t_emfile_pause),
 		T(t_strict_source),	   T(t_strict_gid),
 		T(t_names_bounded),	   T(t_accept_batch),
+		T(t_node_source_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
