@@ -142,12 +142,20 @@ enum ann_verdict {
 /* Judge hello h against what is known of its node. */
 enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h);
 
+/* What the config says of an announce's address (ann_addr_fits). */
+enum ann_addr_fit {
+	ANN_ADDR_NO,	  /* not n's: refused under strict_source */
+	ANN_ADDR_UNKNOWN, /* nothing tells: taken */
+	ANN_ADDR_YES,	  /* surely n's */
+};
+
 /*
  * Whether addr (an announce's, its GID checked by the transport) may be
- * node n's by the config: 0 when n's addr is a numeric IPv4 address and
- * addr's GID an IPv4-mapped one (RoCE) of another address.  A GID of
- * another kind (InfiniBand's, IPv6 ones) and an addr given as a host name
- * (looked up only once met) cannot be checked: 1.
+ * node n's by the config: NO when n's addr is a numeric IPv4 (IPv6)
+ * address and addr's GID an IPv4-mapped (global IPv6) one, RoCE's, of
+ * another address; YES when it is that very address.  A GID of another
+ * kind (InfiniBand's, link-local ones) and an addr given as a host name
+ * (looked up only once met) cannot be checked: UNKNOWN.
  */
 int ann_addr_fits(const struct config_node *n, const struct peer_addr *addr);
 

@@ -46,6 +46,8 @@
 #define BS_STRANGERS_MAX    64	 /* ... all strangers, at most (max_in / 2) */
 #define BS_ACCEPT_PAUSE_MS  250	 /* listener left alone when fds run out */
 #define BS_NAME_RECHECK_MS  5000 /* a node's host names looked up again */
+#define BS_NAME_LOOKUPS	    4	 /* ... of all nodes, per that while */
+#define BS_ACCEPT_BATCH	    64	 /* connections taken per wake-up */
 
 /* The longest message of a handshake: the proof and the certificate
  * step (a hello is shorter). */
@@ -148,7 +150,11 @@ struct bootstrap {
 	int64_t accept_paused_until; /* ms; 0 = the listener is in epoll */
 	int fd_short;		     /* a descriptor shortage was said */
 	int spare_fd; /* /dev/null, given up to accept one when fds run out */
-	int64_t fd_short_ms;	    /* ... and last seen then */
+	int64_t fd_short_ms; /* ... and last seen then */
+	/* host names looked up again (each blocks) since names_ms: at most
+	 * BS_NAME_LOOKUPS per BS_NAME_RECHECK_MS, whatever the nodes */
+	int64_t names_ms;
+	int names_left;
 	int dialing;		    /* outgoing sessions not up yet */
 	TAILQ_HEAD(, bs_peer) want; /* peers a send waits for */
 	double tokens;		    /* dials that may start now */
@@ -205,8 +211,9 @@ void bs_in_start(struct bootstrap *b, struct bs_conn *c,
 void bs_accept(struct bootstrap *b, int64_t now);
 /* The listener's pause after a shortage; the earliest time still due. */
 int64_t bs_accept_timer(struct bootstrap *b, int64_t now, int64_t wake);
-/* Whether c may speak for node pi (strict_source); sessions ask it
- * through b->source_ok. */
+/* Whether c, its hello decoded, may speak for node pi (strict_source:
+ * its source, and on RoCE its GID); sessions ask it through
+ * b->source_ok. */
 int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi);
 
 /*

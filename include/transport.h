@@ -179,6 +179,14 @@ void tp_set_need(struct tp *tp, void (*need)(void *arg, struct peer *p),
 void tp_peer_need(struct tp *tp, struct peer *p);
 
 /*
+ * The index of a peer other than p that is up at addr's QPN and GID (and
+ * LID), or -1: a hello that names them is refused, since no two nodes
+ * share a QP (bootstrap, announce thread).
+ */
+int tp_addr_holder(struct tp *tp, const struct peer *p,
+		   const struct peer_addr *addr);
+
+/*
  * p announced addr in a bootstrap hello but is not up yet: accept its
  * datagrams already (the first half of the handshake), so that whatever
  * it sends once it sees us up is not dropped as from an unknown source.

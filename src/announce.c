@@ -151,6 +151,7 @@ static void ann_install(struct announce *a, int i, const struct hello *h,
 			enum ann_verdict v, int64_t now)
 {
 	struct ibv_ah *ah = ann_take_ah(a, i, &h->addr);
+	static struct log_rl rl_restart;
 	struct ann_peer *ap = &a->ap[i];
 	struct peer *p = &a->peers[i];
 	char why[96];
@@ -177,9 +178,15 @@ static void ann_install(struct announce *a, int i, const struct hello *h,
 	}
 	if (ap->k.up)
 		TAILQ_REMOVE(&a->live, ap, link);
-	log_info("peer %s %s (qpn 0x%06x%s)", p->conf->name,
-		 v == ANN_RESTART ? "restarted" : "up", h->addr.qpn,
-		 rc ? "" : ", address handle cached");
+	/* without a secret anyone at a node's address can restart it at
+	 * will, one line each: those lines are rate-limited */
+	if (v == ANN_RESTART)
+		log_rl_info(&rl_restart, "peer %s restarted (qpn 0x%06x%s)",
+			    p->conf->name, h->addr.qpn,
+			    rc ? "" : ", address handle cached");
+	else
+		log_info("peer %s up (qpn 0x%06x%s)", p->conf->name,
+			 h->addr.qpn, rc ? "" : ", address handle cached");
 	bootstrap_recovered(p);
 	ap->k.up = 1;
 	ap->k.boot = h->addr.boot;
@@ -268,13 +275,16 @@ static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
  */
 static int ann_from_addr(struct announce *a, int i, const struct ann_msg *m)
 {
-	char from[INET_ADDRSTRLEN];
+	const uint8_t *gid = m->h.addr.gid.raw;
+	char from[INET6_ADDRSTRLEN];
 
 	if (!a->cfg->strict_source ||
-	    ann_addr_fits(&a->cfg->nodes[i], &m->h.addr))
+	    ann_addr_fits(&a->cfg->nodes[i], &m->h.addr) != ANN_ADDR_NO)
 		return 1;
 	peer_count_drop(NULL, tp_totals(a->tp), DROP_ANN_REFUSED);
-	if (!inet_ntop(AF_INET, m->h.addr.gid.raw + 12, from, sizeof(from)))
+	if (!(util_is_v4mapped(gid)
+		      ? inet_ntop(AF_INET, gid + 12, from, sizeof(from))
+		      : inet_ntop(AF_INET6, gid, from, sizeof(from))))
 		snprintf(from, sizeof(from), "?");
 	ann_stranger(a,
 		     "%s announces itself from %s (qpn 0x%06x), not from "

@@ -58,8 +58,9 @@ struct ann_xchg {
 	struct ann_auth auth;  /* both directions' state */
 	struct ibv_ah *ah;     /* reaches addr, while it is not installed */
 	int64_t heard;	       /* ms: its last message (eviction order) */
-	int pending;	       /* in a->pend */
-	int rto;	       /* ms to the next resend */
+	int sure;    /* addr is the node's (ann_xchg_sure): kept from others */
+	int pending; /* in a->pend */
+	int rto;     /* ms to the next resend */
 	int64_t next, until, after; /* resend; give up; no new one before */
 };
 

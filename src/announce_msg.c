@@ -162,13 +162,29 @@ int64_t ann_next(int64_t now, int interval_ms, uint32_t r)
 	       (int64_t)(r % ((uint32_t)interval_ms + 1));
 }
 
-/* An announce's GID against its node's configured IPv4 addr (RoCE). */
+/*
+ * An announce's GID against its node's configured numeric addr (RoCE,
+ * where a GID is an IP address): ANN_ADDR_YES when it is that address,
+ * ANN_ADDR_NO when it is another of the same family, ANN_ADDR_UNKNOWN
+ * when nothing tells (an InfiniBand or link-local GID, an addr given as
+ * a host name, an IPv6 GID for an IPv4 addr): certificates close that.
+ */
 int ann_addr_fits(const struct config_node *n, const struct peer_addr *addr)
 {
+	const struct sockaddr_in6 *sin6;
 	const struct sockaddr_in *sin;
+	const uint8_t *gid = addr->gid.raw;
 
-	if (n->addr_sa.ss_family != AF_INET || !util_is_v4mapped(addr->gid.raw))
-		return 1;
-	sin = (const struct sockaddr_in *)&n->addr_sa;
-	return !memcmp(addr->gid.raw + 12, &sin->sin_addr, 4);
+	if (n->addr_sa.ss_family == AF_INET && util_is_v4mapped(gid)) {
+		sin = (const struct sockaddr_in *)&n->addr_sa;
+		return memcmp(gid + 12, &sin->sin_addr, 4) ? ANN_ADDR_NO
+							   : ANN_ADDR_YES;
+	}
+	if (n->addr_sa.ss_family == AF_INET6 && !util_is_v4mapped(gid) &&
+	    (gid[0] & 0xe0) == 0x20) { /* global unicast: 2000::/3 */
+		sin6 = (const struct sockaddr_in6 *)&n->addr_sa;
+		return memcmp(gid, &sin6->sin6_addr, 16) ? ANN_ADDR_NO
+							 : ANN_ADDR_YES;
+	}
+	return ANN_ADDR_UNKNOWN;
 }

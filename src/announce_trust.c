@@ -15,7 +15,9 @@
  * directions and the AH that reaches it, ANN_XCHG_MAX a node: a stranger
  * who challenges or announces under a node's name neither resets the
  * node's exchange nor holds off our challenge to the node, and nothing of
- * the node's exchange is sent to the stranger's address.
+ * the node's exchange is sent to the stranger's address.  A slot whose
+ * address is surely the node's (ann_xchg_sure) is never emptied for one
+ * that is not: a stranger cannot keep the node out by crowding it.
  *
  * The order keeps the TCP handshake's rule that whoever sees the other up
  * first is known to it already: L, once D's proof checks out, accepts
@@ -74,27 +76,55 @@ static void ann_xchg_drop(struct announce *a, struct ann_xchg *x)
 }
 
 /*
+ * Whether addr is surely node i's: a RoCE GID that is its configured
+ * address, or the port (GID and LID) of the incarnation it last proved
+ * itself from, where it comes back after a restart.  A stranger's
+ * address is neither (unless it shares the node's host or spoofs its
+ * address), so it cannot push such an exchange out.
+ */
+static int ann_xchg_sure(const struct announce *a, int i,
+			 const struct peer_addr *addr)
+{
+	const struct ann_peer *ap = &a->ap[i];
+
+	if (ann_addr_fits(&a->cfg->nodes[i], addr) == ANN_ADDR_YES)
+		return 1;
+	return ap->trusted && ap->taddr.lid == addr->lid &&
+	       !memcmp(&ap->taddr.gid, &addr->gid, sizeof(addr->gid));
+}
+
+/*
  * Node i's exchange with addr: the one under way, a free slot, or the
- * slot heard from least recently, emptied; NULL without memory.
+ * slot heard from least recently, emptied, among those not sure (then,
+ * for a sure addr, among all); NULL when every slot is sure and addr is
+ * not, or without memory.
  */
 static struct ann_xchg *ann_xchg_get(struct announce *a, int i,
 				     const struct peer_addr *addr, int64_t now)
 {
 	struct ann_peer *ap = &a->ap[i];
-	struct ann_xchg *x = ann_xchg_find(a, i, addr), *old;
-	int j;
+	struct ann_xchg *x = ann_xchg_find(a, i, addr), *old = NULL;
+	int sure, pass, j;
 
 	if (x)
 		return x;
 	if (!ap->x && !(ap->x = calloc(ANN_XCHG_MAX, sizeof(*ap->x))))
 		return NULL;
-	for (old = &ap->x[0], j = 0; j < ANN_XCHG_MAX && ap->x[j].used; j++)
-		if (ap->x[j].heard < old->heard)
-			old = &ap->x[j];
+	sure = ann_xchg_sure(a, i, addr);
+	for (j = 0; j < ANN_XCHG_MAX && ap->x[j].used; j++)
+		;
+	for (pass = 0; j == ANN_XCHG_MAX && !old && pass <= sure; pass++)
+		for (x = ap->x; x < ap->x + ANN_XCHG_MAX; x++)
+			if ((pass || !x->sure) &&
+			    (!old || x->heard < old->heard))
+				old = x;
+	if (j == ANN_XCHG_MAX && !old)
+		return NULL;
 	x = j < ANN_XCHG_MAX ? &ap->x[j] : old;
 	if (x->used)
 		ann_xchg_drop(a, x);
 	x->used = 1;
+	x->sure = sure;
 	x->node = i;
 	x->addr = *addr;
 	x->heard = now;

@@ -150,20 +150,37 @@ static int bs_names_match(const struct bs_peer *bp, const uint8_t src[16])
 }
 
 /*
- * Whether session c may speak for node pi: always without strict_source;
- * else only from pi's addr or bootstrap host.  Host names are looked up
- * when first needed and again, on a mismatch, at most every
- * BS_NAME_RECHECK_MS: a stranger's hellos cannot keep the resolver busy.
+ * Whether a node's host names may be looked up again now: each lookup
+ * blocks this thread, and a stranger's hellos may name every node, so
+ * all of them share BS_NAME_LOOKUPS per BS_NAME_RECHECK_MS.  A node's
+ * first lookup is not counted (one each, ever), so that a stranger who
+ * spends them cannot keep a node never looked up out.
  */
-int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
+static int bs_names_budget(struct bootstrap *b, int64_t now)
+{
+	if (!b->names_ms || now - b->names_ms >= BS_NAME_RECHECK_MS) {
+		b->names_ms = now;
+		b->names_left = BS_NAME_LOOKUPS;
+	}
+	if (!b->names_left)
+		return 0;
+	b->names_left--;
+	return 1;
+}
+
+/*
+ * Whether session c comes from node pi's addr or bootstrap host.  Host
+ * names are looked up when first needed and again, on a mismatch, at most
+ * every BS_NAME_RECHECK_MS, within bs_names_budget: a stranger's hellos
+ * cannot keep the resolver busy.
+ */
+static int bs_src_fits(struct bootstrap *b, const struct bs_conn *c, int pi)
 {
 	const struct config_node *n = &b->cfg->nodes[pi];
 	struct bs_peer *bp = &b->bp[pi];
 	int64_t now = util_now_ms();
 	uint8_t src[16];
 
-	if (!b->cfg->strict_source)
-		return 1;
 	if (bs_addr16(&c->src, src))
 		return 0;
 	if (bs_same_host(&c->src, &n->addr_sa) ||
@@ -174,10 +191,47 @@ int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
 		return 0;
 	if (bs_names_match(bp, src))
 		return 1;
-	if (bp->name_ms && now - bp->name_ms < BS_NAME_RECHECK_MS)
+	if (bp->name_ms && (now - bp->name_ms < BS_NAME_RECHECK_MS ||
+			    !bs_names_budget(b, now)))
 		return 0;
 	bs_names_lookup(b, pi, now);
 	return bs_names_match(bp, src);
+}
+
+/*
+ * Whether a RoCE GID, which is an IP address (v4-mapped or global IPv6),
+ * is node pi's: the session's source, or one of the node's configured or
+ * looked-up addresses.  A link-local or InfiniBand GID names no address,
+ * and is left to the QP check and to certificates (SECURITY.md).
+ */
+static int bs_gid_fits(const struct bootstrap *b, const struct bs_conn *c,
+		       int pi)
+{
+	const struct config_node *n = &b->cfg->nodes[pi];
+	const struct bs_peer *bp = &b->bp[pi];
+	const uint8_t *gid = c->h.addr.gid.raw;
+	uint8_t a[16];
+
+	if (c->h.addr.link_layer != IBV_LINK_LAYER_ETHERNET ||
+	    (!util_is_v4mapped(gid) && (gid[0] & 0xe0) != 0x20))
+		return 1;
+	if ((!bs_addr16(&c->src, a) && !memcmp(a, gid, 16)) ||
+	    (!bs_addr16(&n->addr_sa, a) && !memcmp(a, gid, 16)) ||
+	    (!bs_addr16(&n->bootstrap_sa, a) && !memcmp(a, gid, 16)))
+		return 1;
+	return bs_names_match(bp, gid);
+}
+
+/*
+ * Whether session c may speak for node pi: always without strict_source;
+ * else only from pi's addr or bootstrap host, announcing (on RoCE) a GID
+ * that is one of pi's addresses too.
+ */
+int bs_source_ok(struct bootstrap *b, const struct bs_conn *c, int pi)
+{
+	if (!b->cfg->strict_source)
+		return 1;
+	return bs_src_fits(b, c, pi) && bs_gid_fits(b, c, pi);
 }
 
 /* Handshakes open from the stranger at ss (at most BS_STRANGERS_MAX). */
@@ -192,32 +246,60 @@ static int bs_stranger_count(const struct bootstrap *b,
 	return n;
 }
 
-/* The oldest incoming session still in its handshake, or NULL. */
-static struct bs_conn *bs_oldest_unauth(struct bootstrap *b)
+/* Incoming handshakes open from the host at ss, and the oldest of them
+ * (*oldest, when not NULL). */
+static int bs_source_count(struct bootstrap *b,
+			   const struct sockaddr_storage *ss,
+			   struct bs_conn **oldest)
 {
 	struct bs_conn *c;
+	int n = 0;
 
+	if (oldest)
+		*oldest = NULL;
 	TAILQ_FOREACH (c, &b->conns, link)
-		if (!c->outgoing && c->st != BS_UP)
-			return c;
-	return NULL;
+		if (!c->outgoing && c->st != BS_UP &&
+		    bs_same_host(&c->src, ss) && !n++ && oldest)
+			*oldest = c;
+	return n;
 }
 
-/* Whose handshake a newcomer may close: the oldest stranger's, or, for
- * one from a node's address, the oldest of anyone's; NULL: nobody's. */
-static struct bs_conn *bs_victim(struct bootstrap *b, int stranger)
+/* The handshakes a node's address may hold: BS_PER_SOURCE for each node
+ * the config puts there (as its addr or bootstrap host), so that a user
+ * of one node's host can take no other node's room. */
+static int bs_source_cap(const struct bootstrap *b,
+			 const struct sockaddr_storage *ss)
+{
+	const struct config_node *n;
+	int i, k = 0;
+
+	for (i = 0; i < b->cfg->nnodes; i++) {
+		n = &b->cfg->nodes[i];
+		k += bs_same_host(&n->addr_sa, ss) ||
+		     bs_same_host(&n->bootstrap_sa, ss);
+	}
+	return BS_PER_SOURCE * (k ? k : 1);
+}
+
+/* Whose handshake a newcomer from ss may close: the oldest stranger's,
+ * or, for one from a node's address, the oldest from that same address;
+ * NULL: nobody's.  Another node's handshake is never closed. */
+static struct bs_conn *
+bs_victim(struct bootstrap *b, const struct sockaddr_storage *ss, int stranger)
 {
 	struct bs_conn *victim = TAILQ_FIRST(&b->strangers);
 
 	if (!victim && !stranger)
-		victim = bs_oldest_unauth(b);
+		bs_source_count(b, ss, &victim);
 	return victim;
 }
 
 /*
  * Room for one more incoming session from ss (a stranger or not): 0, or
- * -EBUSY when there is none.  Makes room by closing the oldest stranger's
- * handshake, or, for a node's address, the oldest handshake of anyone.
+ * -EBUSY when there is none.  A stranger's address holds BS_PER_SOURCE
+ * handshakes, a node's address that many for each node there.  Makes
+ * room by closing the oldest stranger's handshake, or, for a node's
+ * address, the oldest handshake from that address.
  */
 static int bs_make_room(struct bootstrap *b, const struct sockaddr_storage *ss,
 			int stranger)
@@ -225,18 +307,23 @@ static int bs_make_room(struct bootstrap *b, const struct sockaddr_storage *ss,
 	static struct log_rl rl_full, rl_evict, rl_source;
 	struct bs_conn *victim = NULL;
 	char s[INET6_ADDRSTRLEN + 8];
+	int held = stranger ? bs_stranger_count(b, ss)
+			    : bs_source_count(b, ss, NULL);
+	int cap = BS_PER_SOURCE;
 
-	if (stranger && bs_stranger_count(b, ss) >= BS_PER_SOURCE) {
+	if (!stranger && held >= cap)
+		cap = bs_source_cap(b, ss);
+	if (held >= cap) {
 		log_rl_warnx(&rl_source,
 			     "bootstrap: %s has %d handshakes open already; "
 			     "refusing another",
-			     bs_src_str(ss, s, sizeof(s)), BS_PER_SOURCE);
+			     bs_src_str(ss, s, sizeof(s)), cap);
 		return -EBUSY;
 	}
 	if (b->nin < b->max_in &&
 	    (!stranger || b->nstrangers < b->max_strangers))
 		return 0;
-	victim = bs_victim(b, stranger);
+	victim = bs_victim(b, ss, stranger);
 	if (!victim) {
 		log_rl_warnx(
 			&rl_full,
@@ -346,7 +433,7 @@ static void bs_accept_spare(struct bootstrap *b, int64_t now)
 	memset(&ss, 0, sizeof(ss));
 	fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,
 		     SOCK_NONBLOCK | SOCK_CLOEXEC);
-	victim = fd >= 0 && bs_src_member(b, &ss) ? bs_victim(b, 0) : NULL;
+	victim = fd >= 0 && bs_src_member(b, &ss) ? bs_victim(b, &ss, 0) : NULL;
 	if (victim) {
 		log_rl_info(&rl_spare,
 			    "bootstrap: out of descriptors: closing the "
@@ -361,14 +448,19 @@ static void bs_accept_spare(struct bootstrap *b, int64_t now)
 	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-/* Take every pending connection, within the caps above. */
+/*
+ * Take the pending connections, within the caps above: at most
+ * BS_ACCEPT_BATCH a wake-up, so that a flood of connections cannot keep
+ * this thread from the sessions' own events; the listener is
+ * level-triggered, so epoll hands the rest back on the next wait.
+ */
 void bs_accept(struct bootstrap *b, int64_t now)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int fd, err;
+	int fd, err, n;
 
-	for (;;) {
+	for (n = 0; n < BS_ACCEPT_BATCH; n++) {
 		len = sizeof(ss);
 		memset(&ss, 0, sizeof(ss));
 		fd = accept4(b->lfd, (struct sockaddr *)&ss, &len,

@@ -542,6 +542,24 @@ static int bs_hello_node(struct bootstrap *b, struct bs_conn *c)
 	return pi;
 }
 
+/*
+ * Whether the QP and GID a hello from node pi announces may be its: no
+ * other node up holds them, else its datagrams would be taken for the
+ * claimant's (the source check, b->source_ok, ties a RoCE GID to the
+ * node's address).  0, or -EADDRINUSE, noted as pi's last_error.
+ */
+static int bs_check_place(struct bootstrap *b, struct bs_conn *c, int pi)
+{
+	const struct peer_addr *a = &c->h.addr;
+	int holder = tp_addr_holder(b->tp, &b->peers[pi], a);
+
+	if (holder < 0)
+		return 0;
+	bs_session_fail(b, pi, EADDRINUSE, "its QP 0x%06x is %s's, which is up",
+			a->qpn, b->cfg->nodes[holder].name);
+	return -EADDRINUSE;
+}
+
 /* Decode a hello and check it against what the config says of node pi. */
 static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 {
@@ -592,6 +610,9 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 				     : "it has a ca, we have none");
 		return -EACCES;
 	}
+	rc = bs_check_place(b, c, pi);
+	if (rc)
+		return rc;
 	memcpy(c->theirs, c->rx, HELLO_WIRE_LEN);
 	return 0;
 }

@@ -149,8 +149,10 @@ static int fs_entry(struct fs *fs, fuse_ino_t ino, struct fuse_entry_param *e)
 		e->entry_timeout = 3600;
 	if (k == FS_DIR)
 		e->attr_timeout = 3600;
-	if (chan)
+	if (chan) {
 		chan->nlookup++;
+		e->generation = chan->generation;
+	}
 	return 0;
 }
 

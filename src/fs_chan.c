@@ -80,6 +80,46 @@ static int fs_chan_hash_grow(struct fs *fs, struct fs_node *node)
 }
 
 /*
+ * A slot of fs->chans for a new channel: one a freed channel left, else
+ * the next, the table doubling as needed; the free list grows with it,
+ * so that giving a slot back never fails.
+ */
+static int fs_chan_slot_take(struct fs *fs, size_t *slot)
+{
+	size_t n = fs->nslots ? fs->nslots * 2 : 64;
+	struct fs_chan **grown;
+	size_t *free_grown;
+
+	if (fs->nfree) {
+		*slot = fs->free_slots[--fs->nfree];
+		return 0;
+	}
+	*slot = fs_chan_slot(fs, fs->next_ino);
+	if (*slot >= fs->nslots) {
+		free_grown = realloc(fs->free_slots, n * sizeof(*free_grown));
+		if (!free_grown)
+			return -ENOMEM;
+		fs->free_slots = free_grown;
+		grown = realloc(fs->chans, n * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + fs->nslots, 0,
+		       (n - fs->nslots) * sizeof(*grown));
+		fs->chans = grown;
+		fs->nslots = n;
+	}
+	fs->next_ino++;
+	return 0;
+}
+
+/* Slot, its channel freed, for the next channel made. */
+static void fs_chan_slot_give(struct fs *fs, size_t slot)
+{
+	fs->chans[slot] = NULL;
+	fs->free_slots[fs->nfree++] = slot;
+}
+
+/*
  * Make a channel in node.  A peer's messages may create at most
  * max_channels (-ENOSPC beyond: the message is dropped), so no peer can
  * exhaust our memory; the mounting user's own O_CREATs as many again
@@ -99,23 +139,17 @@ int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 	rc = fs_chan_hash_grow(fs, node);
 	if (rc)
 		return rc;
-	slot = fs_chan_slot(fs, fs->next_ino);
-	if (slot >= fs->nslots) {
-		size_t n = fs->nslots ? fs->nslots * 2 : 64;
-		struct fs_chan **grown;
-
-		grown = realloc(fs->chans, n * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + fs->nslots, 0,
-		       (n - fs->nslots) * sizeof(*grown));
-		fs->chans = grown;
-		fs->nslots = n;
-	}
+	rc = fs_chan_slot_take(fs, &slot);
+	if (rc)
+		return rc;
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		fs_chan_slot_give(fs, slot);
 		return -ENOMEM;
-	c->ino = fs->next_ino++;
+	}
+	c->ino = fs->chan_base + slot;
+	/* the kernel tells a reused number apart by it (NFS export) */
+	c->generation = ++fs->generations;
 	c->node = node;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	TAILQ_INIT(&c->msgs);
@@ -167,7 +201,7 @@ void fs_chan_maybe_free(struct fs *fs, struct fs_chan *c)
 {
 	if (!c->unlinked || c->nlookup || c->nopen || !TAILQ_EMPTY(&c->waiters))
 		return;
-	fs->chans[fs_chan_slot(fs, c->ino)] = NULL;
+	fs_chan_slot_give(fs, fs_chan_slot(fs, c->ino));
 	fs_chan_discard(fs, c);
 	fs_chan_polls_drop(c);
 	free(c);
@@ -429,6 +463,7 @@ void fs_chan_free_all(struct fs *fs)
 		free(c);
 	}
 	free(fs->chans);
+	free(fs->free_slots);
 	for (i = 0; i <= (size_t)fs->nnodes; i++)
 		free(fs->nodes[i].buckets);
 }

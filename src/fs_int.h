@@ -170,6 +170,7 @@ struct fs_chan {
 	LIST_ENTRY(fs_chan) dir_link;  /* fs->lock */
 	LIST_ENTRY(fs_chan) hash_link; /* fs->lock: in its node's buckets */
 	fuse_ino_t ino;
+	uint64_t generation; /* with ino, unique for the mount's life */
 	struct fs_node *node;
 	char name[CONFIG_NAME_MAX];
 	TAILQ_HEAD(, fs_msg) msgs; /* fs->lock */
@@ -237,8 +238,13 @@ struct fs {
 	uint32_t hash_seed;	/* of channel names: a peer cannot aim them */
 	struct fs_chan **chans; /* fs->lock: by inode, from chan_base */
 	size_t nslots;		/* fs->lock */
+	/* fs->lock: the slots below next_ino that a freed channel left,
+	 * taken first (as many as nslots, at most) */
+	size_t *free_slots;
+	size_t nfree;
 	fuse_ino_t chan_base;
 	fuse_ino_t next_ino;	 /* fs->lock */
+	uint64_t generations;	 /* fs->lock: channels ever made */
 	struct fs_waitq waiters; /* fs->lock: every parked read */
 	struct fs_writeq writes; /* fs->lock: the writes MEETING */
 	/* fs->lock: open files, which a stop never releases */
@@ -267,7 +273,9 @@ struct fs {
  * config node has FS_NODE_SLOTS, its directory and then its .status, node
  * i's from FS_NODE_INO_BASE + i * FS_NODE_SLOTS, and MOUNT/all/ has the
  * slots of a node nnodes; channels take the numbers after all's
- * (chan_base), one each, never reused.
+ * (chan_base), one each; a channel's number is reused once it is freed,
+ * when the kernel holds no reference to it (fs_chan_maybe_free), so that
+ * the table stays as large as the channels that live at once.
  */
 #define FS_ROOT_INO	    FUSE_ROOT_ID /* 1 */
 #define FS_ROOT_STATUS_INO  2

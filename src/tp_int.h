@@ -178,6 +178,13 @@ struct tp_done {
  * offered to deliver under the lock: it waits here (held) and the
  * progress thread offers it once every lock is dropped.
  */
+/* A channel that refused a reliable peer for a full queue, at psn. */
+struct tp_rel_full {
+	uint32_t psn;  /* the stream's nxt when it was (last) refused */
+	uint32_t hash; /* of chan: most names differ here */
+	char chan[WIRE_CHAN_MAX + 1];
+};
+
 /* One reliable peer's streams: made when the peer is first met (14 KiB,
  * so only for peers in use, never for every configured node).  Every
  * field under rel.lock. */
@@ -191,8 +198,10 @@ struct tp_rel {
 	struct wire_msg hmsg;
 	/* Channels of ours that refused the peer for a full queue: later
 	 * messages to them are refused until a retry goes in (reliable.h,
-	 * "Refusals"); full_all: one could not be noted, so all are. */
-	char (*full)[WIRE_CHAN_MAX + 1];
+	 * "Refusals"), or REL_SACK_BITS psns passed (tp_rel_refuse.c), so
+	 * at most REL_SACK_BITS, in the order noted; full_all: one could
+	 * not be noted, so all are. */
+	struct tp_rel_full *full;
 	uint32_t nfull, full_cap;
 	int full_all;
 	struct wire_seq seq; /* the message arriving, in order, no timeout */
@@ -226,10 +235,13 @@ struct tp_relset {
 struct tp_mcast {
 	enum tp_mcast_state state; /* main, under ring.lock */
 	char reason[128];	   /* main, under ring.lock */
-	/* what every member met so far takes (0: no bound yet): lowered by
-	 * tp_mcast_fit as peers come up, under ring.lock */
+	/* what every member takes (0: no bound yet), under ring.lock:
+	 * lowered by tp_mcast_fit as peers come up, and computed again from
+	 * the members (joined or up) at the next send to the group once
+	 * stale, a member having left or come back */
 	size_t mtu_cap;
 	uint32_t max_cap;
+	int stale;
 	struct ibv_ah *ah;  /* main, under ring.lock */
 	union ibv_gid mgid; /* main, under ring.lock */
 	uint16_t mlid;	    /* main, under ring.lock */
@@ -389,9 +401,10 @@ int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
 	       unsigned long *suppressed);
 
-/* tp_mcast.c; tp_mcast_fit under ring.lock */
+/* tp_mcast.c; tp_mcast_fit under ring.lock, tp_mcast_left without it */
 void tp_mcast_close(struct tp *tp);
 void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr);
+void tp_mcast_left(struct tp *tp);
 
 /* tp_upcall.c: with no lock held, but tp_up_count_*. */
 int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m);

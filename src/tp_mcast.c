@@ -71,12 +71,8 @@ void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason)
 		log_warnx("multicast: ibv_detach_mcast failed");
 }
 
-/*
- * A member came up (under ring.lock): the group's datagrams must fit its
- * port, and its messages its max_message.  The bounds only go down: a
- * member that left may come back.
- */
-void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr)
+/* Lower the group's bounds to what addr, a member's, takes. */
+static void tp_mcast_take(struct tp *tp, const struct peer_addr *addr)
 {
 	size_t mtu = tp_addr_mtu(addr);
 
@@ -85,6 +81,49 @@ void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr)
 	if (addr->max_message &&
 	    (!tp->mcast.max_cap || addr->max_message < tp->mcast.max_cap))
 		tp->mcast.max_cap = addr->max_message;
+}
+
+/*
+ * A member came up (under ring.lock): the group's datagrams must fit its
+ * port, and its messages its max_message, at once.  It may have come
+ * back with larger ones than it had, so the bounds are stale too.
+ */
+void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr)
+{
+	tp_mcast_take(tp, addr);
+	tp->mcast.stale = 1;
+}
+
+/* A member left (tp_peer_down): its bounds need not hold any more. */
+void tp_mcast_left(struct tp *tp)
+{
+	pthread_mutex_lock(&tp->ring.lock);
+	tp->mcast.stale = 1;
+	pthread_mutex_unlock(&tp->ring.lock);
+}
+
+/*
+ * The bounds from the members as they are now (under ring.lock), once
+ * stale: once per change of members at most, never per message, so that
+ * one hello's small max_message or mtu lasts only while it stands.
+ */
+static void tp_mcast_refit(struct tp *tp)
+{
+	int i;
+
+	if (!tp->mcast.stale)
+		return;
+	tp->mcast.mtu_cap = 0;
+	tp->mcast.max_cap = 0;
+	for (i = 0; i < tp->npeers; i++) {
+		struct peer *p = &tp->peers[i];
+
+		pthread_mutex_lock(&p->lock);
+		if (p->ah && (p->up || p->probe.joined))
+			tp_mcast_take(tp, &p->addr);
+		pthread_mutex_unlock(&p->lock);
+	}
+	tp->mcast.stale = 0;
 }
 
 /* tp_close, before the QP goes: a group still attached is left. */
@@ -108,8 +147,12 @@ void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
 	out->mlid = tp->mcast.mlid;
 }
 
-/* One message to the group: tp_queue with no peer. */
+/* One message to the group: tp_queue with no peer, within what the
+ * members take now. */
 int tp_mcast_queue(struct tp *tp, const char *chan, const void *buf, size_t len)
 {
+	pthread_mutex_lock(&tp->ring.lock);
+	tp_mcast_refit(tp);
+	pthread_mutex_unlock(&tp->ring.lock);
 	return tp_queue(tp, NULL, chan, buf, len);
 }

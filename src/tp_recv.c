@@ -159,9 +159,16 @@ static void tp_recv_unchain(struct tp_rx *rx, int idx, uint32_t qpn)
 		*at = rx->qnext[idx];
 }
 
-/* The up (or expected) peer that sent wc, or NULL (under rx.srclock). */
+/*
+ * The up (or expected) peer that sent wc, or NULL (under rx.srclock):
+ * the one at its QP and GID (or LID) that is the node its header names
+ * (src, when the header decoded), so that a peer installed at another's
+ * QP and GID takes none of that one's datagrams, whatever the order of
+ * the chain.
+ */
 static struct peer *tp_recv_match(struct tp *tp, const struct ibv_wc *wc,
-				  const void *grhbuf, uint64_t now)
+				  const void *grhbuf, const uint32_t *src,
+				  uint64_t now)
 {
 	union ibv_gid sgid;
 	int have_grh = !!(wc->wc_flags & IBV_WC_GRH), i;
@@ -173,7 +180,8 @@ static struct peer *tp_recv_match(struct tp *tp, const struct ibv_wc *wc,
 		const struct tp_src *s = &tp->rx.src[i];
 
 		if (!s->valid || s->qpn != wc->src_qp ||
-		    (s->linger_until && now >= s->linger_until))
+		    (s->linger_until && now >= s->linger_until) ||
+		    (src && tp->peers[i].id != *src))
 			continue;
 		if (have_grh) {
 			if (memcmp(&s->gid, &sgid, sizeof(sgid)))
@@ -228,7 +236,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 	struct wire_hdr h;
 	struct peer *p;
 	size_t dlen;
-	int rc;
+	int rc, bad;
 
 	if (wc->wr_id >= tp->cfg->recv_depth)
 		return 0; /* not ours: nothing to repost */
@@ -244,18 +252,17 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 	slot = tp->rx.buf + (size_t)wc->wr_id * tp->rx.slot;
 	if (tp_recv_ann(tp, wc, slot, anns))
 		return 0;
-	p = tp_recv_match(tp, wc, slot, now);
+	dlen = wc->byte_len - grhlen;
+	bad = wc->byte_len < grhlen + WIRE_HDR_LEN ||
+	      wc->byte_len > tp->rx.slot ||
+	      wire_hdr_decode(&h, slot + grhlen, dlen);
+	/* a header that does not decode is its sender's drop, any node's */
+	p = tp_recv_match(tp, wc, slot, bad ? NULL : &h.src, now);
 	if (!p) {
 		peer_count_drop(NULL, &tp->totals, DROP_UNKNOWN_SRC);
 		return 0;
 	}
-	if (wc->byte_len < grhlen + WIRE_HDR_LEN ||
-	    wc->byte_len > tp->rx.slot) {
-		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
-		return 0;
-	}
-	dlen = wc->byte_len - grhlen;
-	if (wire_hdr_decode(&h, slot + grhlen, dlen) || h.src != p->id) {
+	if (bad) {
 		peer_count_drop(p, &tp->totals, DROP_MALFORMED);
 		return 0;
 	}
@@ -345,6 +352,35 @@ int tp_recv_expire(struct tp *tp)
 	next = wire_reasm_next_timeout(tp->rx.reasm, now);
 	pthread_mutex_unlock(&tp->rx.rlock);
 	return next;
+}
+
+/*
+ * The index of a peer other than p that is up at addr's QPN and GID (and
+ * LID, where there is no GRH to tell them apart), or -1: one QPN's chain,
+ * whatever the number of peers.
+ */
+int tp_addr_holder(struct tp *tp, const struct peer *p,
+		   const struct peer_addr *addr)
+{
+	int i, held = -1;
+
+	pthread_rwlock_rdlock(&tp->rx.srclock);
+	for (i = tp->rx.qhead[addr->qpn & tp->rx.qmask]; i >= 0 && held < 0;
+	     i = tp->rx.qnext[i]) {
+		const struct tp_src *s = &tp->rx.src[i];
+		struct peer *q = &tp->peers[i];
+
+		if (q == p || !s->valid || s->linger_until ||
+		    s->qpn != addr->qpn || s->lid != addr->lid ||
+		    memcmp(&s->gid, &addr->gid, sizeof(s->gid)))
+			continue;
+		pthread_mutex_lock(&q->lock);
+		if (q->up)
+			held = i;
+		pthread_mutex_unlock(&q->lock);
+	}
+	pthread_rwlock_unlock(&tp->rx.srclock);
+	return held;
 }
 
 /* Set who may send to us as p; a new address forgets its partials. */

@@ -15,36 +15,77 @@
 
 #include "log.h"
 #include "tp_int.h"
+#include "util.h"
 
 _Static_assert(REL_CODE_PLANES == WIRE_REL_PLANES,
 	       "the wire carries every bit of a refusal code");
 
+/*
+ * Why an entry may go after REL_SACK_BITS psns: the sender learns of a
+ * refusal at psn P from an ack covering P, and until then everything it
+ * sent lies below una + window <= P + REL_SACK_BITS; once it knows, an
+ * honest sender sends that channel only retries.  So no later message
+ * not flagged retry needs the entry, and a dishonest sender can only put
+ * its own channels out of order.  Each psn notes at most one entry, so
+ * the list holds at most REL_SACK_BITS, and every lookup is that short.
+ */
+static void tp_rel_full_expire(struct tp_rel *r)
+{
+	uint32_t nxt = rel_rx_next(&r->rx), n = 0;
+
+	while (n < r->nfull && nxt - r->full[n].psn >= REL_SACK_BITS)
+		n++;
+	if (!n)
+		return;
+	r->nfull -= n;
+	memmove(r->full, r->full + n, r->nfull * sizeof(*r->full));
+	if (!r->nfull) { /* a burst is over: its memory goes too */
+		free(r->full);
+		r->full = NULL;
+		r->full_cap = 0;
+	}
+}
+
 /* Where chan is among r's full channels, or -1. */
 static int tp_rel_full_find(const struct tp_rel *r, const char *chan)
 {
-	uint32_t i;
+	uint32_t h = util_fnv1a(chan, strlen(chan), UTIL_FNV1A_INIT), i;
 
 	for (i = 0; i < r->nfull; i++)
-		if (!strcmp(r->full[i], chan))
+		if (r->full[i].hash == h && !strcmp(r->full[i].chan, chan))
 			return (int)i;
 	return -1;
 }
 
-/* Whether a message to chan, not flagged retry, must wait its turn. */
-static int tp_rel_full_has(const struct tp_rel *r, const char *chan)
+/* Take entry i out, keeping the others in order. */
+static void tp_rel_full_remove(struct tp_rel *r, uint32_t i)
 {
+	r->nfull--;
+	memmove(r->full + i, r->full + i + 1,
+		(r->nfull - i) * sizeof(*r->full));
+}
+
+/* Whether a message to chan, not flagged retry, must wait its turn. */
+static int tp_rel_full_has(struct tp_rel *r, const char *chan)
+{
+	tp_rel_full_expire(r);
 	return r->full_all || tp_rel_full_find(r, chan) >= 0;
 }
 
-/* chan refused for a full queue: note it (all, without memory). */
+/* chan refused for a full queue: note it, as of now (all, without
+ * memory). */
 static void tp_rel_full_add(struct tp_rel *r, const char *chan)
 {
 	static struct log_rl rl;
+	struct tp_rel_full *e;
 	void *grown;
 	uint32_t n;
+	int i;
 
-	if (tp_rel_full_find(r, chan) >= 0)
-		return;
+	tp_rel_full_expire(r);
+	i = tp_rel_full_find(r, chan);
+	if (i >= 0)
+		tp_rel_full_remove(r, (uint32_t)i);
 	if (r->nfull == r->full_cap) {
 		n = r->full_cap ? r->full_cap * 2 : 8;
 		grown = realloc(r->full, n * sizeof(*r->full));
@@ -57,7 +98,10 @@ static void tp_rel_full_add(struct tp_rel *r, const char *chan)
 		r->full = grown;
 		r->full_cap = n;
 	}
-	snprintf(r->full[r->nfull++], sizeof(*r->full), "%s", chan);
+	e = &r->full[r->nfull++];
+	e->psn = rel_rx_next(&r->rx);
+	e->hash = util_fnv1a(chan, strlen(chan), UTIL_FNV1A_INIT);
+	snprintf(e->chan, sizeof(e->chan), "%s", chan);
 }
 
 /* A retry to chan went in: its later messages go in as they come. */
@@ -66,7 +110,7 @@ static void tp_rel_full_del(struct tp_rel *r, const char *chan)
 	int i = tp_rel_full_find(r, chan);
 
 	if (i >= 0)
-		memcpy(r->full[i], r->full[--r->nfull], sizeof(*r->full));
+		tp_rel_full_remove(r, (uint32_t)i);
 	if (!r->nfull)
 		r->full_all = 0;
 }

@@ -500,6 +500,8 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 	pthread_mutex_unlock(&p->lock);
 
 	tp_rel_reset(tp, p, -ENOTCONN, 0);
+	if (was_up)
+		tp_mcast_left(tp);
 
 	tp_recv_src_linger(tp, p);
 }

@@ -175,32 +175,44 @@ static void test_from(void **state)
 
 /*
  * An announce must come from where the config puts its node, when the
- * config gives a numeric IPv4 addr and the GID is IPv4-mapped (RoCE):
- * beta's GID is ::ffff:10.0.0.15.  Other GIDs and addrs given as names
- * cannot be checked and pass.
+ * config gives a numeric addr and the GID is an IP address of its family
+ * (RoCE): beta's GID is ::ffff:10.0.0.15, or 2001:db8::15 over IPv6.
+ * Other GIDs and addrs given as names cannot be checked and pass.
  */
 static void test_addr_fits(void **state)
 {
 	struct config_node n;
 	struct sockaddr_in *sin = (struct sockaddr_in *)&n.addr_sa;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&n.addr_sa;
 	struct ann_msg m;
 
 	msg_beta(&m);
 	memset(&n, 0, sizeof(n));
 	sin->sin_family = AF_INET;
 	assert_int_equal(inet_pton(AF_INET, "10.0.0.15", &sin->sin_addr), 1);
-	assert_int_equal(ann_addr_fits(&n, &m.h.addr), 1);
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), ANN_ADDR_YES);
 	assert_int_equal(inet_pton(AF_INET, "10.0.0.16", &sin->sin_addr), 1);
-	assert_int_equal(ann_addr_fits(&n, &m.h.addr), 0);
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), ANN_ADDR_NO);
 	/* a GID that is no IPv4 address (InfiniBand's): not checked */
 	m.h.addr.gid.raw[0] = 0xfe;
 	m.h.addr.gid.raw[1] = 0x80;
 	m.h.addr.gid.raw[10] = m.h.addr.gid.raw[11] = 0;
-	assert_int_equal(ann_addr_fits(&n, &m.h.addr), 1);
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), ANN_ADDR_UNKNOWN);
+	/* an IPv6 addr against a global IPv6 GID */
+	memset(&n, 0, sizeof(n));
+	sin6->sin6_family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::15", &sin6->sin6_addr),
+			 1);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::15", m.h.addr.gid.raw),
+			 1);
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), ANN_ADDR_YES);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::16", m.h.addr.gid.raw),
+			 1);
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), ANN_ADDR_NO);
 	/* addr a host name, not looked up yet */
 	msg_beta(&m);
 	n.addr_sa.ss_family = AF_UNSPEC;
-	assert_int_equal(ann_addr_fits(&n, &m.h.addr), 1);
+	assert_int_equal(ann_addr_fits(&n, &m.h.addr), ANN_ADDR_UNKNOWN);
 }
 
 /* What is known of beta once installed from m. */

@@ -12,13 +12,16 @@
  * announce_auth.c directly.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unit.h"
 #include "../../src/announce_int.h"
 #include "ann_hello.h"
+#include "log.h"
 
 #define ALPHA	 0
 #define BETA	 1
@@ -308,6 +311,101 @@ static void test_resend_to_own_address(void **state)
 	assert_ptr_equal(f.ah[f.n - 1], ah);
 }
 
+/* Beta challenges alpha, n strangers speaking as beta challenge after
+ * it, and then beta's PROOF: whether alpha confirms. */
+static int beta_through_strangers(int n, int64_t now)
+{
+	struct ann_msg answer, proof;
+	int i;
+
+	challenge_from(&beta, now);
+	answer = *sent_to(&beta, ANN_ANSWER);
+	for (i = 0; i < n; i++) {
+		hello_of(&stranger.me, "beta", 0x100 + i);
+		challenge_from(&stranger, now + 1 + i);
+		assert_true(f.live_ah <= ANN_XCHG_MAX);
+	}
+	assert_int_equal(end_recv(&beta, &answer, &proof), ANN_AUTH_REPLY);
+	ann_exchange_in(a, BETA, &proof, now + 100);
+	return f.m[f.n - 1].kind == ANN_CONFIRM &&
+	       peer_addr_same(&f.to[f.n - 1], &beta.me.addr) &&
+	       ann_trusted(&a->ap[BETA], &beta.me);
+}
+
+/*
+ * F4: strangers cannot push beta's exchange out while it is under way,
+ * when beta's address is surely its own: on RoCE, a GID that is beta's
+ * configured addr (10.0.2.16), whatever strict_source says ...
+ */
+static void test_strangers_keep_out_roce(void **state)
+{
+	cfg.strict_source = 0;
+	util_v4mapped(
+		beta.me.addr.gid.raw,
+		&((struct sockaddr_in *)&cfg.nodes[BETA].addr_sa)->sin_addr);
+	assert_true(beta_through_strangers(ANN_XCHG_MAX + 4, 1000));
+}
+
+/* ... and on InfiniBand, where a GID names no address, the port beta
+ * last proved itself from, where it comes back with a new QP after a
+ * restart. */
+static void test_strangers_keep_out_restart(void **state)
+{
+	beta.me.addr.gid.raw[0] = 0xfe;
+	beta.me.addr.gid.raw[1] = 0x80;
+	assert_true(beta_through_strangers(0, 1000));
+	beta.me.addr.qpn = 0x13;
+	beta.me.addr.boot++;
+	assert_true(beta_through_strangers(ANN_XCHG_MAX + 4, 2000));
+}
+
+/* alpha challenges beta (D), which proves itself: beta up there. */
+static void beta_met_as_d(int64_t now)
+{
+	struct ann_msg chal, answer, proof, confirm;
+
+	ann_challenge(a, BETA, &beta.me, now);
+	chal = *sent_to(&beta, ANN_CHALLENGE);
+	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
+	ann_exchange_in(a, BETA, &answer, now + 1);
+	proof = *sent_to(&beta, ANN_PROOF);
+	assert_int_equal(end_recv(&beta, &proof, &confirm),
+			 ANN_AUTH_REPLY | ANN_AUTH_OK);
+	ann_exchange_in(a, BETA, &confirm, now + 2);
+	assert_true(a->ap[BETA].k.up);
+}
+
+/*
+ * S5: a node that restarts again and again (anyone at its address can
+ * make it seem so without a secret) costs a bounded number of "peer
+ * restarted" lines: at most LOG_RL_BURST a period, and one line saying
+ * how many were left out.
+ */
+static void test_restarts_rate_limited(void **state)
+{
+	FILE *log = tmpfile();
+	int saved = dup(2), i, lines = 0;
+	char line[256];
+
+	assert_non_null(log);
+	fflush(stderr);
+	assert_true(dup2(fileno(log), 2) >= 0);
+	for (i = 0; i < 40; i++) {
+		f.n = 0; /* what this meeting sends */
+		beta.me.addr.boot = 0x2000 + i;
+		beta_met_as_d(1000 + 10 * i);
+	}
+	fflush(stderr);
+	assert_true(dup2(saved, 2) >= 0);
+	close(saved);
+	rewind(log);
+	while (fgets(line, sizeof(line), log))
+		lines += strstr(line, "peer beta restarted") != NULL;
+	fclose(log);
+	assert_true(lines > 0);
+	assert_true(lines <= LOG_RL_BURST);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +413,12 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_strangers_bounded, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_strangers_keep_out_roce,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strangers_keep_out_restart,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restarts_rate_limited,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_pending, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_resend_to_own_address,

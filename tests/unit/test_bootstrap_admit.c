@@ -7,12 +7,16 @@
  * evict the oldest), a node's address evicts the oldest stranger when
  * every slot is taken; accept4's EMFILE pauses the listener and is said
  * once; strict_source takes a node's addr or bootstrap host, IPv4 as
- * such or mapped into IPv6, and nothing else.
+ * such or mapped into IPv6, and nothing else, and on RoCE a GID that is
+ * one of the node's addresses or the session's source.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,6 +40,22 @@
 
 static struct config cfg;
 static struct bootstrap b;
+static int lookups; /* getaddrinfo calls, all threads */
+
+/* Every host-name lookup, counted; names in .invalid fail at once
+ * (no DNS here), the rest are the resolver's. */
+int getaddrinfo(const char *node, const char *service,
+		const struct addrinfo *hints, struct addrinfo **res)
+{
+	int (*real)(const char *, const char *, const struct addrinfo *,
+		    struct addrinfo **) = dlsym(RTLD_NEXT, "getaddrinfo");
+	size_t n = node ? strlen(node) : 0;
+
+	lookups++;
+	if (n > 8 && !strcmp(node + n - 8, ".invalid"))
+		return EAI_NONAME;
+	return real(node, service, hints, res);
+}
 static struct sockaddr_in lsa;
 static int clients[256], nclients;
 
@@ -150,12 +170,14 @@ static void t_strangers_share(void **state)
 }
 
 /* With every slot taken, a node's address evicts the oldest stranger; a
- * stranger then evicts only strangers, never a node's handshake. */
+ * stranger then evicts only strangers, never a node's handshake.
+ * (alpha and beta share 127.0.0.1: it holds 2 * BS_PER_SOURCE.) */
 static void t_node_evicts_stranger(void **state)
 {
 	char src[32];
 	int i, first_node, newest;
 
+	b.max_in = b.max_strangers + 2 * BS_PER_SOURCE - 1;
 	for (i = 0; i < b.max_strangers; i++) {
 		snprintf(src, sizeof(src), "127.0.1.%d", 2 + i);
 		dial_from(src);
@@ -281,6 +303,139 @@ static void t_strict_source(void **state)
 	assert_true(bs_source_ok(&b, &c, 2));
 }
 
+/* A session from src whose hello announces RoCE GID gid (text). */
+static struct bs_conn from_gid(const char *src, const char *gid)
+{
+	struct bs_conn c = from(src);
+
+	c.h.addr.link_layer = IBV_LINK_LAYER_ETHERNET;
+	assert_int_equal(inet_pton(AF_INET6, gid, c.h.addr.gid.raw), 1);
+	return c;
+}
+
+/*
+ * strict_source ties a RoCE GID to the node: beta, from its own host,
+ * announcing gamma's address as its GID, is refused; its own addresses
+ * and its source are taken; a link-local or InfiniBand GID names no
+ * address, and strict_source = no takes any.
+ */
+static void t_strict_gid(void **state)
+{
+	struct bs_conn c;
+
+	c = from_gid("127.0.0.1", "::ffff:127.0.0.1");
+	assert_true(bs_source_ok(&b, &c, 1));
+	c = from_gid("127.0.0.1", "::ffff:10.9.0.2");
+	assert_true(bs_source_ok(&b, &c, 1));
+	c = from_gid("127.0.0.1", "::ffff:10.9.0.3");
+	assert_false(bs_source_ok(&b, &c, 1));
+	c = from_gid("127.0.0.1", "2001:db8::3");
+	assert_false(bs_source_ok(&b, &c, 1));
+	c = from_gid("10.9.0.3", "::ffff:10.9.0.3");
+	assert_true(bs_source_ok(&b, &c, 2));
+	c = from_gid("127.0.0.1", "fe80::3");
+	assert_true(bs_source_ok(&b, &c, 1));
+	c = from_gid("127.0.0.1", "::ffff:10.9.0.3");
+	c.h.addr.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	assert_true(bs_source_ok(&b, &c, 1));
+	cfg.strict_source = 0;
+	c = from_gid("127.0.0.1", "::ffff:10.9.0.3");
+	assert_true(bs_source_ok(&b, &c, 1));
+}
+
+/*
+ * A stranger's hellos naming 100 nodes written with host names, again
+ * and again, cost each node one lookup when first named, and then at
+ * most BS_NAME_LOOKUPS a while (BS_NAME_RECHECK_MS) for all of them,
+ * not one each: the bootstrap thread is not kept in the resolver.
+ */
+static void t_names_bounded(void **state)
+{
+	char err[CONFIG_ERR_MAX];
+	struct bootstrap nb;
+	struct config ncfg;
+	struct bs_conn c = from("127.0.0.9");
+	int round, i;
+
+	memset(&ncfg, 0, sizeof(ncfg));
+	assert_int_equal(config_load_string("[node alpha]\naddr = 127.0.0.1\n"
+					    "[node h[1-100]]\n"
+					    "addr = %n.invalid\n",
+					    "t.ini", &ncfg, err, sizeof(err)),
+			 0);
+	memset(&nb, 0, sizeof(nb));
+	nb.cfg = &ncfg;
+	nb.bp = calloc(ncfg.nnodes, sizeof(*nb.bp));
+	assert_non_null(nb.bp);
+	lookups = 0;
+	for (i = 1; i <= 100; i++)
+		assert_false(bs_source_ok(&nb, &c, i));
+	assert_true(lookups <= 2 * 100); /* addr and bootstrap, once each */
+	for (round = 0; round < 10; round++) {
+		/* as if every node's last lookup were a while ago */
+		for (i = 1; i <= 100; i++)
+			nb.bp[i].name_ms -= BS_NAME_RECHECK_MS;
+		lookups = 0;
+		for (i = 1; i <= 100; i++)
+			assert_false(bs_source_ok(&nb, &c, i));
+		assert_true(lookups <= 2 * BS_NAME_LOOKUPS);
+	}
+	free(nb.bp);
+	config_free(&ncfg);
+}
+
+/*
+ * S3: a node's address holds BS_PER_SOURCE handshakes for each node the
+ * config puts there, and closes only its own for room, never another
+ * node's: a user of alpha's and beta's host (127.0.0.1) cannot push out
+ * delta's handshake (its bootstrap host, 127.0.0.4, in this test).
+ */
+static void t_node_source_bounded(void **state)
+{
+	struct sockaddr_in *s4 =
+		(struct sockaddr_in *)&cfg.nodes[3].bootstrap_sa;
+	int i, delta;
+
+	inet_pton(AF_INET, "127.0.0.4", &s4->sin_addr);
+	bs_admit_close(&b);
+	assert_int_equal(bs_admit_open(&b), 0);
+	b.max_in = 2 * BS_PER_SOURCE + 1;
+	delta = dial_from("127.0.0.4");
+	for (i = 0; i < 3 * BS_PER_SOURCE; i++)
+		dial_from("127.0.0.1");
+	bs_accept(&b, util_now_ms());
+	assert_int_equal(b.nin, 2 * BS_PER_SOURCE + 1);
+	assert_false(closed(delta));
+	for (i = 1; i < nclients; i++)
+		assert_int_equal(closed(clients[i]), i > 2 * BS_PER_SOURCE);
+}
+
+/* Whether the listener has a connection waiting. */
+static int pending(void)
+{
+	struct pollfd p = {.fd = b.lfd, .events = POLLIN};
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* A wake-up takes at most BS_ACCEPT_BATCH connections: a flood leaves
+ * the rest to the next (the listener is level-triggered). */
+static void t_accept_batch(void **state)
+{
+	char src[32];
+	int i;
+
+	for (i = 0; i < BS_ACCEPT_BATCH + 10; i++) {
+		snprintf(src, sizeof(src), "127.0.%d.%d", 3 + i / 200,
+			 2 + i % 200);
+		dial_from(src);
+	}
+	bs_accept(&b, util_now_ms());
+	assert_true(pending());
+	bs_accept(&b, util_now_ms());
+	assert_false(pending());
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -288,7 +443,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(t_per_source),	   T(t_strangers_share),
 		T(t_node_evicts_stranger), T(t_emfile_pause),
-		T(t_strict_source),
+		T(t_strict_source),	   T(t_strict_gid),
+		T(t_names_bounded),	   T(t_accept_batch),
+		T(t_node_source_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

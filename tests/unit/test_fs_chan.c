@@ -336,6 +336,61 @@ static void test_chan_hash_many(void **state)
 	assert_int_equal(lookup(t.alpha, "c5000", NULL), ENOENT);
 }
 
+/*
+ * A channel's inode slot is reused once it is freed: a peer whose share
+ * of memory_limit is full, sending 10,000 one-byte messages to new
+ * names (each a channel made, refused and freed), leaves the slot table
+ * as it was; the mounting user making and removing channels, one at a
+ * time, gets the same number again each time, with a generation that
+ * tells the kernel (NFS) it is another file.
+ */
+static void test_limit_slots_reused(void **state)
+{
+	struct fuse_file_info fi = {.flags = O_RDONLY | O_CREAT};
+	struct fuse_entry_param e;
+	char name[16], msg[1001];
+	uint64_t generation = 0;
+	fuse_ino_t ino, first = 0;
+	fuse_req_t r;
+	size_t slots;
+	int i, rc = 0;
+
+	reopen(1 << 20);
+	memset(msg, 'm', 1000);
+	msg[1000] = '\0';
+	for (i = 0; rc == 0; i++)
+		rc = deliver("full", msg);
+	for (rc = 0; rc == 0;)
+		rc = deliver("full", "x");
+	assert_rc(rc, -ENOBUFS);
+	slots = t.fs->nslots;
+	for (i = 0; i < 10000; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		assert_rc(deliver(name, "x"), -ENOBUFS);
+	}
+	assert_int_equal(t.fs->nslots, slots);
+	ino = lookup_ok(t.alpha, "full");
+	for (i = 0; i < 50; i++) {
+		snprintf(name, sizeof(name), "l%d", i);
+		r = req();
+		fs_ops.create(r, t.alpha, name, 0600, &fi);
+		assert_int_equal(r->kind, REPLY_CREATE);
+		e = r->entry;
+		assert_true(e.ino != ino);
+		if (!first)
+			first = e.ino;
+		assert_int_equal(e.ino, first);
+		assert_true(e.generation > generation);
+		generation = e.generation;
+		release(&r->fi);
+		r = req();
+		fs_ops.unlink(r, t.alpha, name);
+		assert_err(r, 0);
+		fs_ops.forget(req(), e.ino, 1);
+	}
+	assert_int_equal(t.fs->nslots, slots);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +407,7 @@ int main(void)
 		T(test_limit_channels_remote),
 		T(test_limit_channel_names),
 		T(test_limit_channels_local),
+		T(test_limit_slots_reused),
 		T(test_chan_hash_many),
 	};
 

@@ -85,6 +85,19 @@ static int setup_reliable(void **state)
 	return setup(TWO_NODES("reliable"));
 }
 
+/* delivery = reliable, room in the ring for an ack per message for
+ * thousands of them (the fake send CQ completes none) */
+static int setup_reliable_many(void **state)
+{
+	return setup(TWO_NODES("reliable\nsend_depth = 8192"));
+}
+
+/* datagram mode, with gamma configured too */
+static int setup_three(void **state)
+{
+	return setup(TWO_NODES("datagram") "[node gamma]\naddr = 10.0.2.17\n");
+}
+
 /* Everything setup made, in reverse. */
 static int teardown(void **state)
 {
@@ -171,6 +184,38 @@ static void test_datagram_deliver_sends(void **state)
 	assert_int_equal(sent_on("pong"), 1);
 	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
 	assert_int_equal(peers[BETA].cnt.msgs_tx, 1);
+}
+
+/*
+ * A datagram is its sender's by QP and GID and by the node its header
+ * names: gamma, expected at beta's very QPN and GID (its hello said so),
+ * takes none of beta's datagrams, which are delivered as beta's.  The
+ * bootstrap can tell: beta, up, holds that QPN and GID against any other
+ * node's hello (tp_addr_holder), while gamma, only expected, holds
+ * nothing against beta's.
+ */
+static void test_datagram_sender_named(void **state)
+{
+	struct peer_addr addr;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.qpn = BETA_QPN;
+	addr.mtu = IBV_MTU_1024;
+	beta_gid(&addr.gid);
+	assert_int_equal(tp_addr_holder(tp, &peers[2], &addr), BETA);
+	assert_int_equal(tp_addr_holder(tp, &peers[BETA], &addr), -1);
+	addr.qpn++;
+	assert_int_equal(tp_addr_holder(tp, &peers[2], &addr), -1);
+	addr.qpn--;
+	tp_peer_expect(tp, &peers[2], &addr);
+	assert_int_equal(tp_addr_holder(tp, &peers[BETA], &addr), -1);
+	beta_sends(1);
+	assert_int_equal(tp_recv_drain(tp), 1);
+	assert_int_equal(delivered, 1);
+	assert_string_equal(got, "ping:hello");
+	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
+	assert_int_equal(peers[2].cnt.drops[DROP_MALFORMED], 0);
+	assert_int_equal(peers[BETA].cnt.drops[DROP_MALFORMED], 0);
 }
 
 /* datagram: a refused message is a drop, never offered again. */
@@ -300,6 +345,40 @@ static void test_reliable_full_channel_alone(void **state)
 	assert_int_equal(peers[BETA].cnt.msgs_rx, 3);
 }
 
+/*
+ * reliable: the channels that wait for a retry are at most the psns of
+ * one window (REL_SACK_BITS), however many names a peer's messages are
+ * refused on (each a fresh one, its memory share full); a channel's
+ * entry goes once a window has passed, since the sender knows by then
+ * and sends it only retries, so a later message to it goes in.
+ */
+static void test_reliable_full_names_bounded(void **state)
+{
+	char name[16];
+	uint32_t psn;
+
+	refuse_rc = -ENOBUFS;
+	for (psn = 0; psn < 3000; psn++) {
+		snprintf(name, sizeof(name), "n%u", psn);
+		refuse = 1;
+		assert_int_equal(beta_arrives(name, psn, 0), REL_CODE_FULL);
+		assert_true(tp->rel.peer[BETA]->nfull <= REL_SACK_BITS);
+	}
+	assert_int_equal(delivered, 0);
+	/* within the window of its refusal (psn 2999): in flight before
+	 * the sender knew, refused in turn; a window later it goes in */
+	assert_int_equal(beta_arrives("n2999", psn, 0), REL_CODE_FULL);
+	for (psn++; psn < 2999 + REL_SACK_BITS; psn++)
+		assert_int_equal(beta_arrives("other", psn, 0), REL_CODE_NONE);
+	assert_int_equal(beta_arrives("n2999", psn, 0), REL_CODE_NONE);
+	assert_string_equal(got, "n2999:hello");
+	assert_int_equal(tp->rel.peer[BETA]->nfull, 0);
+	beta_sends_on("n0", 1, psn + 1, 0); /* no refusal left to ack */
+	assert_int_equal(tp_recv_drain(tp), 1);
+	tp_rel_service(tp, 1);
+	assert_string_equal(got, "n0:hello");
+}
+
 /* reliable: a name the receiver refuses (a leading '.': only a peer that
  * breaks the sender's own check sends one) is refused for good, EINVAL,
  * never offered, and the next message goes in. */
@@ -329,6 +408,52 @@ static void test_reliable_refused_for_good(void **state)
 	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
 	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
 	assert_int_equal(delivered, 1);
+}
+
+/* Beta (installed again) announces max_message and mtu; the bootstrap's
+ * tp_peer_up. */
+static void beta_hello(uint32_t max_message, enum ibv_mtu mtu)
+{
+	struct peer_addr addr;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.qpn = BETA_QPN;
+	addr.mtu = mtu;
+	addr.max_message = max_message;
+	beta_gid(&addr.gid);
+	assert_int_equal(tp_peer_up(tp, &peers[BETA], &addr, NULL, ROUTE_GID),
+			 0);
+}
+
+/*
+ * all/: the group's messages fit what its members take now, not the
+ * smallest any member ever said: beta's hello with max_message = 1 and
+ * mtu = 256 bounds every all/ write while it stands, and no longer once
+ * beta says otherwise, or leaves.
+ */
+static void test_group_bounds_follow_members(void **state)
+{
+	char big[600];
+
+	memset(big, 'x', sizeof(big));
+	tp->mcast.state = TP_MCAST_JOINED;
+	tp->mcast.ah = (struct ibv_ah *)&dev.ah;
+	beta_hello(1, IBV_MTU_256);
+	assert_int_equal(tp_mcast_queue(tp, "c", "hi", 2), -EMSGSIZE);
+	beta_hello(cfg.max_message, IBV_MTU_1024);
+	dev.nsent = 0;
+	assert_int_equal(tp_mcast_queue(tp, "c", big, sizeof(big)), 0);
+	tp_flush(tp);
+	assert_int_equal(dev.nsent, 1); /* one datagram: 1024 bytes fit */
+	assert_int_equal(dev.sent[0].qpn, TP_MCAST_QPN);
+	beta_hello(1, IBV_MTU_256);
+	assert_int_equal(tp_mcast_queue(tp, "c", "hi", 2), -EMSGSIZE);
+	tp_peer_down(tp, &peers[BETA]);
+	dev.nsent = 0;
+	assert_int_equal(tp_mcast_queue(tp, "c", big, sizeof(big)), 0);
+	tp_flush(tp);
+	assert_int_equal(dev.nsent, 1);
+	tp->mcast.ah = NULL;
 }
 
 /*
@@ -368,16 +493,24 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_datagram_deliver_sends,
 						setup_datagram, teardown),
+		cmocka_unit_test_setup_teardown(test_datagram_sender_named,
+						setup_three, teardown),
 		cmocka_unit_test_setup_teardown(test_datagram_refused_drops,
 						setup_datagram, teardown),
 		cmocka_unit_test_setup_teardown(test_datagram_reasm_drops,
 						setup_quick_expiry, teardown),
 		cmocka_unit_test_setup_teardown(test_datagram_refusal_causes,
 						setup_datagram, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_group_bounds_follow_members, setup_datagram,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_deliver_sends,
 						setup_reliable, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_reliable_full_channel_alone, setup_reliable,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_reliable_full_names_bounded, setup_reliable_many,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_refused_for_good,
 						setup_reliable, teardown),
