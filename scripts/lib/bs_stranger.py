@@ -27,13 +27,30 @@ import time
 
 HELLO_LEN = 128
 MAGIC = 0x49424848
+
+
+def hello_version():
+    """HELLO_VERSION as include/bootstrap.h says it, so that a stranger
+    speaks the daemon's version and is refused for what it claims, not
+    for its version."""
+    h = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                     "..", "..", "include", "bootstrap.h")
+    with open(h, encoding="utf-8") as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 3 and w[:2] == ["#define", "HELLO_VERSION"]:
+                return int(w[2], 0)
+    raise SystemExit(f"no HELLO_VERSION in {h}")
+
+
+VERSION = hello_version()
 READY = 0x49424852
 
 
 def hello(name, auth=False, qpn=0x123, delivery=0):
     """A hello as a daemon would send it; name is bytes."""
     gid = bytes(10) + b"\xff\xff" + socket.inet_aton("10.0.2.15")
-    b = struct.pack(">IHBB", MAGIC, 2, delivery, 2)
+    b = struct.pack(">IHBB", MAGIC, VERSION, delivery, 2)
     b += name.ljust(64, b"\0")[:64]
     b += struct.pack(">IIHBB", qpn, 0x1B1F5000, 0, 3, 0)
     b += gid
