@@ -7,13 +7,16 @@
  * join event gave.  Receiving is tp_recv.c's: a group datagram is matched
  * to its sender by the source filter, as any other.
  *
- * Threads: main installs and removes (start and stop, outside the mount's
- * life); senders read the AH under ring.lock (tp_ring.c's tp_dest_get);
- * tp_mcast_get reads without a lock.
+ * Threads: mcast.c installs and removes, main at start and stop, the
+ * group's own thread when it rejoins after a fabric event (which the
+ * progress thread reports through the rejoin hook, tp_mcast_rejoin);
+ * senders read the AH under ring.lock (tp_ring.c's tp_dest_get), and so
+ * does tp_mcast_get.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "tp_int.h"
@@ -133,18 +136,60 @@ void tp_mcast_close(struct tp *tp)
 		tp_mcast_remove(tp, TP_MCAST_OFF, "stopped");
 }
 
+/* Joined again after the group was lost: installed, and when. */
+int tp_mcast_reinstall(struct tp *tp, const struct ibv_ah_attr *attr)
+{
+	int rc = tp_mcast_install(tp, attr);
+
+	if (!rc) {
+		pthread_mutex_lock(&tp->ring.lock);
+		tp->mcast.last_rejoin = time(NULL);
+		pthread_mutex_unlock(&tp->ring.lock);
+	}
+	return rc;
+}
+
+/* Who rejoins the group; see transport.h. */
+void tp_set_rejoin(struct tp *tp, void (*rejoin)(void *arg, const char *why),
+		   void *arg)
+{
+	pthread_mutex_lock(&tp->mcast.rejoin_lock);
+	tp->mcast.rejoin = rejoin;
+	tp->mcast.rejoin_arg = arg;
+	pthread_mutex_unlock(&tp->mcast.rejoin_lock);
+}
+
+/* A fabric event may have cost our membership: have it joined again
+ * (progress thread, no lock held).  1 when somebody was told. */
+int tp_mcast_rejoin(struct tp *tp, const char *why)
+{
+	int told = 0;
+
+	pthread_mutex_lock(&tp->mcast.rejoin_lock);
+	if (tp->mcast.rejoin) {
+		tp->mcast.rejoin(tp->mcast.rejoin_arg, why);
+		told = 1;
+	}
+	pthread_mutex_unlock(&tp->mcast.rejoin_lock);
+	return told;
+}
+
 /*
- * A copy of the group's state, with no lock: it changes only on main,
- * before the file system is mounted and after it is unmounted, so a
- * .status rendering (under fs->lock, where no transport lock may be
- * taken) and all/'s writers read a settled value.
+ * A copy of the group's state, under ring.lock: it changes while the
+ * file system is mounted when the group is rejoined.  A .status
+ * rendering takes it under fs->lock: no thread holds ring.lock while it
+ * takes fs->lock (no upcall runs under an engine lock), so the two never
+ * wait on each other.
  */
 void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
 {
+	pthread_mutex_lock(&tp->ring.lock);
 	out->state = tp->mcast.state;
 	snprintf(out->reason, sizeof(out->reason), "%s", tp->mcast.reason);
 	out->mgid = tp->mcast.mgid;
 	out->mlid = tp->mcast.mlid;
+	out->last_rejoin = tp->mcast.last_rejoin;
+	pthread_mutex_unlock(&tp->ring.lock);
 }
 
 /* One message to the group: tp_queue with no peer, within what the
