@@ -82,10 +82,12 @@ static int mcast_join(struct mcast *m, char *why, size_t whylen,
  * by up to a quarter either way so that a fabric's nodes spread. */
 static uint64_t mcast_backoff(const struct mcast *m)
 {
-	uint64_t ms = (uint64_t)m->first_ms << (m->tries - 1);
 	uint32_t r = util_random32((uint32_t)m->tries);
+	uint64_t ms = MCAST_REJOIN_MAX_MS;
 
-	if (ms > MCAST_REJOIN_MAX_MS || m->tries > 20)
+	if (m->tries <= 20)
+		ms = (uint64_t)m->first_ms << (m->tries - 1);
+	if (ms > MCAST_REJOIN_MAX_MS)
 		ms = MCAST_REJOIN_MAX_MS;
 	return ms - ms / 4 + r % (ms / 2 + 1);
 }
