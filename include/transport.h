@@ -266,8 +266,9 @@ int tp_mcast_reinstall(struct tp *tp, const struct ibv_ah_attr *attr);
 void tp_set_rejoin(struct tp *tp, void (*rejoin)(void *arg, const char *why),
 		   void *arg);
 
-/* The group's state, for .status and for MOUNT/all/'s choice; takes
- * ring.lock (it changes while mounted, when the group is rejoined). */
+/* The group's state, for .status and for MOUNT/all/'s choice; takes a
+ * leaf lock of its own (it changes while mounted, when the group is
+ * rejoined), so it may be called under any lock. */
 void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out);
 
 /*

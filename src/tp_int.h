@@ -44,7 +44,8 @@
  *
  * The one lock order: rx.srclock -> rx.rlock -> rel.lock -> ring.lock ->
  * peer->lock.  A thread may skip any of them, never take one to the left
- * of one it holds.  No upcall runs with any of them held.
+ * of one it holds.  No upcall runs with any of them held.  need_lock,
+ * ann_lock, mcast.rejoin_lock and mcast.info_lock are leaves.
  */
 #ifndef IBFS_TP_INT_H
 #define IBFS_TP_INT_H
@@ -230,10 +231,12 @@ struct tp_relset {
 
 /*
  * MOUNT/all/'s group.  "mcast, under ring.lock": written by mcast.c (main
- * at start and stop, the group's own thread when it rejoins), under
- * ring.lock; tp_mcast_get and a send read it under ring.lock too.
+ * at start and stop, the group's own thread when it rejoins) under
+ * ring.lock and info_lock, a leaf taken inside it; a send reads under
+ * ring.lock, tp_mcast_get under info_lock alone.
  */
 struct tp_mcast {
+	pthread_mutex_t info_lock;
 	enum tp_mcast_state state; /* mcast, under ring.lock */
 	char reason[128];	   /* mcast, under ring.lock */
 	/* what every member takes (0: no bound yet), under ring.lock:
@@ -247,7 +250,7 @@ struct tp_mcast {
 	union ibv_gid mgid; /* mcast, under ring.lock */
 	uint16_t mlid;	    /* mcast, under ring.lock */
 	int attached;	    /* mcast, under ring.lock */
-	time_t last_rejoin; /* mcast, under ring.lock: 0 never */
+	time_t last_rejoin; /* mcast, under info_lock: 0 never */
 	atomic_uint msg_id; /* next msg_id to the group */
 	/* Who rejoins the group (tp_set_rejoin); a leaf lock like need_lock,
 	 * held across the hook */

@@ -10,8 +10,9 @@
  * Threads: mcast.c installs and removes, main at start and stop, the
  * group's own thread when it rejoins after a fabric event (which the
  * progress thread reports through the rejoin hook, tp_mcast_rejoin);
- * senders read the AH under ring.lock (tp_ring.c's tp_dest_get), and so
- * does tp_mcast_get.
+ * senders read the AH under ring.lock (tp_ring.c's tp_dest_get);
+ * tp_mcast_get reads under info_lock, a leaf the writers take inside
+ * ring.lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,12 +42,14 @@ int tp_mcast_install(struct tp *tp, const struct ibv_ah_attr *attr)
 		return rc;
 	}
 	pthread_mutex_lock(&tp->ring.lock);
+	pthread_mutex_lock(&tp->mcast.info_lock);
 	tp->mcast.ah = ah;
 	tp->mcast.mgid = attr->grh.dgid;
 	tp->mcast.mlid = attr->dlid;
 	tp->mcast.attached = 1;
 	tp->mcast.state = TP_MCAST_JOINED;
 	tp->mcast.reason[0] = '\0';
+	pthread_mutex_unlock(&tp->mcast.info_lock);
 	pthread_mutex_unlock(&tp->ring.lock);
 	return 0;
 }
@@ -59,6 +62,7 @@ void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason)
 	int attached;
 
 	pthread_mutex_lock(&tp->ring.lock);
+	pthread_mutex_lock(&tp->mcast.info_lock);
 	attached = tp->mcast.attached;
 	mgid = tp->mcast.mgid;
 	mlid = tp->mcast.mlid;
@@ -69,6 +73,7 @@ void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason)
 	if (tp->mcast.ah)
 		tp_ring_retire_ah(tp, tp->mcast.ah);
 	tp->mcast.ah = NULL;
+	pthread_mutex_unlock(&tp->mcast.info_lock);
 	pthread_mutex_unlock(&tp->ring.lock);
 	if (attached && ibv_detach_mcast(tp->dev.qp, &mgid, mlid))
 		log_warnx("multicast: ibv_detach_mcast failed");
@@ -142,9 +147,9 @@ int tp_mcast_reinstall(struct tp *tp, const struct ibv_ah_attr *attr)
 	int rc = tp_mcast_install(tp, attr);
 
 	if (!rc) {
-		pthread_mutex_lock(&tp->ring.lock);
+		pthread_mutex_lock(&tp->mcast.info_lock);
 		tp->mcast.last_rejoin = time(NULL);
-		pthread_mutex_unlock(&tp->ring.lock);
+		pthread_mutex_unlock(&tp->mcast.info_lock);
 	}
 	return rc;
 }
@@ -175,21 +180,20 @@ int tp_mcast_rejoin(struct tp *tp, const char *why)
 }
 
 /*
- * A copy of the group's state, under ring.lock: it changes while the
- * file system is mounted when the group is rejoined.  A .status
- * rendering takes it under fs->lock: no thread holds ring.lock while it
- * takes fs->lock (no upcall runs under an engine lock), so the two never
- * wait on each other.
+ * A copy of the group's state, under info_lock alone: it changes while
+ * the file system is mounted when the group is rejoined, and a .status
+ * rendering or all/'s choice reads it under fs->lock, where no transport
+ * lock but a leaf may be taken (fs_int.h).
  */
 void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
 {
-	pthread_mutex_lock(&tp->ring.lock);
+	pthread_mutex_lock(&tp->mcast.info_lock);
 	out->state = tp->mcast.state;
 	snprintf(out->reason, sizeof(out->reason), "%s", tp->mcast.reason);
 	out->mgid = tp->mcast.mgid;
 	out->mlid = tp->mcast.mlid;
 	out->last_rejoin = tp->mcast.last_rejoin;
-	pthread_mutex_unlock(&tp->ring.lock);
+	pthread_mutex_unlock(&tp->mcast.info_lock);
 }
 
 /* One message to the group: tp_queue with no peer, within what the

@@ -277,6 +277,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	pthread_mutex_init(&tp->need_lock, NULL);
 	pthread_mutex_init(&tp->ann_lock, NULL);
 	pthread_mutex_init(&tp->mcast.rejoin_lock, NULL);
+	pthread_mutex_init(&tp->mcast.info_lock, NULL);
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	if (!tp->msg_ids) {
 		free(tp);
@@ -296,6 +297,7 @@ static void tp_free(struct tp *tp)
 	pthread_mutex_destroy(&tp->need_lock);
 	pthread_mutex_destroy(&tp->ann_lock);
 	pthread_mutex_destroy(&tp->mcast.rejoin_lock);
+	pthread_mutex_destroy(&tp->mcast.info_lock);
 	free(tp);
 }
 
