@@ -10,8 +10,10 @@
  *                      again, and up once it answers
  *   GID_CHANGE         our GID is read again; a change is logged (peers
  *                      know us by the GID our hello gave them, so they
- *                      drop our datagrams until we are met again); then
- *                      as SM_CHANGE
+ *                      drop our datagrams until we are met again), then
+ *                      handled as SM_CHANGE; another entry's change (an
+ *                      address on a RoCE netdev) only probes the peers
+ *                      not up again
  *   LID_CHANGE         our LID is read again; then as SM_CHANGE
  *   SM_CHANGE,         the paths may have moved and the subnet manager
  *   CLIENT_REREGISTER  may have forgotten our group membership, as IPoIB
@@ -141,8 +143,17 @@ static void tp_event_gid(struct tp *tp, const struct ibv_async_event *ev)
 			  util_gid_str(&tp->info.gid, was, sizeof(was)),
 			  util_gid_str(&gid, now, sizeof(now)));
 		tp->info.gid = gid;
+		tp_event_reroute(tp, "the GID changed");
+		return;
 	}
-	tp_event_reroute(tp, "the GID changed");
+	/* another entry of the table (an address came or went on a RoCE
+	 * netdev): our paths did not move */
+	tp_event_count(tp, 0);
+	log_rl_info(&tp->event_rl,
+		    "the GID table of %s port %d changed, not our entry (%d): "
+		    "probing the peers not up again",
+		    tp->info.device, tp->info.port, tp->info.gid_index);
+	tp_probe_restart(tp);
 }
 
 /* Our LID may have changed: read it again; the paths with it. */

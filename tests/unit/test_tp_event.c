@@ -190,6 +190,19 @@ static void test_event_gid_change(void **state)
 	assert_flushed("the GID changed");
 }
 
+/* Another entry of the GID table changed: no path moved, nothing is
+ * flushed and the group stays. */
+static void test_event_gid_other_entry(void **state)
+{
+	event(IBV_EVENT_GID_CHANGE);
+	assert_non_null(peers[BETA].ah);
+	assert_string_equal(beta_state(), "up");
+	assert_int_equal(needs, 0);
+	assert_int_equal(rejoins, 0);
+	assert_int_equal(atomic_load(&tp->fabric.fabric_events), 1);
+	assert_int_equal(atomic_load(&tp->fabric.ah_flushed), 0);
+}
+
 /* rxe says PORT_ACTIVE twice per flap: one event is a recovery, the
  * second (the port already up) counts as an event only. */
 static void test_event_port_counted(void **state)
@@ -221,6 +234,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_event_gid_change, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_event_gid_other_entry,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_port_counted, setup,
 						teardown),
 	};
