@@ -79,7 +79,7 @@ static void tp_event_port_err(struct tp *tp, const struct ibv_async_event *ev)
 	tp_event_count(tp, 0);
 	if (!was_down)
 		log_rl_info(&tp->event_rl,
-			    "port %d of %s went down: %d peer%s for it",
+			    "port %d of %s is down: %d peer%s for it",
 			    tp->info.port, tp->info.device, n,
 			    n == 1 ? " waits" : "s wait");
 }
