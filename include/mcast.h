@@ -4,9 +4,11 @@
  * into a membership.  mcast_open joins through rdma_cm (route_join) and
  * attaches the transport's QP (tp_mcast_install); multicast = auto runs
  * on without it (one unicast copy per peer); multicast = yes, and
- * bootstrap = multicast, refuse to start.  Main thread only, between route_open
- * and bootstrap_open, since receivers must be members before any peer sends to
- * the group.
+ * bootstrap = multicast, refuse to start.  A group lost later is joined
+ * again by a thread of its own (src/mcast.c says when and how often).
+ * mcast_open and mcast_close: main thread only, between route_open and
+ * bootstrap_open, since receivers must be members before any peer sends
+ * to the group.
  */
 #ifndef IBFS_MCAST_H
 #define IBFS_MCAST_H
@@ -17,6 +19,12 @@
 
 struct mcast;
 
+/* Rejoining a lost group: the first wait, the longest, and the failed
+ * joins after which all/ falls back to unicast copies. */
+#define MCAST_REJOIN_FIRST_MS 1000
+#define MCAST_REJOIN_MAX_MS   30000
+#define MCAST_REJOIN_TRIES    6
+
 /*
  * Join per cfg->multicast.  0 (joined, or not, as .status then says), or
  * -errno when the join failed and multicast = yes or bootstrap =
@@ -26,7 +34,7 @@ struct mcast;
 int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
 	       struct route *rt);
 
-/* Detach the QP, then leave the group; m may be NULL. */
+/* Stop the rejoins, detach the QP, then leave the group; m may be NULL. */
 void mcast_close(struct mcast *m);
 
 #endif

@@ -84,6 +84,15 @@
 	X(rel_rto_ms, "retransmission timeout now")                            \
 	X(rel_waiting, "messages waiting for room in the peer's queue")
 
+/* The fabric's events, node-wide: MOUNT/.status and .metrics only, with
+ * no peer (ibfs(8) FABRIC EVENTS says what each does). */
+#define PEER_COUNTERS_FABRIC(X)                                                \
+	X(fabric_events, "events of our port, device or group handled")        \
+	X(fabric_recoveries,                                                   \
+	  "recoveries: the port back, paths flushed, the group joined again")  \
+	X(ah_flushed, "address handles flushed for the subnet manager")        \
+	X(mcast_rejoins, "times the group was joined again")
+
 #define PEER_DROP_ENUM(e, name, comment) DROP_##e,
 enum peer_drop { PEER_DROPS(PEER_DROP_ENUM) DROP_MAX };
 #undef PEER_DROP_ENUM
@@ -97,6 +106,12 @@ struct peer_counters {
 	atomic_uint_fast64_t drops[DROP_MAX];
 	PEER_COUNTERS_REL(PEER_COUNTER_FIELD)
 	PEER_GAUGES_STREAM(PEER_COUNTER_FIELD)
+};
+
+/* The node's fabric counters (tp_fabric), and when the last event came. */
+struct fabric_counters {
+	PEER_COUNTERS_FABRIC(PEER_COUNTER_FIELD)
+	_Atomic int64_t last_event; /* time(), 0: none yet */
 };
 #undef PEER_COUNTER_FIELD
 

@@ -45,6 +45,14 @@ int route_join(struct route *r, const struct sockaddr *group,
 void route_leave(struct route *r, struct rdma_cm_id *id,
 		 const struct sockaddr *group);
 
+/* The membership's event descriptor, readable when rdma_cm has news of
+ * it (poll it, then route_join_lost). */
+int route_join_fd(struct rdma_cm_id *id);
+
+/* Take the membership's events, without blocking: 1 when the group is
+ * lost (RDMA_CM_EVENT_MULTICAST_ERROR), the reason in why; else 0. */
+int route_join_lost(struct rdma_cm_id *id, char *why, size_t whylen);
+
 /*
  * The conversion librdmacm has no public helper for: a path record to
  * ibv_ah_attr.  sgid_index is the index of path->sgid in the port's GID

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <infiniband/verbs.h>
 
 #include "config.h"
@@ -103,6 +104,8 @@ struct ibv_context *tp_context(const struct tp *tp);
 struct ibv_pd *tp_pd(const struct tp *tp);
 /* Totals over all peers, plus drops that match no peer. */
 struct peer_counters *tp_totals(struct tp *tp);
+/* The fabric's events, node-wide (atomics: read without a lock). */
+struct fabric_counters *tp_fabric(struct tp *tp);
 
 /*
  * Send one message of len bytes to p on channel chan: tp_queue, then
@@ -187,6 +190,14 @@ int tp_addr_holder(struct tp *tp, const struct peer *p,
 		   const struct peer_addr *addr);
 
 /*
+ * Whether p's AH was flushed by a fabric event (the subnet manager moved
+ * the paths: tp_event.c) while it was installed: whoever met it resolves
+ * its path again and calls tp_peer_up with what it had installed.  The
+ * bootstrap (or the announce thread) asks when p is in need.
+ */
+int tp_peer_flushed(struct tp *tp, struct peer *p);
+
+/*
  * p announced addr in a bootstrap hello but is not up yet: accept its
  * datagrams already (the first half of the handshake), so that whatever
  * it sends once it sees us up is not dropped as from an unknown source.
@@ -210,11 +221,14 @@ void tp_peer_failed(struct tp *tp, struct peer *p);
 
 /* ---- the multicast group of MOUNT/all/ (tp_mcast.c) ---- */
 
-/* Where MOUNT/all/ goes: MOUNT/.status says mcast=off|joined|fallback. */
+/* Where MOUNT/all/ goes: MOUNT/.status says
+ * mcast=off|joined|rejoining|fallback. */
 enum tp_mcast_state {
-	TP_MCAST_OFF,	   /* multicast = no: one unicast copy per peer */
-	TP_MCAST_JOINED,   /* one stream of datagrams to the group */
-	TP_MCAST_FALLBACK, /* the join failed: unicast copies */
+	TP_MCAST_OFF,	    /* multicast = no: one unicast copy per peer */
+	TP_MCAST_JOINED,    /* one stream of datagrams to the group */
+	TP_MCAST_FALLBACK,  /* the join failed: unicast copies */
+	TP_MCAST_REJOINING, /* the group was lost: unicast copies until it
+			     * is joined again (mcast.c) */
 };
 
 /* What .status shows of the group. */
@@ -223,6 +237,7 @@ struct tp_mcast_info {
 	char reason[128]; /* why not joined, in config words */
 	union ibv_gid mgid;
 	uint16_t mlid;
+	time_t last_rejoin; /* when it was last joined again; 0: never */
 };
 
 /*
@@ -237,8 +252,23 @@ int tp_mcast_install(struct tp *tp, const struct ibv_ah_attr *attr);
 /* Detach and retire the group's AH; the state becomes st, for reason. */
 void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason);
 
-/* The group's state, for .status and for MOUNT/all/'s choice; takes no
- * lock (it changes only before the mount and after the unmount). */
+/* The group was joined again (mcast.c): tp_mcast_install, and the time
+ * of it for .status. */
+int tp_mcast_reinstall(struct tp *tp, const struct ibv_ah_attr *attr);
+
+/*
+ * Who joins the group again after a fabric event (mcast.c):
+ * rejoin(arg, why) runs on the progress thread, with no engine lock held
+ * but this hook's own, when the subnet manager may have dropped our
+ * membership (SM_CHANGE, CLIENT_REREGISTER, a LID or GID change); it
+ * must not block.  NULL: nobody (mcast_close sets that before it goes).
+ */
+void tp_set_rejoin(struct tp *tp, void (*rejoin)(void *arg, const char *why),
+		   void *arg);
+
+/* The group's state, for .status and for MOUNT/all/'s choice; takes a
+ * leaf lock of its own (it changes while mounted, when the group is
+ * rejoined), so it may be called under any lock. */
 void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out);
 
 /*

@@ -83,8 +83,6 @@ static void ann_on_need(void *arg, struct peer *p)
 	struct announce *a = arg;
 	int wake;
 
-	if (p->is_local)
-		return;
 	pthread_mutex_lock(&a->lock);
 	wake = !a->need;
 	a->need = 1;
@@ -342,6 +340,33 @@ static int64_t ann_silence(struct announce *a, int64_t now, int64_t wake)
 	return wake;
 }
 
+/*
+ * The nodes we installed, the local one among them, whose AHs a fabric
+ * event flushed (tp_peer_flushed): their paths resolved again, each
+ * installed again at the address it had.
+ */
+static void ann_reroute(struct announce *a)
+{
+	struct peer_addr *addr;
+	int i, rc;
+
+	for (i = 0; i < a->cfg->nnodes; i++) {
+		if (!tp_peer_flushed(a->tp, &a->peers[i]))
+			continue;
+		if (i == a->cfg->local)
+			addr = &a->mine.h.addr;
+		else if (a->ap[i].k.up)
+			addr = &a->ap[i].k.addr;
+		else
+			continue;
+		rc = bootstrap_peer_up(a->tp, a->rt, &a->peers[i], addr,
+				       a->cfg->route);
+		if (rc < 0)
+			log_info("peer %s: resolving its path again: %s",
+				 a->peers[i].conf->name, strerror(-rc));
+	}
+}
+
 /* Take what the hooks queued, then deal with it without the lock. */
 static void ann_take(struct announce *a, int64_t now)
 {
@@ -360,6 +385,8 @@ static void ann_take(struct announce *a, int64_t now)
 	pthread_mutex_unlock(&a->lock);
 	for (i = 0; i < n; i++)
 		ann_in(a, &batch[i], now);
+	if (need)
+		ann_reroute(a);
 	if (need && now - a->last_ann >= a->need_gap_ms)
 		ann_send(a, NULL, now);
 }

@@ -125,6 +125,27 @@ static void bs_tokens(struct bootstrap *b, int64_t now)
 }
 
 /*
+ * A peer we installed whose AH a fabric event flushed (the subnet manager
+ * moved the paths, tp_peer_flushed): its path is resolved again and it
+ * is installed again at the address it had, its session kept.  1 when bp
+ * was such a one, or is the local node (never dialled).
+ */
+static int bs_reroute(struct bootstrap *b, struct bs_peer *bp)
+{
+	int pi = (int)(bp - b->bp);
+	struct peer *p = &b->peers[pi];
+	int rc;
+
+	if (!bp->up || !tp_peer_flushed(b->tp, p))
+		return p->is_local;
+	rc = bootstrap_peer_up(b->tp, b->rt, p, &bp->addr, b->cfg->route);
+	if (rc < 0)
+		log_info("peer %s: resolving its path again: %s", p->conf->name,
+			 strerror(-rc));
+	return 1;
+}
+
+/*
  * Dial the wanted peers whose next attempt is due, as the bucket and the
  * cap on handshakes allow; forget those met or no longer waited for.
  * Returns the earliest time this has more to do.
@@ -136,7 +157,8 @@ static int64_t bs_dial_due(struct bootstrap *b, int64_t now, int64_t wake)
 	bs_tokens(b, now);
 	for (bp = TAILQ_FIRST(&b->want); bp; bp = tmp) {
 		tmp = TAILQ_NEXT(bp, want_link);
-		if (bp->live || (now >= bp->want_until && !bp->out)) {
+		if (bs_reroute(b, bp) || bp->live ||
+		    (now >= bp->want_until && !bp->out)) {
 			TAILQ_REMOVE(&b->want, bp, want_link);
 			bp->wanted = 0;
 			continue;
@@ -299,8 +321,6 @@ static void bs_need(void *arg, struct peer *p)
 	uint64_t one = 1;
 	int wake;
 
-	if (p->is_local)
-		return;
 	pthread_mutex_lock(&b->need_lock);
 	wake = !b->nneed;
 	if (!b->bp[p->idx].queued) {

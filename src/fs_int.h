@@ -69,8 +69,9 @@
  *     exception is a reliable write's completion, which answers under
  *     fs->lock so that a stop (which sets stopping under it) cannot pass
  *     it and destroy the session while it answers.
- *   - Under fs->lock the only transport calls are tp_info, tp_totals
- *     and tp_mcast_get, which take no lock: a reliable write's
+ *   - Under fs->lock the only transport calls are tp_info, tp_totals,
+ *     tp_fabric (no lock) and tp_mcast_get (a leaf lock of its own):
+ *     a reliable write's
  *     completion, which takes fs->lock, may run inside tp_send_async, so
  *     sends go out with fs->lock dropped.
  *   - fuse_req_interrupt_func is never called under fs->lock: for a

@@ -281,6 +281,26 @@ static void fs_metrics_node(struct fs *fs, FILE *f)
 			  fs->budget.total);
 }
 
+/* The fabric's events, node-wide (peer.h's PEER_COUNTERS_FABRIC), and
+ * when the last one came. */
+static void fs_metrics_fabric(struct fs *fs, FILE *f)
+{
+#define FS_METRIC_FABRIC(name, comment)                                        \
+	fs_metrics_family(f, #name, "_total", comment, 1);                     \
+	fs_metrics_sample(f, #name "_total", NULL, NULL, NULL,                 \
+			  fc ? atomic_load(&fc->name) : 0);
+	struct fabric_counters *fc = fs->tp ? tp_fabric(fs->tp) : NULL;
+
+	PEER_COUNTERS_FABRIC(FS_METRIC_FABRIC)
+#undef FS_METRIC_FABRIC
+	fs_metrics_family(f, "fabric_last_event_seconds", "",
+			  "when the last fabric event came, seconds since the "
+			  "epoch (0: none yet)",
+			  0);
+	fs_metrics_sample(f, "fabric_last_event_seconds", NULL, NULL, NULL,
+			  fc ? (uint64_t)atomic_load(&fc->last_event) : 0);
+}
+
 /* Snapshot MOUNT/.metrics, so that reads at any offset agree. */
 int fs_metrics_render(struct fs *fs, char **buf, size_t *len)
 {
@@ -293,6 +313,7 @@ int fs_metrics_render(struct fs *fs, char **buf, size_t *len)
 	fs_metrics_levels(fs, f);
 	fs_metrics_counters(fs, f);
 	fs_metrics_drops(fs, f);
+	fs_metrics_fabric(fs, f);
 	if (fclose(f))
 		return -errno;
 	return 0;

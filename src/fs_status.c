@@ -30,6 +30,14 @@ static void fs_status_counters(FILE *f, struct peer_counters *c)
 	PEER_COUNTERS_REL(FS_STATUS_LINE)
 }
 
+/* MOUNT/.status only: the fabric's events, node-wide, and when the last
+ * one came (0: none yet). */
+static void fs_status_fabric_events(FILE *f, struct fabric_counters *c)
+{
+	PEER_COUNTERS_FABRIC(FS_STATUS_LINE)
+	fprintf(f, "fabric_last_event=%lld\n", (long long)c->last_event);
+}
+
 /* NODE/.status only: the per-stream gauges, which no total sums. */
 static void fs_status_gauges(FILE *f, struct peer_counters *c)
 {
@@ -112,6 +120,7 @@ static void fs_status_mcast(struct fs *fs, FILE *f)
 		[TP_MCAST_OFF] = "off",
 		[TP_MCAST_JOINED] = "joined",
 		[TP_MCAST_FALLBACK] = "fallback",
+		[TP_MCAST_REJOINING] = "rejoining",
 	};
 	struct tp_mcast_info mi;
 	char gid[UTIL_GID_STRLEN];
@@ -126,6 +135,7 @@ static void fs_status_mcast(struct fs *fs, FILE *f)
 		fprintf(f, "mcast_mgid=%s\nmcast_mlid=%u\n",
 			util_gid_str(&mi.mgid, gid, sizeof(gid)), mi.mlid);
 	fprintf(f, "mcast_reason=%s\n", mi.reason);
+	fprintf(f, "mcast_last_rejoin=%lld\n", (long long)mi.last_rejoin);
 }
 
 /* MOUNT/all/.status: the group, the channels and the writes waiting. */
@@ -156,6 +166,8 @@ static void fs_status_root(struct fs *fs, FILE *f)
 	fs_status_parked(fs, NULL, f);
 	if (fs->tp)
 		fs_status_counters(f, tp_totals(fs->tp));
+	if (fs->tp)
+		fs_status_fabric_events(f, tp_fabric(fs->tp));
 }
 
 /* MOUNT/NODE/.status: reachability, address, route and counters. */

@@ -1,39 +1,75 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Joining MOUNT/all/'s group at start, leaving it at stop.  Every node
- * joins at start, not at its first write to all/: a receiver must be a
- * member before anybody sends.  That is one MCMemberRecord join per node
- * and boot on InfiniBand, one IGMP report on RoCE.  A group lost later
- * (an SM re-registration) is not rejoined yet: see docs/multicast.md.
+ * MOUNT/all/'s group: joined at start, joined again when it is lost,
+ * left at stop.  Every node joins at start, not at its first write to
+ * all/: a receiver must be a member before anybody sends.  That is one
+ * MCMemberRecord join per node and boot on InfiniBand, one IGMP report on
+ * RoCE.
+ *
+ * The group is lost when the subnet manager may have forgotten it (an SM
+ * change, a client reregister, our LID or GID changed: the progress
+ * thread says so through the rejoin hook, tp_set_rejoin) or when rdma_cm
+ * says so (RDMA_CM_EVENT_MULTICAST_ERROR on the membership's id).  The
+ * group's own thread then leaves and joins again: at once, then after
+ * MCAST_REJOIN_FIRST_MS doubling to MCAST_REJOIN_MAX_MS, each wait
+ * jittered by a quarter; meanwhile all/ sends one unicast copy per peer
+ * (mcast=rejoining).  After MCAST_REJOIN_TRIES failed joins it gives up
+ * (mcast=fallback, the copies go on) until the next fabric event, but
+ * under bootstrap = multicast, whose announces need the group: there it
+ * goes on trying every MCAST_REJOIN_MAX_MS.  The thread sleeps in poll
+ * with no timeout while the group is joined.
+ *
+ * Threads: main (mcast_open, mcast_close), the progress thread (the
+ * rejoin hook: it only wakes the group's thread) and the group's thread,
+ * which alone joins and leaves once it runs.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 #include <rdma/rdma_cma.h>
 
 #include "log.h"
 #include "mcast.h"
+#include "util.h"
 
 struct mcast {
 	struct tp *tp;
 	struct route *rt;
-	struct rdma_cm_id *id;	      /* the membership; NULL when not joined */
+	const struct config *cfg;
 	const struct sockaddr *group; /* the config's mcast_sa */
+	/* main until the thread runs, then the thread's alone */
+	struct rdma_cm_id *id; /* the membership; NULL when not joined */
+	int tries;	       /* failed joins since the group was lost */
+	uint64_t due;	       /* ms: the next join (0: none) */
+	int first_ms;	       /* MCAST_REJOIN_FIRST_MS, or the TEST HOOK's */
+	/* the thread, woken through efd (the hook, stop) */
+	pthread_t thr;
+	int started;
+	int efd;
+	atomic_int stop;
+	pthread_mutex_t lock; /* a leaf: the hook's request */
+	int lost;	      /* under lock: the hook asked for a rejoin */
+	char why[128];	      /* under lock: in its words */
 };
 
 /* Join and attach; the reason of a failure in why. */
-static int mcast_join(struct mcast *m, const struct config *cfg, char *why,
-		      size_t whylen)
+static int mcast_join(struct mcast *m, char *why, size_t whylen,
+		      int (*install)(struct tp *, const struct ibv_ah_attr *))
 {
 	struct ibv_ah_attr attr;
 	int rc;
 
-	m->group = (const struct sockaddr *)&cfg->mcast_sa;
 	rc = route_join(m->rt, m->group, &m->id, &attr, why, whylen);
 	if (rc)
 		return rc;
-	rc = tp_mcast_install(m->tp, &attr);
+	rc = install(m->tp, &attr);
 	if (rc) {
 		snprintf(why, whylen, "attaching the QP: %s", strerror(-rc));
 		route_leave(m->rt, m->id, m->group);
@@ -42,24 +78,176 @@ static int mcast_join(struct mcast *m, const struct config *cfg, char *why,
 	return rc;
 }
 
-/* Join per multicast = auto|yes|no (see mcast.h). */
-int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
-	       struct route *rt)
+/* The wait before join number tries + 1: doubling, bounded, jittered
+ * by up to a quarter either way so that a fabric's nodes spread. */
+static uint64_t mcast_backoff(const struct mcast *m)
 {
-	struct mcast *m = calloc(1, sizeof(*m));
+	uint32_t r = util_random32((uint32_t)m->tries);
+	uint64_t ms = MCAST_REJOIN_MAX_MS;
+
+	if (m->tries <= 20)
+		ms = (uint64_t)m->first_ms << (m->tries - 1);
+	if (ms > MCAST_REJOIN_MAX_MS)
+		ms = MCAST_REJOIN_MAX_MS;
+	return ms - ms / 4 + r % (ms / 2 + 1);
+}
+
+/* The group is lost (why): leave it, and join again at once. */
+static void mcast_lost(struct mcast *m, const char *why)
+{
+	tp_mcast_remove(m->tp, TP_MCAST_REJOINING, why);
+	route_leave(m->rt, m->id, m->group);
+	m->id = NULL;
+	m->tries = 0;
+	m->due = util_now_ms();
+}
+
+/* One join, when due: joined, or the next one scheduled, or given up. */
+static void mcast_try(struct mcast *m, uint64_t now)
+{
+	struct fabric_counters *fc = tp_fabric(m->tp);
 	char why[128];
 	int rc;
 
-	if (!m)
-		return -ENOMEM;
-	m->tp = tp;
-	m->rt = rt;
-	*out = m;
-	if (cfg->multicast == MCAST_NO) {
-		tp_mcast_remove(tp, TP_MCAST_OFF, "multicast = no");
-		return 0;
+	rc = mcast_join(m, why, sizeof(why), tp_mcast_reinstall);
+	if (!rc) {
+		log_info("multicast: mcast_group %s joined again",
+			 m->cfg->mcast_group);
+		atomic_fetch_add(&fc->mcast_rejoins, 1);
+		atomic_fetch_add(&fc->fabric_recoveries, 1);
+		m->due = 0;
+		m->tries = 0;
+		return;
 	}
-	rc = mcast_join(m, cfg, why, sizeof(why));
+	m->tries++;
+	if (m->tries < MCAST_REJOIN_TRIES) {
+		m->due = now + mcast_backoff(m);
+		log_debug("multicast: rejoin %d failed: %s", m->tries, why);
+		return;
+	}
+	if (m->tries == MCAST_REJOIN_TRIES) {
+		tp_mcast_remove(m->tp, TP_MCAST_FALLBACK, why);
+		log_warnx("multicast: mcast_group %s cannot be joined again "
+			  "(%s); all/ sends one unicast copy per peer",
+			  m->cfg->mcast_group, why);
+	}
+	/* announces go to the group: no life without it */
+	m->due = m->cfg->bootstrap == BOOTSTRAP_TCP ? 0
+						    : now + MCAST_REJOIN_MAX_MS;
+}
+
+/* What woke the thread: the hook (a fabric event) or rdma_cm's news. */
+static void mcast_woken(struct mcast *m, int hook, int cm)
+{
+	char why[128] = "";
+	uint64_t v;
+	int lost = 0;
+
+	if (hook) {
+		if (read(m->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			log_warn("multicast: eventfd");
+		pthread_mutex_lock(&m->lock);
+		lost = m->lost;
+		snprintf(why, sizeof(why), "%s", m->why);
+		m->lost = 0;
+		pthread_mutex_unlock(&m->lock);
+	}
+	if (cm && m->id && route_join_lost(m->id, why, sizeof(why))) {
+		struct fabric_counters *fc = tp_fabric(m->tp);
+
+		atomic_fetch_add(&fc->fabric_events, 1);
+		atomic_store(&fc->last_event, (int64_t)time(NULL));
+		log_info("multicast: mcast_group %s is lost (%s): rejoining",
+			 m->cfg->mcast_group, why);
+		lost = 1;
+	}
+	if (lost)
+		mcast_lost(m, why);
+}
+
+/* The group's thread: asleep until the hook, rdma_cm or a join due. */
+static void *mcast_thread(void *arg)
+{
+	struct mcast *m = arg;
+	struct pollfd pfd[2];
+	uint64_t now;
+	int n, wait;
+
+	while (!atomic_load(&m->stop)) {
+		now = util_now_ms();
+		if (m->due && now >= m->due)
+			mcast_try(m, now);
+		wait = m->due ? (int)(m->due > now ? m->due - now : 0) : -1;
+		pfd[0] = (struct pollfd){.fd = m->efd, .events = POLLIN};
+		pfd[1] =
+			(struct pollfd){.fd = m->id ? route_join_fd(m->id) : -1,
+					.events = POLLIN};
+		n = poll(pfd, 2, wait);
+		if (n < 0 && errno != EINTR) {
+			log_warn("multicast: poll");
+			break;
+		}
+		if (n > 0 && !atomic_load(&m->stop))
+			mcast_woken(m, pfd[0].revents & POLLIN,
+				    pfd[1].revents & POLLIN);
+	}
+	return NULL;
+}
+
+/* The rejoin hook (progress thread, no engine lock): wake the thread. */
+static void mcast_on_rejoin(void *arg, const char *why)
+{
+	struct mcast *m = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&m->lock);
+	m->lost = 1;
+	snprintf(m->why, sizeof(m->why), "%s", why);
+	pthread_mutex_unlock(&m->lock);
+	if (write(m->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("multicast: eventfd");
+}
+
+/* Start the group's thread and take the rejoin hook. */
+static int mcast_start(struct mcast *m)
+{
+	const char *hook = getenv("IBFS_TEST_REJOIN_MS"); /* TEST HOOK */
+	int rc;
+
+	m->first_ms =
+		hook && atoi(hook) > 0 ? atoi(hook) : MCAST_REJOIN_FIRST_MS;
+	m->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (m->efd < 0)
+		return -errno;
+	rc = -pthread_create(&m->thr, NULL, mcast_thread, m);
+	if (rc)
+		return rc;
+	m->started = 1;
+	tp_set_rejoin(m->tp, mcast_on_rejoin, m);
+	return 0;
+}
+
+/* Drop the hook, then stop the thread (if it was started). */
+static void mcast_stop(struct mcast *m)
+{
+	uint64_t one = 1;
+
+	tp_set_rejoin(m->tp, NULL, NULL);
+	atomic_store(&m->stop, 1);
+	if (!m->started)
+		return;
+	if (write(m->efd, &one, sizeof(one)) < 0)
+		log_warn("multicast: eventfd");
+	pthread_join(m->thr, NULL);
+	m->started = 0;
+}
+
+/* The first join, per multicast = auto|yes; 0 when we may run on. */
+static int mcast_first(struct mcast *m, const struct config *cfg)
+{
+	char why[128];
+	int rc = mcast_join(m, why, sizeof(why), tp_mcast_install);
+
 	if (!rc) {
 		log_info("multicast: joined mcast_group %s", cfg->mcast_group);
 		return 0;
@@ -70,26 +258,59 @@ int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
 			  cfg->multicast == MCAST_YES ? "multicast = yes"
 						      : "bootstrap = multicast",
 			  cfg->mcast_group, why);
-		free(m);
-		*out = NULL;
 		return rc;
 	}
-	tp_mcast_remove(tp, TP_MCAST_FALLBACK, why);
+	tp_mcast_remove(m->tp, TP_MCAST_FALLBACK, why);
 	log_warnx("multicast: mcast_group %s cannot be joined (%s); all/ "
 		  "sends one unicast copy per peer",
 		  cfg->mcast_group, why);
 	return 0;
 }
 
-/* The QP leaves before the membership does, so no datagram of the group
- * arrives for a QP the device no longer knows there. */
+/* Join per multicast = auto|yes|no (see mcast.h). */
+int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
+	       struct route *rt)
+{
+	struct mcast *m = calloc(1, sizeof(*m));
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	m->tp = tp;
+	m->rt = rt;
+	m->cfg = cfg;
+	m->group = (const struct sockaddr *)&cfg->mcast_sa;
+	m->efd = -1;
+	pthread_mutex_init(&m->lock, NULL);
+	*out = m;
+	if (cfg->multicast == MCAST_NO) {
+		tp_mcast_remove(tp, TP_MCAST_OFF, "multicast = no");
+		return 0;
+	}
+	rc = mcast_first(m, cfg);
+	if (!rc)
+		rc = mcast_start(m);
+	if (rc) {
+		mcast_close(m);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* The thread stops first (it alone joins once it runs); then the QP
+ * leaves before the membership does, so no datagram of the group arrives
+ * for a QP the device no longer knows there. */
 void mcast_close(struct mcast *m)
 {
 	if (!m)
 		return;
+	mcast_stop(m);
 	if (m->id) {
 		tp_mcast_remove(m->tp, TP_MCAST_OFF, "stopped");
 		route_leave(m->rt, m->id, m->group);
 	}
+	if (m->efd >= 0)
+		close(m->efd);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

@@ -47,6 +47,7 @@ struct route {
 /* One resolution in progress: what the event handlers read and write. */
 struct route_wait {
 	struct route *r;
+	struct rdma_event_channel *ch; /* the channel id's events come on */
 	struct rdma_cm_id *id;
 	int done;
 	int rc;
@@ -111,26 +112,23 @@ void route_fabric_attr(const struct config *cfg, struct ibv_ah_attr *attr)
 		attr->grh.traffic_class = (uint8_t)cfg->traffic_class;
 }
 
-/* The cm event channel, made at its first use, non-blocking. */
-static int route_channel(struct route *r)
+/* A cm event channel, non-blocking; NULL on failure (logged). */
+static struct rdma_event_channel *route_new_channel(void)
 {
+	struct rdma_event_channel *ch = rdma_create_event_channel();
 	int fl;
 
-	if (r->ch)
-		return 0;
-	r->ch = rdma_create_event_channel();
-	if (!r->ch) {
+	if (!ch) {
 		log_warn("rdma_create_event_channel (is rdma_ucm loaded?)");
-		return -ENODEV;
+		return NULL;
 	}
-	fl = fcntl(r->ch->fd, F_GETFL);
-	if (fl < 0 || fcntl(r->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+	fl = fcntl(ch->fd, F_GETFL);
+	if (fl < 0 || fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
 		log_warn("route: fcntl");
-		rdma_destroy_event_channel(r->ch);
-		r->ch = NULL;
-		return -EIO;
+		rdma_destroy_event_channel(ch);
+		return NULL;
 	}
-	return 0;
+	return ch;
 }
 
 /* Set up what every resolution shares; the cm channel only for sa. */
@@ -156,7 +154,7 @@ int route_open(struct route **out, struct tp *tp, const struct config *cfg)
 		return -EIO;
 	}
 	r->gid_tbl_len = pa.gid_tbl_len;
-	if (cfg->route == ROUTE_SA && route_channel(r)) {
+	if (cfg->route == ROUTE_SA && !(r->ch = route_new_channel())) {
 		log_warnx("route = sa needs rdma_cm (route = gid does not)");
 		free(r);
 		return -ENODEV;
@@ -236,14 +234,14 @@ static int route_wait_events(struct route_wait *w)
 		left = deadline - util_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		pfd.fd = w->r->ch->fd;
+		pfd.fd = w->ch->fd;
 		pfd.events = POLLIN;
 		n = poll(&pfd, 1, (int)left);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (n <= 0)
 			continue;
-		while (!w->done && !rdma_get_cm_event(w->r->ch, &ev)) {
+		while (!w->done && !rdma_get_cm_event(w->ch, &ev)) {
 			route_handler h = NULL;
 
 			if ((unsigned)ev->event < ARRAY_SIZE(route_handlers))
@@ -332,7 +330,7 @@ static int route_resolve_sa(struct route *r, const struct config_node *node,
 {
 	const struct config_node *me = &r->cfg->nodes[r->cfg->local];
 	const struct tp_info *ti = tp_info(r->tp);
-	struct route_wait w = {.r = r};
+	struct route_wait w = {.r = r, .ch = r->ch};
 	struct sockaddr_storage src, dst;
 	struct ibv_sa_path_rec *path;
 	char sg[INET6_ADDRSTRLEN], dg[INET6_ADDRSTRLEN];
@@ -429,7 +427,10 @@ int route_resolve(struct route *r, const struct config_node *node,
  * addr (so rdma_cm takes our device and port), then rdma_join_multicast;
  * on InfiniBand the SA makes the group and programs the switches, on
  * RoCE the host joins the IP group (IGMP).  The id is the membership: it
- * is kept until route_leave.  why gets the reason of a failure.
+ * is kept until route_leave, on an event channel of its own, so that the
+ * group's thread may wait for its MULTICAST_ERROR (route_join_fd) while
+ * the bootstrap thread resolves on r's.  why gets the reason of a
+ * failure.
  */
 int route_join(struct route *r, const struct sockaddr *group,
 	       struct rdma_cm_id **idp, struct ibv_ah_attr *attr, char *why,
@@ -441,17 +442,17 @@ int route_join(struct route *r, const struct sockaddr *group,
 	const char *step;
 	int rc;
 
-	rc = route_channel(r);
-	if (rc) {
-		snprintf(why, whylen, "no rdma_cm event channel");
-		return rc;
-	}
 	if (route_node_addr(r, me, &src)) {
 		snprintf(why, whylen, "addr of node %s does not resolve",
 			 me->name);
 		return -EHOSTUNREACH;
 	}
-	if (rdma_create_id(r->ch, &w.id, NULL, RDMA_PS_UDP)) {
+	w.ch = route_new_channel();
+	if (!w.ch) {
+		snprintf(why, whylen, "no rdma_cm event channel");
+		return -ENODEV;
+	}
+	if (rdma_create_id(w.ch, &w.id, NULL, RDMA_PS_UDP)) {
 		step = "rdma_create_id";
 		goto fail_errno;
 	}
@@ -479,17 +480,53 @@ fail_errno:
 	snprintf(why, whylen, "%s: %s", step, strerror(-rc));
 	if (w.id)
 		rdma_destroy_id(w.id);
+	rdma_destroy_event_channel(w.ch);
 	return rc;
 }
 
-/* Leave the group (SA or IGMP), then drop the id: librdmacm frees its
- * record of the join only in rdma_leave_multicast. */
+/* Leave the group (SA or IGMP), then drop the id and its channel:
+ * librdmacm frees its record of the join only in rdma_leave_multicast. */
 void route_leave(struct route *r, struct rdma_cm_id *id,
 		 const struct sockaddr *group)
 {
+	struct rdma_event_channel *ch;
+
 	if (!id)
 		return;
+	ch = id->channel;
 	if (rdma_leave_multicast(id, (struct sockaddr *)group))
 		log_debug("rdma_leave_multicast: %s", strerror(errno));
 	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+}
+
+/* The descriptor that is readable when the membership id has an event. */
+int route_join_fd(struct rdma_cm_id *id)
+{
+	return id->channel->fd;
+}
+
+/*
+ * Take the membership's pending events (non-blocking): 1 when one says
+ * the group is lost (MULTICAST_ERROR: the SA dropped it, or the port
+ * went), its words in why; else 0.
+ */
+int route_join_lost(struct rdma_cm_id *id, char *why, size_t whylen)
+{
+	struct rdma_cm_event *ev;
+	int lost = 0;
+
+	while (!rdma_get_cm_event(id->channel, &ev)) {
+		if (ev->event == RDMA_CM_EVENT_MULTICAST_ERROR) {
+			snprintf(why, whylen,
+				 "rdma_cm reports a multicast "
+				 "error (status %d)",
+				 ev->status);
+			lost = 1;
+		} else {
+			log_debug("multicast: %s", rdma_event_str(ev->event));
+		}
+		rdma_ack_cm_event(ev);
+	}
+	return lost;
 }

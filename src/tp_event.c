@@ -10,22 +10,31 @@
  *                      again, and up once it answers
  *   GID_CHANGE         our GID is read again; a change is logged (peers
  *                      know us by the GID our hello gave them, so they
- *                      drop our datagrams until we are met again), and
- *                      the peers not up are probed again
- *   LID_CHANGE,        a path may have moved: our LID is read again,
- *   SM_CHANGE,         and the peers not up are probed again
- *   CLIENT_REREGISTER
+ *                      drop our datagrams until we are met again), then
+ *                      handled as SM_CHANGE; another entry's change (an
+ *                      address on a RoCE netdev) only probes the peers
+ *                      not up again
+ *   LID_CHANGE         our LID is read again; then as SM_CHANGE
+ *   SM_CHANGE,         the paths may have moved and the subnet manager
+ *   CLIENT_REREGISTER  may have forgotten our group membership, as IPoIB
+ *                      takes them: every AH is flushed (tp_probe_flush),
+ *                      the peers in use are resolved again through
+ *                      whoever met them (the need hook), and the group
+ *                      is joined again (the rejoin hook, mcast.c)
  *   DEVICE_FATAL       logged: nothing goes until ibfs restarts
  *
- * Events of another port, and the rest (QP and CQ errors, which the send
- * and receive paths see in their completions), are logged at debug level
- * only.  AHs are kept: they name the peer's GID or LID, which did not
- * change with our port.
+ * Each is logged once at info, in words (rate-limited: rxe sends
+ * PORT_ACTIVE twice per flap, and a port already up says nothing), and
+ * counted in tp->fabric: fabric_events for each taken, fabric_recoveries
+ * for each that set something right.  Events of another port, and the
+ * rest (QP and CQ errors, which the send and receive paths see in their
+ * completions), are logged at debug level only.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "tp_int.h"
@@ -49,24 +58,69 @@ int tp_event_open(struct tp *tp)
 	return 0;
 }
 
+/* Count an event taken; a recovery too when it set something right. */
+static void tp_event_count(struct tp *tp, int recovered)
+{
+	tp_add(&tp->fabric.fabric_events, 1);
+	if (recovered)
+		tp_add(&tp->fabric.fabric_recoveries, 1);
+	atomic_store(&tp->fabric.last_event, (int64_t)time(NULL));
+}
+
 /* The port went down: every peer with it. */
 static void tp_event_port_err(struct tp *tp, const struct ibv_async_event *ev)
 {
 	char why[PEER_ERROR_MAX]; /* it becomes every peer's last_error */
+	int was_down = tp->probe.port_down, n;
 
 	snprintf(why, sizeof(why), "port %d of %s is down", tp->info.port,
 		 tp->info.device);
-	log_warnx("%s: every peer is down until it is back", why);
-	tp_probe_hold(tp, 1, why);
+	n = tp_probe_hold(tp, 1, why);
+	tp_event_count(tp, 0);
+	if (!was_down)
+		log_rl_info(&tp->event_rl,
+			    "port %d of %s is down: %d peer%s for it",
+			    tp->info.port, tp->info.device, n,
+			    n == 1 ? " waits" : "s wait");
 }
 
-/* The port is back: probe every peer again. */
+/* The port is back: probe every peer again.  rxe says so twice per
+ * flap: the second finds the port up and is not logged. */
 static void tp_event_port_active(struct tp *tp,
 				 const struct ibv_async_event *ev)
 {
-	log_info("port %d of %s is active again: probing every peer",
+	int was_down = tp->probe.port_down, n;
+
+	n = tp_probe_hold(tp, 0, NULL);
+	tp_event_count(tp, was_down);
+	if (was_down)
+		log_rl_info(&tp->event_rl,
+			    "port %d of %s is active again: probing %d peer%s",
+			    tp->info.port, tp->info.device, n,
+			    n == 1 ? "" : "s");
+}
+
+/*
+ * The paths may have moved, and our membership of the group with them:
+ * flush every AH, have the peers in use resolved again, rejoin the
+ * group.  what names the event in the log line.
+ */
+static void tp_event_reroute(struct tp *tp, const char *what)
+{
+	char why[PEER_ERROR_MAX];
+	int n, rejoin;
+
+	snprintf(why, sizeof(why),
+		 "%s on port %d of %s: resolving the path again", what,
 		 tp->info.port, tp->info.device);
-	tp_probe_hold(tp, 0, NULL);
+	n = tp_probe_flush(tp, why);
+	rejoin = tp_mcast_rejoin(tp, what);
+	tp_add(&tp->fabric.ah_flushed, (uint64_t)n);
+	tp_event_count(tp, 1);
+	log_rl_info(&tp->event_rl,
+		    "%s on port %d of %s: %d address handle%s flushed%s", what,
+		    tp->info.port, tp->info.device, n, n == 1 ? "" : "s",
+		    rejoin ? ", rejoining the group" : "");
 }
 
 /* Our GID may have changed: read it again, say so, probe again. */
@@ -89,18 +143,24 @@ static void tp_event_gid(struct tp *tp, const struct ibv_async_event *ev)
 			  util_gid_str(&tp->info.gid, was, sizeof(was)),
 			  util_gid_str(&gid, now, sizeof(now)));
 		tp->info.gid = gid;
+		tp_event_reroute(tp, "the GID changed");
+		return;
 	}
+	/* another entry of the table (an address came or went on a RoCE
+	 * netdev): our paths did not move */
+	tp_event_count(tp, 0);
+	log_rl_info(&tp->event_rl,
+		    "the GID table of %s port %d changed, not our entry (%d): "
+		    "probing the peers not up again",
+		    tp->info.device, tp->info.port, tp->info.gid_index);
 	tp_probe_restart(tp);
 }
 
-/* The subnet manager moved something: our LID, the paths. */
-static void tp_event_path(struct tp *tp, const struct ibv_async_event *ev)
+/* Our LID may have changed: read it again; the paths with it. */
+static void tp_event_lid(struct tp *tp, const struct ibv_async_event *ev)
 {
 	struct ibv_port_attr pa;
 
-	log_info("port %d of %s: %s, probing the peers not up again",
-		 tp->info.port, tp->info.device,
-		 ibv_event_type_str(ev->event_type));
 	if (!ibv_query_port(tp->dev.ctx, tp->info.port, &pa) &&
 	    pa.lid != tp->info.lid) {
 		log_warnx("the LID of %s port %d changed from %u to %u: peers "
@@ -109,7 +169,16 @@ static void tp_event_path(struct tp *tp, const struct ibv_async_event *ev)
 			  tp->info.device, tp->info.port, tp->info.lid, pa.lid);
 		tp->info.lid = pa.lid;
 	}
-	tp_probe_restart(tp);
+	tp_event_reroute(tp, "the LID changed");
+}
+
+/* The subnet manager changed, or asks us to register again. */
+static void tp_event_sm(struct tp *tp, const struct ibv_async_event *ev)
+{
+	tp_event_reroute(tp, ev->event_type == IBV_EVENT_SM_CHANGE
+				     ? "the subnet manager changed"
+				     : "the subnet manager asked us to "
+				       "register again");
 }
 
 /* The device is gone for good. */
@@ -125,9 +194,9 @@ static const struct tp_event_row tp_event_table[] = {
 	{IBV_EVENT_PORT_ERR, 1, tp_event_port_err},
 	{IBV_EVENT_PORT_ACTIVE, 1, tp_event_port_active},
 	{IBV_EVENT_GID_CHANGE, 1, tp_event_gid},
-	{IBV_EVENT_LID_CHANGE, 1, tp_event_path},
-	{IBV_EVENT_SM_CHANGE, 1, tp_event_path},
-	{IBV_EVENT_CLIENT_REREGISTER, 1, tp_event_path},
+	{IBV_EVENT_LID_CHANGE, 1, tp_event_lid},
+	{IBV_EVENT_SM_CHANGE, 1, tp_event_sm},
+	{IBV_EVENT_CLIENT_REREGISTER, 1, tp_event_sm},
 	{IBV_EVENT_DEVICE_FATAL, 0, tp_event_fatal},
 };
 

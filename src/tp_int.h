@@ -44,7 +44,8 @@
  *
  * The one lock order: rx.srclock -> rx.rlock -> rel.lock -> ring.lock ->
  * peer->lock.  A thread may skip any of them, never take one to the left
- * of one it holds.  No upcall runs with any of them held.
+ * of one it holds.  No upcall runs with any of them held.  need_lock,
+ * ann_lock, mcast.rejoin_lock and mcast.info_lock are leaves.
  */
 #ifndef IBFS_TP_INT_H
 #define IBFS_TP_INT_H
@@ -52,8 +53,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "announce.h"
+#include "log.h"
 #include "reliable.h"
 #include "transport.h"
 #include "wire.h"
@@ -227,14 +230,15 @@ struct tp_relset {
 };
 
 /*
- * MOUNT/all/'s group.  "main, under ring.lock": written on main only
- * (mcast.c), under ring.lock, before the mount and after the unmount, so
- * tp_mcast_get reads it without a lock; a send snapshots ah under
- * ring.lock, as it does a peer's.
+ * MOUNT/all/'s group.  "mcast, under ring.lock": written by mcast.c (main
+ * at start and stop, the group's own thread when it rejoins) under
+ * ring.lock and info_lock, a leaf taken inside it; a send reads under
+ * ring.lock, tp_mcast_get under info_lock alone.
  */
 struct tp_mcast {
-	enum tp_mcast_state state; /* main, under ring.lock */
-	char reason[128];	   /* main, under ring.lock */
+	pthread_mutex_t info_lock;
+	enum tp_mcast_state state; /* mcast, under ring.lock */
+	char reason[128];	   /* mcast, under ring.lock */
 	/* what every member takes (0: no bound yet), under ring.lock:
 	 * lowered by tp_mcast_fit as peers come up, and computed again from
 	 * the members (joined or up) at the next send to the group once
@@ -242,11 +246,17 @@ struct tp_mcast {
 	size_t mtu_cap;
 	uint32_t max_cap;
 	int stale;
-	struct ibv_ah *ah;  /* main, under ring.lock */
-	union ibv_gid mgid; /* main, under ring.lock */
-	uint16_t mlid;	    /* main, under ring.lock */
-	int attached;	    /* main, under ring.lock */
+	struct ibv_ah *ah;  /* mcast, under ring.lock */
+	union ibv_gid mgid; /* mcast, under ring.lock */
+	uint16_t mlid;	    /* mcast, under ring.lock */
+	int attached;	    /* mcast, under ring.lock */
+	time_t last_rejoin; /* mcast, under info_lock: 0 never */
 	atomic_uint msg_id; /* next msg_id to the group */
+	/* Who rejoins the group (tp_set_rejoin); a leaf lock like need_lock,
+	 * held across the hook */
+	pthread_mutex_t rejoin_lock;
+	void (*rejoin)(void *arg, const char *why); /* under rejoin_lock */
+	void *rejoin_arg;			    /* under rejoin_lock */
 };
 
 /* The probes' schedule: next_at on the progress thread only; kick is
@@ -288,6 +298,8 @@ struct tp {
 	uint32_t self_id;     /* wire id of the local node */
 	atomic_uint *msg_ids; /* next msg_id per peer */
 	struct peer_counters totals;
+	struct fabric_counters fabric; /* tp_event.c and mcast.c count */
+	struct log_rl event_rl;	       /* progress thread: event lines */
 
 	struct tp_dev dev;
 	struct tp_ring ring;
@@ -401,10 +413,12 @@ int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 void tp_log_wc(const char *what, const struct ibv_wc *wc, uint64_t *last_ms,
 	       unsigned long *suppressed);
 
-/* tp_mcast.c; tp_mcast_fit under ring.lock, tp_mcast_left without it */
+/* tp_mcast.c; tp_mcast_fit under ring.lock, tp_mcast_left without it,
+ * tp_mcast_rejoin with no lock held (progress thread) */
 void tp_mcast_close(struct tp *tp);
 void tp_mcast_fit(struct tp *tp, const struct peer_addr *addr);
 void tp_mcast_left(struct tp *tp);
+int tp_mcast_rejoin(struct tp *tp, const char *why);
 
 /* tp_upcall.c: with no lock held, but tp_up_count_*. */
 int tp_up_offer(struct tp *tp, struct peer *p, struct wire_msg *m);
@@ -428,8 +442,9 @@ int tp_probe_tick(struct tp *tp, uint64_t now);
 void tp_probe_take(struct tp_probes *b, struct peer *p,
 		   const struct wire_hdr *h);
 void tp_probe_deliver(struct tp *tp, struct tp_probes *b, uint64_t now);
-void tp_probe_hold(struct tp *tp, int held, const char *why);
+int tp_probe_hold(struct tp *tp, int held, const char *why);
 void tp_probe_restart(struct tp *tp);
+int tp_probe_flush(struct tp *tp, const char *why);
 
 /* tp_event.c: the device's async events (progress thread) */
 int tp_event_open(struct tp *tp);

@@ -7,13 +7,17 @@
  * join event gave.  Receiving is tp_recv.c's: a group datagram is matched
  * to its sender by the source filter, as any other.
  *
- * Threads: main installs and removes (start and stop, outside the mount's
- * life); senders read the AH under ring.lock (tp_ring.c's tp_dest_get);
- * tp_mcast_get reads without a lock.
+ * Threads: mcast.c installs and removes, main at start and stop, the
+ * group's own thread when it rejoins after a fabric event (which the
+ * progress thread reports through the rejoin hook, tp_mcast_rejoin);
+ * senders read the AH under ring.lock (tp_ring.c's tp_dest_get);
+ * tp_mcast_get reads under info_lock, a leaf the writers take inside
+ * ring.lock.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "tp_int.h"
@@ -38,12 +42,14 @@ int tp_mcast_install(struct tp *tp, const struct ibv_ah_attr *attr)
 		return rc;
 	}
 	pthread_mutex_lock(&tp->ring.lock);
+	pthread_mutex_lock(&tp->mcast.info_lock);
 	tp->mcast.ah = ah;
 	tp->mcast.mgid = attr->grh.dgid;
 	tp->mcast.mlid = attr->dlid;
 	tp->mcast.attached = 1;
 	tp->mcast.state = TP_MCAST_JOINED;
 	tp->mcast.reason[0] = '\0';
+	pthread_mutex_unlock(&tp->mcast.info_lock);
 	pthread_mutex_unlock(&tp->ring.lock);
 	return 0;
 }
@@ -56,6 +62,7 @@ void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason)
 	int attached;
 
 	pthread_mutex_lock(&tp->ring.lock);
+	pthread_mutex_lock(&tp->mcast.info_lock);
 	attached = tp->mcast.attached;
 	mgid = tp->mcast.mgid;
 	mlid = tp->mcast.mlid;
@@ -66,6 +73,7 @@ void tp_mcast_remove(struct tp *tp, enum tp_mcast_state st, const char *reason)
 	if (tp->mcast.ah)
 		tp_ring_retire_ah(tp, tp->mcast.ah);
 	tp->mcast.ah = NULL;
+	pthread_mutex_unlock(&tp->mcast.info_lock);
 	pthread_mutex_unlock(&tp->ring.lock);
 	if (attached && ibv_detach_mcast(tp->dev.qp, &mgid, mlid))
 		log_warnx("multicast: ibv_detach_mcast failed");
@@ -133,18 +141,59 @@ void tp_mcast_close(struct tp *tp)
 		tp_mcast_remove(tp, TP_MCAST_OFF, "stopped");
 }
 
+/* Joined again after the group was lost: installed, and when. */
+int tp_mcast_reinstall(struct tp *tp, const struct ibv_ah_attr *attr)
+{
+	int rc = tp_mcast_install(tp, attr);
+
+	if (!rc) {
+		pthread_mutex_lock(&tp->mcast.info_lock);
+		tp->mcast.last_rejoin = time(NULL);
+		pthread_mutex_unlock(&tp->mcast.info_lock);
+	}
+	return rc;
+}
+
+/* Who rejoins the group; see transport.h. */
+void tp_set_rejoin(struct tp *tp, void (*rejoin)(void *arg, const char *why),
+		   void *arg)
+{
+	pthread_mutex_lock(&tp->mcast.rejoin_lock);
+	tp->mcast.rejoin = rejoin;
+	tp->mcast.rejoin_arg = arg;
+	pthread_mutex_unlock(&tp->mcast.rejoin_lock);
+}
+
+/* A fabric event may have cost our membership: have it joined again
+ * (progress thread, no lock held).  1 when somebody was told. */
+int tp_mcast_rejoin(struct tp *tp, const char *why)
+{
+	int told = 0;
+
+	pthread_mutex_lock(&tp->mcast.rejoin_lock);
+	if (tp->mcast.rejoin) {
+		tp->mcast.rejoin(tp->mcast.rejoin_arg, why);
+		told = 1;
+	}
+	pthread_mutex_unlock(&tp->mcast.rejoin_lock);
+	return told;
+}
+
 /*
- * A copy of the group's state, with no lock: it changes only on main,
- * before the file system is mounted and after it is unmounted, so a
- * .status rendering (under fs->lock, where no transport lock may be
- * taken) and all/'s writers read a settled value.
+ * A copy of the group's state, under info_lock alone: it changes while
+ * the file system is mounted when the group is rejoined, and a .status
+ * rendering or all/'s choice reads it under fs->lock, where no transport
+ * lock but a leaf may be taken (fs_int.h).
  */
 void tp_mcast_get(struct tp *tp, struct tp_mcast_info *out)
 {
+	pthread_mutex_lock(&tp->mcast.info_lock);
 	out->state = tp->mcast.state;
 	snprintf(out->reason, sizeof(out->reason), "%s", tp->mcast.reason);
 	out->mgid = tp->mcast.mgid;
 	out->mlid = tp->mcast.mlid;
+	out->last_rejoin = tp->mcast.last_rejoin;
+	pthread_mutex_unlock(&tp->mcast.info_lock);
 }
 
 /* One message to the group: tp_queue with no peer, within what the

@@ -347,11 +347,12 @@ void tp_probe_deliver(struct tp *tp, struct tp_probes *b, uint64_t now)
  * Our port went down (held, why its words) or came back: down, every
  * peer is down with that reason and no longer probed; back, every peer
  * joined is probed again from its first try, and up once answered.
+ * Returns the count of peers (not the local node) that wait for it.
  */
-void tp_probe_hold(struct tp *tp, int held, const char *why)
+int tp_probe_hold(struct tp *tp, int held, const char *why)
 {
 	uint64_t now = util_now_ms();
-	int i, was_up;
+	int i, was_up, n = 0;
 
 	tp->probe.port_down = held;
 	for (i = 0; i < tp->npeers; i++) {
@@ -373,11 +374,13 @@ void tp_probe_hold(struct tp *tp, int held, const char *why)
 		}
 		if (!held && p->probe.joined)
 			tp_probe_start(tp, p, now);
+		n += p->probe.joined && !p->is_local;
 		pthread_mutex_unlock(&p->lock);
 		if (held && was_up && tp->ops.peer_failed)
 			tp->ops.peer_failed(tp->arg, p);
 	}
 	atomic_store(&tp->probe.kick, 1);
+	return n;
 }
 
 /* A path may have changed (GID, LID, SM): probe every joined peer that
@@ -396,4 +399,45 @@ void tp_probe_restart(struct tp *tp)
 		pthread_mutex_unlock(&p->lock);
 	}
 	atomic_store(&tp->probe.kick, 1);
+}
+
+/*
+ * The subnet manager moved the paths (tp_event.c): every peer's AH is
+ * retired through the ring, as IPoIB flushes its path records, so that
+ * none is used again, the route cache's included.  A peer installed (up
+ * or joined) is no longer up and no longer probed, having no AH, and is
+ * put in need (tp_peer_need, with no lock held), so that whoever met it
+ * resolves its path anew and installs it again; sends meanwhile wait as
+ * for a peer not met.  Returns the count of AHs flushed.  Takes ring.lock,
+ * then the peer's lock, one peer at a time.
+ */
+int tp_probe_flush(struct tp *tp, const char *why)
+{
+	int i, n = 0, need;
+
+	for (i = 0; i < tp->npeers; i++) {
+		struct peer *p = &tp->peers[i];
+
+		pthread_mutex_lock(&tp->ring.lock);
+		pthread_mutex_lock(&p->lock);
+		need = p->up || p->probe.joined;
+		if (p->ah) {
+			tp_ring_retire_ah(tp, p->ah);
+			p->ah = NULL;
+			n++;
+		}
+		if (need) {
+			p->up = 0;
+			p->since = time(NULL);
+			tp_probe_stop(p);
+			p->last_err = EHOSTUNREACH;
+			snprintf(p->last_error, sizeof(p->last_error), "%s",
+				 why);
+		}
+		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&tp->ring.lock);
+		if (need)
+			tp_peer_need(tp, p);
+	}
+	return n;
 }

@@ -276,6 +276,8 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	tp->prog.epfd = tp->prog.tfd = tp->prog.efd = -1;
 	pthread_mutex_init(&tp->need_lock, NULL);
 	pthread_mutex_init(&tp->ann_lock, NULL);
+	pthread_mutex_init(&tp->mcast.rejoin_lock, NULL);
+	pthread_mutex_init(&tp->mcast.info_lock, NULL);
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	if (!tp->msg_ids) {
 		free(tp);
@@ -294,6 +296,8 @@ static void tp_free(struct tp *tp)
 	free((void *)tp->msg_ids);
 	pthread_mutex_destroy(&tp->need_lock);
 	pthread_mutex_destroy(&tp->ann_lock);
+	pthread_mutex_destroy(&tp->mcast.rejoin_lock);
+	pthread_mutex_destroy(&tp->mcast.info_lock);
 	free(tp);
 }
 
@@ -400,6 +404,12 @@ struct peer_counters *tp_totals(struct tp *tp)
 	return &tp->totals;
 }
 
+/* The fabric's events, node-wide. */
+struct fabric_counters *tp_fabric(struct tp *tp)
+{
+	return &tp->fabric;
+}
+
 /* Accept p's datagrams before it is up (handshake, first half). */
 void tp_peer_expect(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 {
@@ -504,6 +514,17 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 		tp_mcast_left(tp);
 
 	tp_recv_src_linger(tp, p);
+}
+
+/* p's AH went with a fabric event while it was installed. */
+int tp_peer_flushed(struct tp *tp, struct peer *p)
+{
+	int flushed;
+
+	pthread_mutex_lock(&p->lock);
+	flushed = !p->ah && !p->up && !p->probe.joined;
+	pthread_mutex_unlock(&p->lock);
+	return flushed;
 }
 
 /* Tell whoever waits for p to be tried that it failed. */

@@ -82,13 +82,21 @@ static const struct {
 	 "was made"},
 	{"bootstrap", IN_ROOT, "`tcp` or `multicast`: the `bootstrap` key"},
 	{"mcast", IN_ROOT | IN_ALL,
-	 "how *all/* sends: `joined` (the group), `fallback` (one unicast "
-	 "copy per peer) or `off`"},
+	 "how *all/* sends: `joined` (the group), `rejoining` (the group was "
+	 "lost and is being joined again: one unicast copy per peer "
+	 "meanwhile), `fallback` (one unicast copy per peer: the group could "
+	 "not be joined) or `off`"},
 	{"mcast_group", IN_ROOT | IN_ALL, "the group, as `mcast_group` says"},
 	{"mcast_mgid", IN_ROOT | IN_ALL, "the group's MGID, once joined"},
 	{"mcast_mlid", IN_ROOT | IN_ALL, "the group's MLID, once joined"},
 	{"mcast_reason", IN_ROOT | IN_ALL,
 	 "why the group is not joined, or empty"},
+	{"mcast_last_rejoin", IN_ROOT | IN_ALL,
+	 "when the group was last joined again after it was lost, seconds "
+	 "since the epoch; 0 never"},
+	{"fabric_last_event", IN_ROOT,
+	 "when the last fabric event came (see FABRIC EVENTS in `ibfs`(8)), "
+	 "seconds since the epoch; 0 none yet"},
 	{"uptime", IN_ROOT, "seconds since the daemon started"},
 	{"since", IN_NODE,
 	 "when the peer last went up or down, seconds since the epoch"},
@@ -279,6 +287,8 @@ static void man_counter(const char *name, const char *comment, const char *tail)
 #define MAN_STREAM(name, comment)                                              \
 	man_counter(#name, comment, " (*MOUNT/NODE/.status* only)");
 #define MAN_DROP(e, name, comment) man_counter("drop_" #name, comment, "");
+#define MAN_NODE(name, comment)                                                \
+	man_counter(#name, comment, " (*MOUNT/.status* only)");
 
 static void man_counters(void)
 {
@@ -286,6 +296,7 @@ static void man_counters(void)
 	PEER_DROPS(MAN_DROP)
 	PEER_COUNTERS_REL(MAN_COUNTER)
 	PEER_GAUGES_STREAM(MAN_STREAM)
+	PEER_COUNTERS_FABRIC(MAN_NODE)
 }
 
 /*
@@ -349,6 +360,7 @@ static void names(void)
 	PEER_DROPS(DOC_DROP)
 	PEER_COUNTERS_REL(DOC_COUNTER)
 	PEER_GAUGES_STREAM(DOC_COUNTER)
+	PEER_COUNTERS_FABRIC(DOC_COUNTER)
 	for (i = 0; i < ARRAY_SIZE(fields); i++)
 		printf("field %s\n", fields[i].name);
 }

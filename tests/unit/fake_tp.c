@@ -31,8 +31,9 @@ struct tp {
 	int async_rc; /* tp_send_async fails with this when set */
 	int nqueue, nflush, nasync;
 	struct tp_mcast_info mcast; /* what tp_mcast_get says */
-	int nmcast;		    /* messages to the group */
-	int nneed;		    /* tp_peer_need calls */
+	struct fabric_counters fabric;
+	int nmcast; /* messages to the group */
+	int nneed;  /* tp_peer_need calls */
 	struct fake_sent sent[FAKE_TP_MAX_SENT];
 	int nsent;
 };
@@ -106,6 +107,12 @@ const struct tp_info *tp_info(const struct tp *tp)
 struct peer_counters *tp_totals(struct tp *tp)
 {
 	return &tp->totals;
+}
+
+/* The fabric's events MOUNT/.status shows. */
+struct fabric_counters *tp_fabric(struct tp *tp)
+{
+	return &tp->fabric;
 }
 
 /* Reliable or datagram, as the test set it. */

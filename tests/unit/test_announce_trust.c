@@ -113,6 +113,12 @@ void tp_peer_failed(struct tp *tp, struct peer *p)
 {
 }
 
+/* No fabric event flushes an AH here. */
+int tp_peer_flushed(struct tp *tp, struct peer *p)
+{
+	return 0;
+}
+
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {

@@ -39,7 +39,7 @@
 #define GAMMA	  2
 #define NNODES	  3
 #define UPTIME	  1000 /* seconds since the fs started */
-#define WANT_MAX  64   /* lines a .status may have */
+#define WANT_MAX  96   /* lines a .status may have */
 #define WANT_LINE 128
 
 /* The lines a rendering must have, in order; "key=" + any: key only. */
@@ -219,6 +219,22 @@ static void set_counters(struct peer_counters *c, unsigned base, int gauges,
 #undef SET_GAUGE
 }
 
+/* The fabric's events set to base + 1, base + 2, ..., the last at when;
+ * their lines appended to w. */
+static void set_fabric(struct fabric_counters *c, unsigned base, int64_t when,
+		       struct want *w)
+{
+	unsigned k = 0;
+
+#define SET(name, comment)                                                     \
+	atomic_store(&c->name, base + ++k);                                    \
+	want(w, #name "=%u", base + k);
+	PEER_COUNTERS_FABRIC(SET)
+#undef SET
+	atomic_store(&c->last_event, when);
+	want(w, "fabric_last_event=%lld", (long long)when);
+}
+
 /*
  * Give p the address a hello would (qkey 0x1b1f5000), and append the
  * lines NODE/.status shows for it.
@@ -338,10 +354,13 @@ static void test_root(void **state)
 	want(&w, "mcast=off");
 	want_key(&w, "mcast_group");
 	want(&w, "mcast_reason=");
+	want(&w, "mcast_last_rejoin=0");
 	want_key(&w, "uptime");
 	want_parked(&w, 5, 2, 1);
 	/* the totals, without the per-stream gauges */
 	set_counters(&t.tp.totals, 200, 0, &w);
+	/* then the node's fabric events */
+	set_fabric(&t.tp.fabric, 300, 1700000123, &w);
 	before = time(NULL) - t.fs.started;
 	s = render(NULL);
 	after = time(NULL) - t.fs.started;

@@ -50,18 +50,6 @@ static int teardown(void **state)
 	return tp_harness_close();
 }
 
-/* beta's state as .status names it. */
-static const char *beta_state(void)
-{
-	struct peer *p = &peers[BETA];
-	const char *s;
-
-	pthread_mutex_lock(&p->lock);
-	s = peer_state_name(peer_state(p));
-	pthread_mutex_unlock(&p->lock);
-	return s;
-}
-
 /* How many pings went to beta so far. */
 static int pings(void)
 {

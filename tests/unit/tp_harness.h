@@ -125,6 +125,18 @@ static void beta_gid(union ibv_gid *gid)
 	gid->raw[15] = 0x16;
 }
 
+/* beta's state as .status names it. */
+static inline const char *beta_state(void)
+{
+	struct peer *p = &peers[BETA];
+	const char *s;
+
+	pthread_mutex_lock(&p->lock);
+	s = peer_state_name(peer_state(p));
+	pthread_mutex_unlock(&p->lock);
+	return s;
+}
+
 /* An engine on the fake device with ops, alpha local, beta joined (not
  * up until a probe of it is answered: tp_harness_probe_beta). */
 static int tp_harness_open(const char *text, const struct tp_ops *ops,
