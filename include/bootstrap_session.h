@@ -111,6 +111,7 @@ struct bootstrap {
 	size_t secret_len;
 	int lfd, efd, ep; /* listener, wake-up eventfd, epoll */
 	atomic_int stop;
+	atomic_int retell; /* the device is back: tell every peer met */
 	int timeout_ms;
 	struct bs_peer *bp;
 	struct bs_connq conns;	   /* every open session */

@@ -4,9 +4,9 @@
  * into a membership.  mcast_open joins through rdma_cm (route_join) and
  * attaches the transport's QP (tp_mcast_install); multicast = auto runs
  * on without it (one unicast copy per peer); multicast = yes, and
- * bootstrap = multicast, refuse to start.  Main thread only, between route_open
+ * bootstrap = multicast, refuse to start.  Main thread, between route_open
  * and bootstrap_open, since receivers must be members before any peer sends to
- * the group.
+ * the group; but mcast_gone and mcast_back, on the progress thread.
  */
 #ifndef IBFS_MCAST_H
 #define IBFS_MCAST_H
@@ -28,5 +28,14 @@ int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
 
 /* Detach the QP, then leave the group; m may be NULL. */
 void mcast_close(struct mcast *m);
+
+/*
+ * The transport's heal hook (the progress thread; m may be NULL): the
+ * device is going, so the QP is detached and the group left (its cm id
+ * would hold the device), all/ meanwhile one unicast copy per peer; and
+ * it is back, so the group is joined again (blocks, as at start).
+ */
+void mcast_gone(struct mcast *m, const char *why);
+void mcast_back(struct mcast *m);
 
 #endif

@@ -93,6 +93,15 @@ static void ann_on_need(void *arg, struct peer *p)
 		ann_wake(a);
 }
 
+/* The heal hook's half (announce.h). */
+void ann_retell(struct announce *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->retell = 1;
+	pthread_mutex_unlock(&a->lock);
+	ann_wake(a);
+}
+
 /* A line about a stranger's announce, at most one a second. */
 void ann_stranger(struct announce *a, const char *fmt, ...)
 {
@@ -317,11 +326,28 @@ static int64_t ann_silence(struct announce *a, int64_t now, int64_t wake)
 	return wake;
 }
 
+static void ann_make(struct announce *a);
+
+/* Our announce made again, for the transport's new QPN; the local node
+ * up at it (the old AH went with the device). */
+static void ann_remake(struct announce *a)
+{
+	struct peer *me = &a->peers[a->cfg->local];
+	int rc;
+
+	ann_make(a);
+	rc = bootstrap_peer_up(a->tp, a->rt, me, &a->mine.h.addr,
+			       a->cfg->route);
+	if (rc < 0)
+		log_warnx("announce: cannot resolve the local node %s: %s",
+			  me->conf->name, strerror(-rc));
+}
+
 /* Take what the hooks queued, then deal with it without the lock. */
 static void ann_take(struct announce *a, int64_t now)
 {
 	struct ann_msg *batch;
-	int n, need, i;
+	int n, need, i, retell;
 
 	pthread_mutex_lock(&a->lock);
 	batch = a->inbox;
@@ -331,11 +357,15 @@ static void ann_take(struct announce *a, int64_t now)
 	a->nin = 0;
 	need = a->need;
 	a->need = 0;
+	retell = a->retell;
+	a->retell = 0;
 	a->lost_ms = a->overflow_ms;
 	pthread_mutex_unlock(&a->lock);
+	if (retell)
+		ann_remake(a);
 	for (i = 0; i < n; i++)
 		ann_in(a, &batch[i], now);
-	if (need && now - a->last_ann >= a->need_gap_ms)
+	if (retell || (need && now - a->last_ann >= a->need_gap_ms))
 		ann_send(a, NULL, now);
 }
 

@@ -92,7 +92,8 @@ struct announce {
 	pthread_mutex_t lock;
 	struct ann_msg *inbox, *work;
 	int nin;
-	int need;	     /* a write waits for a node not heard */
+	int need;   /* a write waits for a node not heard */
+	int retell; /* the device is back with a new QPN (ann_retell) */
 	int64_t overflow_ms; /* when the inbox last dropped an announce */
 	int efd;	     /* wakes the thread */
 	atomic_int stop;
