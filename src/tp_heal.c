@@ -18,12 +18,13 @@
  * sessions, so that nothing of the old ones is delivered twice.
  *
  * Back: a bounded backoff (TP_HEAL_FIRST_MS doubling to TP_HEAL_MAX_MS)
- * looks at sysfs for the device's port ACTIVE, then opens it as at start
+ * looks for the device listed and its port ACTIVE, then opens it as at start
  * (a new QP, QPN and boot id).  No RDMA netlink monitor on the kernels we
- * run on (6.1 has none that iproute2 speaks) and no udev dependency: one
- * stat of sysfs a few seconds apart costs nothing while the device is
- * away.  The heal hook then rejoins the group and tells every peer met
- * before (a new hello, or an announce), so they replace their AH.
+ * run on (6.1 has none that iproute2 speaks) and no udev dependency: a
+ * device list and a sysfs read, at most every two seconds, cost nothing
+ * while the device is away.  The heal hook then rejoins the group and tells
+ * every peer met before (a new hello, or an announce), so they replace their
+ * AH.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -223,6 +224,35 @@ static void tp_heal_quiesce(struct tp *tp)
 	pthread_mutex_unlock(&tp->ring.lock);
 }
 
+/*
+ * Our cm ids are gone; librdmacm still holds a verbs context of its own on
+ * the device (opened at the first bind) and closes it only once it finds
+ * the device missing from the list it syncs, here: else the removal
+ * would wait for it.
+ */
+static void tp_heal_cm_sync(void)
+{
+	struct ibv_context **l = rdma_get_devices(NULL);
+
+	if (l)
+		rdma_free_devices(l);
+}
+
+/* Whether verbs lists the device by its name (one being removed it does
+ * not, though sysfs still shows it). */
+static int tp_heal_listed(const char *name)
+{
+	struct ibv_device **l;
+	int n = 0, i, found = 0;
+
+	l = ibv_get_device_list(&n);
+	for (i = 0; l && i < n && !found; i++)
+		found = !strcmp(ibv_get_device_name(l[i]), name);
+	if (l)
+		ibv_free_device_list(l);
+	return found;
+}
+
 /* Close everything of the device at once, keep the engine. */
 static void tp_heal_down(struct tp *tp)
 {
@@ -250,17 +280,20 @@ static void tp_heal_down(struct tp *tp)
 	tp_dev_close(tp);
 	memset(&tp->dev, 0, sizeof(tp->dev));
 	pthread_mutex_unlock(&tp->ring.lock);
+	tp_heal_cm_sync();
 	h->backoff_ms = TP_HEAL_FIRST_MS;
 	h->retry_at = util_now_ms() + h->backoff_ms;
 }
 
-/* Whether the device is there with its port ACTIVE: sysfs, quietly. */
+/* Whether the device is there with its port ACTIVE, quietly. */
 static int tp_heal_present(struct tp *tp)
 {
 	char path[256], buf[32];
 	FILE *f;
 	int ok;
 
+	if (!tp_heal_listed(tp->info.device))
+		return 0;
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/state",
 		 tp->info.device, tp->info.port);
 	f = fopen(path, "r");
