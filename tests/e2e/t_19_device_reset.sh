@@ -25,30 +25,9 @@
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
-need_cmd rdma ip
-
 DEV=ibfsr
-ip link add ${DEV}0 type veth peer name ${DEV}1 || fail "veth"
-on_exit "touch \$WORK/rel.stop \$WORK/rel.done; ibfs_stop_nodes; rdma link delete $DEV 2>/dev/null; ip link del ${DEV}0 2>/dev/null"
-ip addr add 10.9.4.1/24 dev ${DEV}0
-ip link set ${DEV}0 up
-ip link set ${DEV}1 up
-rdma link add $DEV type rxe netdev ${DEV}0 || fail "rxe on veth"
-wait_for "rdma link show $DEV/1 | grep -q 'state ACTIVE'" 20 || fail "$DEV not ACTIVE"
-export IBFS_DEV=$DEV IBFS_IP=10.9.4.1
-
-# As in t_18: write the config of nodes NAME... with [global] lines
-# EXTRA and start them, keeping those started before on the list.
-start_set() {
-	local was=("${IBFS_NODES[@]}")
-	# shellcheck disable=SC2034 # ibfs_conf_global reads it
-	IBFS_CONF_EXTRA=$1
-	shift
-	ibfs_write_conf "$@"
-	cp "$WORK/ibfs.conf" "$WORK/$1.conf"
-	ibfs_start_some "$@"
-	IBFS_NODES=("${was[@]}" "$@")
-}
+private_rxe $DEV 10.9.4.1
+on_exit "touch \$WORK/rel.stop \$WORK/rel.done"
 
 PT=30
 start_set "peer_timeout = ${PT}s" alpha beta gamma
