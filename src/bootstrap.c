@@ -304,8 +304,9 @@ static int bs_events(struct bootstrap *b, struct epoll_event *ev, int n)
 static int bs_local_up(struct bootstrap *b);
 
 /* The device came back (bootstrap_retell): a new hello, the local node
- * at it, and each peer with a live session dialled on a new one, wanted
- * for peer_timeout as a send would want it. */
+ * at it, and every session ended, those in their handshake too (they
+ * sent the old hello); each peer of one is dialled again on a new one,
+ * wanted for peer_timeout as a send would want it. */
 static void bs_retell(struct bootstrap *b, int64_t now)
 {
 	struct bs_conn *c, *tmp;
@@ -315,10 +316,10 @@ static void bs_retell(struct bootstrap *b, int64_t now)
 	bs_local_up(b);
 	for (c = TAILQ_FIRST(&b->conns); c; c = tmp) {
 		tmp = TAILQ_NEXT(c, link);
-		if (!c->live)
-			continue;
-		bp = &b->bp[c->peer];
+		bp = c->peer >= 0 ? &b->bp[c->peer] : NULL;
 		bs_conn_close(b, c);
+		if (!bp)
+			continue;
 		bp->want_until = now + b->cfg->peer_timeout_ms;
 		bp->next_try = now;
 		if (!bp->wanted) {
