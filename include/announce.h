@@ -252,4 +252,12 @@ int ann_open(struct announce **out, const struct config *cfg,
  * NULL. */
 void ann_close(struct announce *a);
 
+/*
+ * The transport's device is back with a new QPN and boot id (the heal
+ * hook, on the progress thread; never blocks): the announce thread makes
+ * our announce again, brings the local node up at it and announces at
+ * once, so that every node replaces its AH for us.
+ */
+void ann_retell(struct announce *a);
+
 #endif

@@ -159,4 +159,14 @@ int bootstrap_open(struct bootstrap **out, const struct config *cfg,
 		   struct route *rt);
 void bootstrap_close(struct bootstrap *b);
 
+/*
+ * The transport's device is back with a new QPN and boot id (the heal
+ * hook, on the progress thread; never blocks): the bootstrap thread makes
+ * our hello again, brings the local node up at it, ends every live
+ * session (and any in its handshake, which sent the old hello) and dials
+ * each of those peers again, so that a new hello on a
+ * new session replaces their AH for us.
+ */
+void bootstrap_retell(struct bootstrap *b);
+
 #endif

@@ -132,6 +132,7 @@ struct bootstrap {
 	struct cert *cert; /* with ca: the node's own and the CA's; or NULL */
 	int lfd, efd, ep;  /* listener, wake-up eventfd, epoll */
 	atomic_int stop;
+	atomic_int retell; /* the device is back: tell every peer met */
 	int timeout_ms;
 	struct bs_peer *bp;
 	struct bs_connq conns;	   /* every open session */

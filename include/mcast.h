@@ -8,7 +8,7 @@
  * again by a thread of its own (src/mcast.c says when and how often).
  * mcast_open and mcast_close: main thread only, between route_open and
  * bootstrap_open, since receivers must be members before any peer sends
- * to the group.
+ * to the group; mcast_gone and mcast_back: the progress thread.
  */
 #ifndef IBFS_MCAST_H
 #define IBFS_MCAST_H
@@ -36,5 +36,14 @@ int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
 
 /* Stop the rejoins, detach the QP, then leave the group; m may be NULL. */
 void mcast_close(struct mcast *m);
+
+/*
+ * The transport's heal hook (the progress thread; m may be NULL): the
+ * device is going, so the QP is detached and the group left (its cm id
+ * would hold the device), all/ meanwhile one unicast copy per peer; and
+ * it is back, so the group is joined again (blocks, as at start).
+ */
+void mcast_gone(struct mcast *m, const char *why);
+void mcast_back(struct mcast *m);
 
 #endif

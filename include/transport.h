@@ -178,6 +178,20 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 void tp_set_need(struct tp *tp, void (*need)(void *arg, struct peer *p),
 		 void *arg);
 
+/*
+ * Who heals the layers above after a device reset (the fabric): gone(arg)
+ * once the device went away, before the engine closes it (what holds it,
+ * as the group's rdma_cm id, must go); back(arg) once it is open again
+ * with a new QP (the group rejoined, every peer met before told).  Both
+ * on the progress thread, with no lock of the engine held but this
+ * hook's own; back may block (a join).  NULL ops: nobody.
+ */
+struct tp_heal_ops {
+	void (*gone)(void *arg);
+	void (*back)(void *arg);
+};
+void tp_set_heal(struct tp *tp, const struct tp_heal_ops *ops, void *arg);
+
 /* Ask for p to be met, as a send to it would (udchat waits this way). */
 void tp_peer_need(struct tp *tp, struct peer *p);
 

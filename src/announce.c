@@ -93,6 +93,14 @@ static void ann_on_need(void *arg, struct peer *p)
 
 static void ann_stranger(struct announce *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The heal hook's half (announce.h). */
+void ann_retell(struct announce *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->retell = 1;
+	pthread_mutex_unlock(&a->lock);
+	ann_wake(a);
+}
 
 /* A line about a stranger's announce, at most one a second. */
 static void ann_stranger(struct announce *a, const char *fmt, ...)
@@ -367,11 +375,28 @@ static void ann_reroute(struct announce *a)
 	}
 }
 
+static void ann_make(struct announce *a);
+
+/* Our announce made again, for the transport's new QPN; the local node
+ * up at it (the old AH went with the device). */
+static void ann_remake(struct announce *a)
+{
+	struct peer *me = &a->peers[a->cfg->local];
+	int rc;
+
+	ann_make(a);
+	rc = bootstrap_peer_up(a->tp, a->rt, me, &a->mine.h.addr,
+			       a->cfg->route);
+	if (rc < 0)
+		log_warnx("announce: cannot resolve the local node %s: %s",
+			  me->conf->name, strerror(-rc));
+}
+
 /* Take what the hooks queued, then deal with it without the lock. */
 static void ann_take(struct announce *a, int64_t now)
 {
 	struct ann_msg *batch;
-	int n, need, i;
+	int n, need, i, retell;
 
 	pthread_mutex_lock(&a->lock);
 	batch = a->inbox;
@@ -381,13 +406,17 @@ static void ann_take(struct announce *a, int64_t now)
 	a->nin = 0;
 	need = a->need;
 	a->need = 0;
+	retell = a->retell;
+	a->retell = 0;
 	a->lost_ms = a->overflow_ms;
 	pthread_mutex_unlock(&a->lock);
+	if (retell)
+		ann_remake(a);
 	for (i = 0; i < n; i++)
 		ann_in(a, &batch[i], now);
 	if (need)
 		ann_reroute(a);
-	if (need && now - a->last_ann >= a->need_gap_ms)
+	if (retell || (need && now - a->last_ann >= a->need_gap_ms))
 		ann_send(a, NULL, now);
 }
 

@@ -97,7 +97,8 @@ struct announce {
 	pthread_mutex_t lock;
 	struct ann_msg *inbox; /* under lock: ANN_INBOX, nin of them queued */
 	int nin;	       /* under lock */
-	int need; /* under lock: a write waits for a node not heard */
+	int need;   /* under lock: a write waits for a node not heard */
+	int retell; /* under lock: the device is back (ann_retell) */
 	int64_t overflow_ms;  /* under lock: when the inbox last dropped one */
 	struct ann_msg *work; /* the thread's: swapped with inbox under lock */
 	int efd;	      /* wakes the thread (set at open) */

@@ -280,6 +280,44 @@ static int bs_events(struct bootstrap *b, struct epoll_event *ev, int n)
 	return 0;
 }
 
+static int bs_local_up(struct bootstrap *b);
+
+/* The device came back (bootstrap_retell): a new hello, the local node
+ * at it, and every session ended, those in their handshake too (they
+ * sent the old hello); each peer of one is dialled again on a new one,
+ * wanted for peer_timeout as a send would want it. */
+static void bs_retell(struct bootstrap *b, int64_t now)
+{
+	struct bs_conn *c, *tmp;
+	struct bs_peer *bp;
+
+	hello_make(&b->me, b->cfg, tp_info(b->tp));
+	bs_local_up(b);
+	for (c = TAILQ_FIRST(&b->conns); c; c = tmp) {
+		tmp = TAILQ_NEXT(c, link);
+		bp = c->peer >= 0 ? &b->bp[c->peer] : NULL;
+		bs_conn_close(b, c);
+		if (!bp)
+			continue;
+		bp->want_until = now + b->cfg->peer_timeout_ms;
+		bp->next_try = now;
+		if (!bp->wanted) {
+			bp->wanted = 1;
+			TAILQ_INSERT_TAIL(&b->want, bp, want_link);
+		}
+	}
+}
+
+/* The heal hook's half (bootstrap.h). */
+void bootstrap_retell(struct bootstrap *b)
+{
+	uint64_t one = 1;
+
+	atomic_store(&b->retell, 1);
+	if (write(b->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("bootstrap: eventfd");
+}
+
 /* The bootstrap thread: one epoll loop for every socket until stopped. */
 static void *bs_thread(void *arg)
 {
@@ -290,6 +328,8 @@ static void *bs_thread(void *arg)
 
 	for (;;) {
 		now = util_now_ms();
+		if (atomic_exchange(&b->retell, 0))
+			bs_retell(b, now);
 		bs_take_needs(b, now);
 		wake = bs_dial_due(b, now, now + 60000);
 		wake = bs_timers(b, now, wake);

@@ -36,6 +36,30 @@ static int fabric_bootstrap_open(struct fabric *f, const struct config *cfg,
 	return ann_open(&f->ann, cfg, peers, f->tp, f->rt);
 }
 
+/* The device is going (the transport's heal hook): what holds it above
+ * the transport, the group's cm id, goes first. */
+static void fabric_gone(void *arg)
+{
+	struct fabric *f = arg;
+
+	mcast_gone(f->mc, "the device is gone");
+}
+
+/* The device is back with a new QPN: the group first (bootstrap =
+ * multicast announces on it), then every peer met is told. */
+static void fabric_back(void *arg)
+{
+	struct fabric *f = arg;
+
+	mcast_back(f->mc);
+	if (f->bs)
+		bootstrap_retell(f->bs);
+	if (f->ann)
+		ann_retell(f->ann);
+}
+
+static const struct tp_heal_ops fabric_heal = {fabric_gone, fabric_back};
+
 /* Open in order; on failure close what was opened, in reverse. */
 int fabric_open(struct fabric **out, const struct config *cfg,
 		struct peer *peers, struct cert *cert, const struct tp_ops *ops,
@@ -59,6 +83,7 @@ int fabric_open(struct fabric **out, const struct config *cfg,
 	rc = fabric_bootstrap_open(f, cfg, peers, cert);
 	if (rc)
 		goto out_mcast;
+	tp_set_heal(f->tp, &fabric_heal, f);
 	*out = f;
 	return 0;
 out_mcast:
@@ -77,6 +102,7 @@ void fabric_close(struct fabric *f)
 {
 	if (!f)
 		return;
+	tp_set_heal(f->tp, NULL, NULL);
 	bootstrap_close(f->bs);
 	ann_close(f->ann);
 	mcast_close(f->mc);

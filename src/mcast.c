@@ -19,9 +19,15 @@
  * goes on trying every MCAST_REJOIN_MAX_MS.  The thread sleeps in poll
  * with no timeout while the group is joined.
  *
+ * When the device goes (tp_heal.c) the group is left, so that its cm id
+ * does not hold the device's removal, and all/ sends unicast copies; when
+ * it is back the group is joined again before the peers are told.
+ *
  * Threads: main (mcast_open, mcast_close), the progress thread (the
- * rejoin hook: it only wakes the group's thread) and the group's thread,
- * which alone joins and leaves once it runs.
+ * rejoin hook: it only wakes the group's thread; mcast_gone and
+ * mcast_back, the heal hook's, wait until the group's thread has done
+ * what they ask) and the group's thread, which alone joins and leaves
+ * once it runs.
  */
 #include <errno.h>
 #include <poll.h>
@@ -54,9 +60,13 @@ struct mcast {
 	int started;
 	int efd;
 	atomic_int stop;
-	pthread_mutex_t lock; /* a leaf: the hook's request */
+	pthread_mutex_t lock; /* a leaf: the hooks' requests */
+	pthread_cond_t done;  /* with lock: a gone or back request served */
 	int lost;	      /* under lock: the hook asked for a rejoin */
+	int gone;	      /* under lock: the device goes: leave */
+	int back;	      /* under lock: the device is back: join */
 	char why[128];	      /* under lock: in its words */
+	int left;	      /* the thread's: left for a device gone */
 };
 
 /* Join and attach; the reason of a failure in why. */
@@ -136,22 +146,54 @@ static void mcast_try(struct mcast *m, uint64_t now)
 						    : now + MCAST_REJOIN_MAX_MS;
 }
 
-/* What woke the thread: the hook (a fabric event) or rdma_cm's news. */
+/* The device goes or is back (the heal hook's requests): leave, so that
+ * the removal need not wait for our id; join again at once when back. */
+static void mcast_heal(struct mcast *m, int gone, int back)
+{
+	if (gone && m->id) {
+		route_leave(m->rt, m->id, m->group);
+		m->id = NULL;
+		m->left = 1;
+	}
+	if (gone)
+		m->due = 0;
+	if (back && m->left) {
+		m->left = 0;
+		m->tries = 0;
+		mcast_try(m, util_now_ms());
+	}
+	pthread_mutex_lock(&m->lock);
+	m->gone = m->gone && !gone;
+	m->back = m->back && !back;
+	pthread_cond_broadcast(&m->done);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* What woke the thread: the hooks (a fabric event, the device going or
+ * back) or rdma_cm's news. */
 static void mcast_woken(struct mcast *m, int hook, int cm)
 {
 	char why[128] = "";
+	int lost = 0, gone = 0, back = 0;
 	uint64_t v;
-	int lost = 0;
 
 	if (hook) {
 		if (read(m->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			log_warn("multicast: eventfd");
 		pthread_mutex_lock(&m->lock);
-		lost = m->lost;
+		lost = m->lost && !m->gone;
+		gone = m->gone;
+		back = m->back;
 		snprintf(why, sizeof(why), "%s", m->why);
 		m->lost = 0;
 		pthread_mutex_unlock(&m->lock);
 	}
+	if (gone || back) {
+		mcast_heal(m, gone, back);
+		return;
+	}
+	if (m->left)
+		return; /* nothing to rejoin until the device is back */
 	if (cm && m->id && route_join_lost(m->id, why, sizeof(why))) {
 		struct fabric_counters *fc = tp_fabric(m->tp);
 
@@ -240,6 +282,9 @@ static void mcast_stop(struct mcast *m)
 		log_warn("multicast: eventfd");
 	pthread_join(m->thr, NULL);
 	m->started = 0;
+	pthread_mutex_lock(&m->lock);
+	pthread_cond_broadcast(&m->done); /* a heal request waits no more */
+	pthread_mutex_unlock(&m->lock);
 }
 
 /* The first join, per multicast = auto|yes; 0 when we may run on. */
@@ -282,6 +327,7 @@ int mcast_open(struct mcast **out, const struct config *cfg, struct tp *tp,
 	m->group = (const struct sockaddr *)&cfg->mcast_sa;
 	m->efd = -1;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->done, NULL);
 	*out = m;
 	if (cfg->multicast == MCAST_NO) {
 		tp_mcast_remove(tp, TP_MCAST_OFF, "multicast = no");
@@ -311,6 +357,43 @@ void mcast_close(struct mcast *m)
 	}
 	if (m->efd >= 0)
 		close(m->efd);
+	pthread_cond_destroy(&m->done);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
+}
+
+/* Ask the group's thread (gone or back) and wait until it has done it. */
+static void mcast_ask(struct mcast *m, int *flag)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&m->lock);
+	*flag = 1;
+	pthread_mutex_unlock(&m->lock);
+	if (write(m->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("multicast: eventfd");
+	pthread_mutex_lock(&m->lock);
+	while (*flag && !atomic_load(&m->stop))
+		pthread_cond_wait(&m->done, &m->lock);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* The heal hook, the device going (progress thread, no engine lock): the
+ * group's AH goes with the device's others, all/ sends unicast copies,
+ * and the membership is left before the device closes. */
+void mcast_gone(struct mcast *m, const char *why)
+{
+	if (!m || !m->started)
+		return;
+	tp_mcast_remove(m->tp, TP_MCAST_FALLBACK, why);
+	mcast_ask(m, &m->gone);
+}
+
+/* The heal hook, the device back: joined again (or its retries armed)
+ * before the peers are told our new QPN. */
+void mcast_back(struct mcast *m)
+{
+	if (!m || !m->started)
+		return;
+	mcast_ask(m, &m->back);
 }

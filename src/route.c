@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,10 @@ struct route {
 	uint8_t port;
 	int gid_tbl_len;
 	int timeout_ms;
+	/* One resolution or join at a time: they share ch, and an event of
+	 * another's id is acked and lost (the bootstrap or announce thread
+	 * resolves, the progress thread rejoins after a device reset). */
+	pthread_mutex_t lock;
 };
 
 /* One resolution in progress: what the event handlers read and write. */
@@ -143,6 +148,7 @@ int route_open(struct route **out, struct tp *tp, const struct config *cfg)
 		return -ENOMEM;
 	r->tp = tp;
 	r->cfg = cfg;
+	pthread_mutex_init(&r->lock, NULL);
 	r->port = (uint8_t)ti->port;
 	r->is_roce = ti->link_layer == IBV_LINK_LAYER_ETHERNET;
 	r->timeout_ms = cfg->peer_timeout_ms / 2;
@@ -170,6 +176,7 @@ void route_close(struct route *r)
 		return;
 	if (r->ch)
 		rdma_destroy_event_channel(r->ch);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
 
@@ -389,8 +396,9 @@ out:
 }
 
 /* Resolve per cfg->route and make the AH on the transport's PD. */
-int route_resolve(struct route *r, const struct config_node *node,
-		  const struct peer_addr *remote, struct ibv_ah **ah)
+static int route_resolve_locked(struct route *r, const struct config_node *node,
+				const struct peer_addr *remote,
+				struct ibv_ah **ah)
 {
 	const struct tp_info *ti = tp_info(r->tp);
 	struct ibv_ah_attr attr;
@@ -413,6 +421,8 @@ int route_resolve(struct route *r, const struct config_node *node,
 				     r->is_roce, &attr);
 	}
 	route_fabric_attr(r->cfg, &attr);
+	if (!tp_pd(r->tp))
+		return -ENETDOWN; /* the device is gone (tp_heal.c) */
 	*ah = ibv_create_ah(tp_pd(r->tp), &attr);
 	if (!*ah) {
 		rc = errno ? -errno : -EIO;
@@ -420,6 +430,17 @@ int route_resolve(struct route *r, const struct config_node *node,
 		return rc;
 	}
 	return 0;
+}
+
+int route_resolve(struct route *r, const struct config_node *node,
+		  const struct peer_addr *remote, struct ibv_ah **ah)
+{
+	int rc;
+
+	pthread_mutex_lock(&r->lock);
+	rc = route_resolve_locked(r, node, remote, ah);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
 }
 
 /*
@@ -432,9 +453,9 @@ int route_resolve(struct route *r, const struct config_node *node,
  * the bootstrap thread resolves on r's.  why gets the reason of a
  * failure.
  */
-int route_join(struct route *r, const struct sockaddr *group,
-	       struct rdma_cm_id **idp, struct ibv_ah_attr *attr, char *why,
-	       size_t whylen)
+static int route_join_locked(struct route *r, const struct sockaddr *group,
+			     struct rdma_cm_id **idp, struct ibv_ah_attr *attr,
+			     char *why, size_t whylen)
 {
 	const struct config_node *me = &r->cfg->nodes[r->cfg->local];
 	struct route_wait w = {.r = r, .attr = attr};
@@ -481,6 +502,18 @@ fail_errno:
 	if (w.id)
 		rdma_destroy_id(w.id);
 	rdma_destroy_event_channel(w.ch);
+	return rc;
+}
+
+int route_join(struct route *r, const struct sockaddr *group,
+	       struct rdma_cm_id **idp, struct ibv_ah_attr *attr, char *why,
+	       size_t whylen)
+{
+	int rc;
+
+	pthread_mutex_lock(&r->lock);
+	rc = route_join_locked(r, group, idp, attr, why, whylen);
+	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
 

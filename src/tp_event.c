@@ -8,20 +8,23 @@
  *                      no longer probed (tp_probe_hold)
  *   PORT_ACTIVE        the port is back: every peer joined is probed
  *                      again, and up once it answers
- *   GID_CHANGE         our GID is read again; a change is logged (peers
- *                      know us by the GID our hello gave them, so they
- *                      drop our datagrams until we are met again), then
- *                      handled as SM_CHANGE; another entry's change (an
- *                      address on a RoCE netdev) only probes the peers
- *                      not up again
- *   LID_CHANGE         our LID is read again; then as SM_CHANGE
+ *   GID_CHANGE         our GID is read again; when it changed (and is
+ *                      not gone: rxe says GID_CHANGE as it is removed),
+ *                      every peer met before is told the new one
+ *                      (tp_heal.c: peers know us by the GID our hello
+ *                      gave them), then it is handled as SM_CHANGE;
+ *                      another entry's change (an address on a RoCE
+ *                      netdev) only probes the peers not up again
+ *   LID_CHANGE         our LID is read again, a new one told as a new
+ *                      GID is; then as SM_CHANGE
  *   SM_CHANGE,         the paths may have moved and the subnet manager
  *   CLIENT_REREGISTER  may have forgotten our group membership, as IPoIB
  *                      takes them: every AH is flushed (tp_probe_flush),
  *                      the peers in use are resolved again through
  *                      whoever met them (the need hook), and the group
  *                      is joined again (the rejoin hook, mcast.c)
- *   DEVICE_FATAL       logged: nothing goes until ibfs restarts
+ *   DEVICE_FATAL       the device is going: tp_heal.c closes it at the
+ *                      next tick and opens it again once it is back
  *
  * Each is logged once at info, in words (rate-limited: rxe sends
  * PORT_ACTIVE twice per flap, and a port already up says nothing), and
@@ -31,7 +34,6 @@
  * completions), are logged at debug level only.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -46,17 +48,6 @@ struct tp_event_row {
 	int port; /* an event of a port: only ours is handled */
 	void (*fn)(struct tp *tp, const struct ibv_async_event *ev);
 };
-
-/* The async fd, non-blocking for the epoll loop. */
-int tp_event_open(struct tp *tp)
-{
-	int fd = tp->dev.ctx->async_fd;
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
 
 /* Count an event taken; a recovery too when it set something right. */
 static void tp_event_count(struct tp *tp, int recovered)
@@ -127,6 +118,7 @@ static void tp_event_reroute(struct tp *tp, const char *what)
 static void tp_event_gid(struct tp *tp, const struct ibv_async_event *ev)
 {
 	char was[UTIL_GID_STRLEN], now[UTIL_GID_STRLEN];
+	static const union ibv_gid zero;
 	union ibv_gid gid;
 
 	if (ibv_query_gid(tp->dev.ctx, tp->info.port, tp->info.gid_index,
@@ -135,14 +127,15 @@ static void tp_event_gid(struct tp *tp, const struct ibv_async_event *ev)
 			 tp->info.gid_index, tp->info.device);
 		return;
 	}
-	if (memcmp(&gid, &tp->info.gid, sizeof(gid))) {
-		log_warnx("the GID of %s port %d (gid_index %d) changed from "
-			  "%s to %s: peers met before drop our datagrams "
-			  "until ibfs restarts here (man ibfs)",
-			  tp->info.device, tp->info.port, tp->info.gid_index,
-			  util_gid_str(&tp->info.gid, was, sizeof(was)),
-			  util_gid_str(&gid, now, sizeof(now)));
+	if (memcmp(&gid, &tp->info.gid, sizeof(gid)) &&
+	    memcmp(&gid, &zero, sizeof(gid))) {
+		log_info("the GID of %s port %d (gid_index %d) changed from "
+			 "%s to %s: telling the peers met before",
+			 tp->info.device, tp->info.port, tp->info.gid_index,
+			 util_gid_str(&tp->info.gid, was, sizeof(was)),
+			 util_gid_str(&gid, now, sizeof(now)));
 		tp->info.gid = gid;
+		tp->heal.retell = 1;
 		tp_event_reroute(tp, "the GID changed");
 		return;
 	}
@@ -163,11 +156,11 @@ static void tp_event_lid(struct tp *tp, const struct ibv_async_event *ev)
 
 	if (!ibv_query_port(tp->dev.ctx, tp->info.port, &pa) &&
 	    pa.lid != tp->info.lid) {
-		log_warnx("the LID of %s port %d changed from %u to %u: peers "
-			  "met before reach us at the old one until ibfs "
-			  "restarts here (man ibfs)",
-			  tp->info.device, tp->info.port, tp->info.lid, pa.lid);
+		log_info("the LID of %s port %d changed from %u to %u: telling "
+			 "the peers met before",
+			 tp->info.device, tp->info.port, tp->info.lid, pa.lid);
 		tp->info.lid = pa.lid;
+		tp->heal.retell = 1;
 	}
 	tp_event_reroute(tp, "the LID changed");
 }
@@ -181,13 +174,14 @@ static void tp_event_sm(struct tp *tp, const struct ibv_async_event *ev)
 				       "register again");
 }
 
-/* The device is gone for good. */
+/* The device is going (mlx5 after a firmware or PCI error): closed once
+ * this event is acked, so that its removal can complete (tp_heal.c). */
 static void tp_event_fatal(struct tp *tp, const struct ibv_async_event *ev)
 {
-	log_warnx("%s reports a fatal error: nothing goes until ibfs "
-		  "restarts (man ibfs)",
-		  tp->info.device);
-	tp_probe_hold(tp, 1, "the device reported a fatal error");
+	tp_event_count(tp, 0);
+	log_info("%s reports a fatal error: closing it until it is back",
+		 tp->info.device);
+	tp->heal.pending = 1;
 }
 
 static const struct tp_event_row tp_event_table[] = {

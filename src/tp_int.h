@@ -23,6 +23,9 @@
  *   tp_recv.c     the receive path: repost, source filter, reassembly
  *   tp_event.c    the device's async events (port down and back, GID,
  *                 LID and SM changes), on the progress thread
+ *   tp_heal.c     the device removed (DEVICE_FATAL, rdma_cm's
+ *                 DEVICE_REMOVAL) and back: all of it closed at once,
+ *                 opened again as at start, the peers told
  *   transport.c   open and close, the progress thread, peer up and down
  *
  * Threads:
@@ -54,6 +57,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
+
+#include <rdma/rdma_cma.h>
 
 #include "announce.h"
 #include "log.h"
@@ -279,6 +284,29 @@ struct tp_probes {
 	} e[TP_POLL_BATCH];
 };
 
+/* A device that went away and comes back (tp_heal.c); progress thread
+ * only, but gone, which senders and the resolver read. */
+struct tp_heal {
+	struct rdma_event_channel *ch; /* DEVICE_REMOVAL comes here, */
+	struct rdma_cm_id *id;	       /* ... to this id bound on the device */
+	int pending;	   /* an event said the device is going (tp_event.c sets
+			    * it, tp_heal_tick closes the device) */
+	int retell;	   /* our GID or LID changed (tp_event.c): AHs dropped
+			    * and every peer met told, by tp_heal_tick */
+	atomic_int gone;   /* closed; retried at retry_at */
+	uint64_t retry_at; /* ms */
+	uint32_t backoff_ms;
+	int waiting; /* peers met before, told once it is back */
+	/* Who retells the peers and rejoins the group (tp_set_heal);
+	 * heal_lock is a leaf like need_lock, held across the hooks */
+	pthread_mutex_t lock;
+	struct tp_heal_ops ops; /* under lock */
+	void *arg;		/* under lock */
+};
+
+/* What the progress thread sleeps on, by epoll data.u32. */
+enum { TP_EV_CHAN, TP_EV_TIMER, TP_EV_WAKE, TP_EV_ASYNC, TP_EV_CM, TP_EV_MAX };
+
 /* The progress thread and what it sleeps on. */
 struct tp_prog {
 	pthread_t thr;
@@ -308,6 +336,7 @@ struct tp {
 	struct tp_mcast mcast;
 	struct tp_probeset probe;
 	struct tp_prog prog;
+	struct tp_heal heal;
 
 	/* Who meets peers a send found not up (tp_set_need); need_lock
 	 * is a leaf, held across the hook so that it cannot go meanwhile */
@@ -447,9 +476,18 @@ void tp_probe_restart(struct tp *tp);
 int tp_probe_flush(struct tp *tp, const char *why);
 
 /* tp_event.c: the device's async events (progress thread) */
-int tp_event_open(struct tp *tp);
 int tp_event_handle(struct tp *tp, const struct ibv_async_event *ev);
 void tp_event_drain(struct tp *tp);
+
+/* tp_heal.c: tp_heal_open and tp_heal_close on main, the rest on the
+ * progress thread with no lock held */
+int tp_heal_open(struct tp *tp);
+void tp_heal_close(struct tp *tp);
+int tp_nonblock(int fd);
+void tp_heal_cm(struct tp *tp);
+int tp_heal_tick(struct tp *tp, uint64_t now);
+int tp_heal_fds(struct tp *tp, int add);
+void tp_destroy_ahs(struct tp *tp);
 
 /* tp_rel.c */
 int tp_rel_open(struct tp *tp);
@@ -462,6 +500,7 @@ void tp_rel_offer(struct tp *tp);
 int tp_rel_service(struct tp *tp, int tick);
 int tp_rel_tick(struct tp *tp);
 void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too);
+void tp_rel_unboot(struct tp *tp);
 
 /* tp_rel_refuse.c: the receiver's refusals (under rel.lock) */
 #define TP_REL_AHEAD_RETRY 0x80000000u /* ahead_len: it came flagged retry */

@@ -695,3 +695,18 @@ void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too)
 	pthread_mutex_unlock(&tp->rel.lock);
 	tp_up_done(tp, p, done);
 }
+
+/*
+ * Our QP went with the device (tp_heal.c), and our boot id with it: every
+ * stream is forgotten, so that the next meeting of each peer starts both
+ * afresh in the sessions our new boot id names, as after a restart.
+ */
+void tp_rel_unboot(struct tp *tp)
+{
+	int i;
+
+	pthread_mutex_lock(&tp->rel.lock);
+	for (i = 0; i < tp->rel.nactive; i++)
+		tp->rel.peer[tp->rel.active[i]]->boot = 0;
+	pthread_mutex_unlock(&tp->rel.lock);
+}

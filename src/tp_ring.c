@@ -117,6 +117,8 @@ int tp_ring_reap(struct tp *tp)
 	struct ibv_wc wc[TP_POLL_BATCH];
 	int n, i, total = 0;
 
+	if (!tp->dev.scq) /* the device is gone (tp_heal.c) */
+		return 0;
 	do {
 		n = ibv_poll_cq(tp->dev.scq, TP_POLL_BATCH, wc);
 		if (n < 0) {
@@ -166,6 +168,12 @@ void tp_ring_push(struct tp *tp)
 	uint64_t a, b, s;
 	int rc;
 
+	if (!tp->dev.qp) { /* the device is gone (tp_heal.c): none goes */
+		tp_add(&tp->totals.drops[DROP_MALFORMED],
+		       tp->ring.filled - tp->ring.posted);
+		tp->ring.done = tp->ring.posted = tp->ring.filled;
+		return;
+	}
 	while (!tp->ring.posting && tp->ring.posted < tp->ring.filled) {
 		a = tp->ring.posted;
 		b = tp->ring.filled;

@@ -72,13 +72,11 @@ static void tp_on_wake(struct tp *tp)
 		log_warn("transport: eventfd");
 }
 
-/* What the progress thread sleeps on, by epoll data.u32. */
-enum { TP_EV_CHAN, TP_EV_TIMER, TP_EV_WAKE, TP_EV_ASYNC, TP_EV_MAX };
+/* What the progress thread sleeps on, by epoll data.u32 (tp_int.h). */
 static void (*const tp_on_event[TP_EV_MAX])(struct tp *) = {
-	[TP_EV_CHAN] = tp_on_chan,
-	[TP_EV_TIMER] = tp_on_timer,
-	[TP_EV_WAKE] = tp_on_wake,
-	[TP_EV_ASYNC] = tp_event_drain,
+	[TP_EV_CHAN] = tp_on_chan, [TP_EV_TIMER] = tp_on_timer,
+	[TP_EV_WAKE] = tp_on_wake, [TP_EV_ASYNC] = tp_event_drain,
+	[TP_EV_CM] = tp_heal_cm,
 };
 
 /* The sooner of two waits in ms, -1 being none. */
@@ -112,6 +110,11 @@ static void tp_busy_loop(struct tp *tp)
 	uint64_t next_expire = 0, now;
 
 	while (!atomic_load(&tp->prog.stop)) {
+		if (tp->heal.pending || atomic_load(&tp->heal.gone)) {
+			tp_heal_tick(tp, util_now_ms());
+			usleep(50000); /* nothing to spin on meanwhile */
+			continue;
+		}
 		tp_recv_drain(tp);
 		if (!pthread_mutex_trylock(&tp->ring.lock)) {
 			tp_ring_reap(tp);
@@ -122,6 +125,7 @@ static void tp_busy_loop(struct tp *tp)
 		if (now >= next_expire) {
 			tp_recv_expire(tp); /* no timerfd in this mode */
 			tp_event_drain(tp);
+			tp_heal_cm(tp);
 			next_expire = now + 50;
 		}
 		tp_probe_tick(tp, now);
@@ -158,18 +162,9 @@ static void *tp_progress(void *arg)
 		wait_ms = tp->rel.any ? tp_rel_tick(tp) : -1;
 		wait_ms =
 			tp_wait_min(wait_ms, tp_probe_tick(tp, util_now_ms()));
+		wait_ms = tp_wait_min(wait_ms, tp_heal_tick(tp, util_now_ms()));
 	}
 	return NULL;
-}
-
-/* Make fd non-blocking, as the epoll loop needs. */
-static int tp_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
 }
 
 /* Close the progress thread's descriptors (those that were opened). */
@@ -184,8 +179,8 @@ static void tp_prog_close_fds(struct tp *tp)
 	tp->prog.epfd = tp->prog.tfd = tp->prog.efd = -1;
 }
 
-/* epoll over the completion channel, the expiry timer, the wake fd and
- * the async events. */
+/* epoll over the expiry timer, the wake fd, the device removal watch,
+ * and the device's completion channel and async events (tp_heal_fds). */
 static int tp_prog_fds(struct tp *tp)
 {
 	int fds[TP_EV_MAX], i;
@@ -197,20 +192,20 @@ static int tp_prog_fds(struct tp *tp)
 	tp->prog.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (tp->prog.epfd < 0 || tp->prog.tfd < 0 || tp->prog.efd < 0)
 		return -errno;
-	if (tp_nonblock(tp->dev.chan->fd) || tp_event_open(tp))
-		return -errno;
-	fds[TP_EV_CHAN] = tp->dev.chan->fd;
+	fds[TP_EV_CHAN] = fds[TP_EV_ASYNC] = -1;
 	fds[TP_EV_TIMER] = tp->prog.tfd;
 	fds[TP_EV_WAKE] = tp->prog.efd;
-	fds[TP_EV_ASYNC] = tp->dev.ctx->async_fd;
+	fds[TP_EV_CM] = tp->heal.ch ? tp->heal.ch->fd : -1;
 	for (i = 0; i < TP_EV_MAX; i++) {
+		if (fds[i] < 0)
+			continue;
 		memset(&ev, 0, sizeof(ev));
 		ev.events = EPOLLIN;
 		ev.data.u32 = i;
 		if (epoll_ctl(tp->prog.epfd, EPOLL_CTL_ADD, fds[i], &ev))
 			return -errno;
 	}
-	return 0;
+	return tp_heal_fds(tp, 1);
 }
 
 /* Receives posted and armed, then the progress thread. */
@@ -278,6 +273,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	pthread_mutex_init(&tp->ann_lock, NULL);
 	pthread_mutex_init(&tp->mcast.rejoin_lock, NULL);
 	pthread_mutex_init(&tp->mcast.info_lock, NULL);
+	pthread_mutex_init(&tp->heal.lock, NULL);
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	if (!tp->msg_ids) {
 		free(tp);
@@ -298,25 +294,8 @@ static void tp_free(struct tp *tp)
 	pthread_mutex_destroy(&tp->ann_lock);
 	pthread_mutex_destroy(&tp->mcast.rejoin_lock);
 	pthread_mutex_destroy(&tp->mcast.info_lock);
+	pthread_mutex_destroy(&tp->heal.lock);
 	free(tp);
-}
-
-/* Every peer's AH, once no send can use it (the QP is gone). */
-static void tp_destroy_ahs(struct tp *tp)
-{
-	int i;
-
-	for (i = 0; i < tp->npeers; i++) {
-		struct peer *p = &tp->peers[i];
-
-		pthread_mutex_lock(&p->lock);
-		if (p->ah)
-			ibv_destroy_ah(p->ah);
-		p->ah = NULL;
-		p->up = 0;
-		tp_probe_stop(p);
-		pthread_mutex_unlock(&p->lock);
-	}
 }
 
 /* Before the device goes: fail every writer still waiting, then the QP
@@ -338,7 +317,8 @@ static void tp_peers_close(struct tp *tp)
 static const struct tp_step tp_steps[] = {
 	{tp_ring_open, tp_ring_close}, {tp_recv_open, tp_recv_close},
 	{tp_rel_open, tp_rel_close},   {tp_dev_open, tp_dev_close},
-	{NULL, tp_peers_close},	       {tp_prog_open, tp_prog_close},
+	{tp_heal_open, tp_heal_close}, {NULL, tp_peers_close},
+	{tp_prog_open, tp_prog_close},
 };
 
 /* Open the engine: its parts in order; on failure undo in reverse, as
@@ -386,16 +366,16 @@ const struct tp_info *tp_info(const struct tp *tp)
 	return &tp->info;
 }
 
-/* The device context route.c queries GIDs on. */
+/* The device context route.c queries GIDs on; NULL while it is gone. */
 struct ibv_context *tp_context(const struct tp *tp)
 {
-	return tp->dev.ctx;
+	return atomic_load(&tp->heal.gone) ? NULL : tp->dev.ctx;
 }
 
-/* The PD every AH must be made on. */
+/* The PD every AH must be made on; NULL while the device is gone. */
 struct ibv_pd *tp_pd(const struct tp *tp)
 {
-	return tp->dev.pd;
+	return atomic_load(&tp->heal.gone) ? NULL : tp->dev.pd;
 }
 
 /* Counters over all peers plus drops that matched none. */
@@ -458,8 +438,14 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	       struct ibv_ah *ah, enum config_route route)
 {
 	struct ibv_ah *old;
-	int up;
+	int up, stale;
 
+	pthread_mutex_lock(&tp->ring.lock);
+	/* made on a device since gone (tp_heal.c): its context is closed */
+	stale = ah && ah->pd != tp->dev.pd;
+	pthread_mutex_unlock(&tp->ring.lock);
+	if (stale)
+		return -ENETDOWN;
 	pthread_mutex_lock(&p->lock);
 	if (!ah && !tp_ah_fits(p, addr)) {
 		pthread_mutex_unlock(&p->lock);

@@ -9,6 +9,8 @@
 #   assert_no_line REGEX MSG FILE...  no line of the FILEs (all readable)
 #                             matches extended REGEX
 #   need_tool NAME            path of build/tools/NAME; skip until built
+#   private_rxe DEV IP        a rxe device of the test's own, on a veth
+#   start_set EXTRA NAME...   another config's nodes, started
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/ibfs.sh
@@ -66,4 +68,37 @@ assert_no_line() {
 	0) fail "$msg: $(grep -hE -- "$re" "$@" | head -n 3)" ;;
 	*) fail "$msg: grep exit $rc (a file unreadable?)" ;;
 	esac
+}
+
+# A rxe device DEV of the test's own on a veth (DEV0, its peer DEV1), with
+# IP/24 on DEV0 and its port ACTIVE, so that rxe0, which other nodes of the
+# bed share, stays as it is; the nodes written after run on it.  Gone at
+# exit, once the nodes stopped.
+private_rxe() {
+	local dev=$1
+	need_cmd rdma ip
+	ip link add "${dev}0" type veth peer name "${dev}1" || fail "veth"
+	on_exit "ibfs_stop_nodes; rdma link delete $dev 2>/dev/null; ip link del ${dev}0 2>/dev/null"
+	ip addr add "$2/24" dev "${dev}0"
+	ip link set "${dev}0" up
+	ip link set "${dev}1" up
+	rdma link add "$dev" type rxe netdev "${dev}0" || fail "rxe on veth"
+	wait_for "rdma link show $dev/1 | grep -q 'state ACTIVE'" 20 || fail "$dev not ACTIVE"
+	export IBFS_DEV=$dev IBFS_IP=$2
+}
+
+# Write the config of nodes NAME... with [global] lines EXTRA (a copy kept
+# with the logs, named for the first node; START_SET_EDIT, a sed script
+# run over it, when set) and start them; the nodes started before stay on
+# the list ibfs_stop_nodes stops.
+start_set() {
+	local was=("${IBFS_NODES[@]}")
+	# shellcheck disable=SC2034 # ibfs_conf_global reads it
+	IBFS_CONF_EXTRA=$1
+	shift
+	ibfs_write_conf "$@"
+	[[ -z ${START_SET_EDIT:-} ]] || sed -i "$START_SET_EDIT" "$WORK/ibfs.conf"
+	cp "$WORK/ibfs.conf" "$WORK/$1.conf"
+	ibfs_start_some "$@"
+	IBFS_NODES=("${was[@]}" "$@")
 }

@@ -24,39 +24,15 @@
 # timeout: 120
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
-need_cmd rdma ip
-
 DEV=ibfsf
-ip link add ${DEV}0 type veth peer name ${DEV}1 || fail "veth"
-on_exit "ibfs_stop_nodes; rdma link delete $DEV 2>/dev/null; ip link del ${DEV}0 2>/dev/null"
-ip addr add 10.9.3.1/24 dev ${DEV}0
-ip link set ${DEV}0 up
-ip link set ${DEV}1 up
-rdma link add $DEV type rxe netdev ${DEV}0 || fail "rxe on veth"
-wait_for "rdma link show $DEV/1 | grep -q 'state ACTIVE'" 20 || fail "$DEV not ACTIVE"
-export IBFS_DEV=$DEV IBFS_IP=10.9.3.1
-
-# Write the config of nodes NAME... with [global] lines EXTRA (bootstrap
-# over loopback; a copy kept with the logs, named for the first node) and
-# start them; the nodes started before stay on the list ibfs_stop_nodes
-# stops.
-start_pair() {
-	local was=("${IBFS_NODES[@]}")
-	# shellcheck disable=SC2034 # ibfs_conf_global reads it
-	IBFS_CONF_EXTRA=$1
-	shift
-	ibfs_write_conf "$@"
-	sed -i "s/^bootstrap = $IBFS_IP:/bootstrap = 127.0.0.1:/" "$WORK/ibfs.conf"
-	cp "$WORK/ibfs.conf" "$WORK/$1.conf"
-	ibfs_start_some "$@"
-	IBFS_NODES=("${was[@]}" "$@")
-}
+private_rxe $DEV 10.9.3.1
+START_SET_EDIT="s/^bootstrap = $IBFS_IP:/bootstrap = 127.0.0.1:/"
 
 # A write waits through the outage: peer_timeout well past it, even in
 # the slow TCG bed.
-start_pair 'peer_timeout = 30s' alpha beta
+start_set 'peer_timeout = 30s' alpha beta
 IBFS_BASE_PORT=$((IBFS_BASE_PORT + 2))
-start_pair 'peer_timeout = 30s
+start_set 'peer_timeout = 30s
 delivery = reliable
 multicast = no' gamma delta
 A=$(ibfs_mnt alpha) B=$(ibfs_mnt beta) C=$(ibfs_mnt gamma) D=$(ibfs_mnt delta)
