@@ -61,6 +61,11 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	    -D_GNU_SOURCE -Iinclude $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # (pkg-config's errors are pkgcheck's to show, once, before compiling)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+# libgcc_s loaded at start: glibc loads it on the first pthread_cancel
+# (libfuse cancels its workers at unmount), and a daemon out of
+# descriptors then aborts instead of stopping ("libgcc_s.so.1 must be
+# installed for pthread_cancel to work").
+LDLIBS   += -Wl,--push-state,--no-as-needed -lgcc_s -Wl,--pop-state
 ifneq ($(SANITIZE),)
 # Undefined behaviour aborts instead of printing and going on, so that a
 # test notices; the e2e lib also fails a test whose daemon logs a report.
