@@ -7,11 +7,12 @@
 Run CMD as a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so that the
 daemon its forking parent leaves behind is reparented here, not to init,
 and its exit status can be seen (scripts/lib/ibfs.sh's
-ibfs_start_forking). Writes CMD's exit status to DIR/parent once it
-exits (the forking parent's verdict on start-up), then the daemon's pid
-to DIR/pid. SIGTERM, SIGINT and SIGHUP are passed on to the daemon (to
-CMD while it runs). Exits with the daemon's status (128 + N for signal
-N), or 0 when CMD left none.
+ibfs_start_forking). Once CMD exits, writes the daemon's pid to DIR/pid,
+then CMD's exit status (the forking parent's verdict on start-up) to
+DIR/parent: a reader that sees DIR/parent finds DIR/pid already there.
+SIGTERM, SIGINT and SIGHUP are passed on to the daemon (to CMD while it
+runs). Exits with the daemon's status (128 + N for signal N), or 0
+when CMD left none.
 
 Where nobody serves /dev/log (the test bed's VM runs no syslog daemon)
 it serves it while it runs, and prints each message as a line on stdout
@@ -142,14 +143,16 @@ def main():
                 continue
             if pid == state["cmd"]:
                 state["cmd"] = None
-                put(os.path.join(out, "parent"), str(code(status)))
-                # the daemon was reparented here before CMD's exit came
-                if not state["daemon"]:
-                    kids = children()
-                    if not kids:
-                        return 0
+                # the daemon was reparented here before CMD's exit came;
+                # DIR/pid is written before DIR/parent, which is what the
+                # shell waits for and then reads DIR/pid
+                kids = [] if state["daemon"] else children()
+                if kids:
                     state["daemon"] = kids[0]
                     put(os.path.join(out, "pid"), str(kids[0]))
+                put(os.path.join(out, "parent"), str(code(status)))
+                if not state["daemon"]:
+                    return 0
             else:
                 # an orphan: the daemon, that may have ended before CMD
                 if not state["daemon"]:
