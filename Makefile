@@ -9,8 +9,8 @@
 #                   the soft-RoCE test bed; last line "N passed, N failed"
 #   make unit       unit tests only (no root, no VM)
 #   make e2e        end-to-end tests only, in the test bed
-#   make e2e-systemd  the systemd unit in a bed booted by systemd (deb-check
-#                   runs it)
+#   make e2e-systemd  the systemd unit in a bed booted by systemd (check
+#                   and deb-check run it)
 #   make asan       build/asan/ibfs, with AddressSanitizer (check and e2e
 #                   make it: t_45 stops it under traffic)
 #   make SANITIZE=address,undefined check
@@ -24,8 +24,8 @@
 #   make install    PREFIX=/usr/local DESTDIR=; make uninstall undoes it
 #   make deb        the Debian package, build/pkg/ibfs_VERSION_ARCH.deb
 #   make deb-check  make deb, lintian, an install in a clean Debian 12
-#                   chroot, and make e2e-systemd (slow, network: not part
-#                   of make check)
+#                   chroot, and make e2e-systemd (network: not part of
+#                   make check)
 #   make rpm        source and binary RPMs (redhat/), build/rpm/
 #   make rpm-check  make rpm, rpmlint, and the RPM's files and requirements
 #                   (not part of make check)
@@ -163,10 +163,11 @@ e2e: all asan
 # The systemd unit for real: a bed VM booted by systemd (scripts/bed/run.sh
 # --systemd) starts two instances of etc/ibfs@.service, passes messages
 # between them and stops them (tests/e2e/systemd/).  Its own boot, about
-# a minute; make deb-check runs it after the package's checks.
+# a minute; make check runs it after the pair, make deb-check after the
+# package's checks.
 .PHONY: e2e-systemd
 e2e-systemd: all
-	scripts/bed/run.sh --systemd tests/e2e/systemd/t_64_systemd.sh
+	E2E_SUITES=systemd scripts/check.sh --e2e-only
 
 # The bed's kernel and initramfs are made while the code compiles (on a
 # fresh clone that is a download, an unpack and a cpio, tens of seconds of

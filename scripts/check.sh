@@ -180,15 +180,21 @@ e2e_missing() {
 
 # Run the e2e suite in the bed; count its PASS/FAIL/SKIP lines, and a
 # test listed (run.sh --list) with none as failed. With "pair", run
-# tests/e2e/pair on two VMs and count node 1's joint results.
+# tests/e2e/pair on two VMs and count node 1's joint results; with
+# "systemd", tests/e2e/systemd in one VM booted by systemd.
 run_e2e() {
 	local suite=${1:-} log list rc=0 p f s pre='' bed=()
-	if [[ $suite == pair ]]; then
+	case $suite in
+	pair)
 		echo "== e2e tests on two VMs (in the test bed)"
 		pre='\[node1\] ' bed=(--pair)
-	else
-		echo "== e2e tests (in the test bed)"
-	fi
+		;;
+	systemd)
+		echo "== e2e tests of the unit (in the bed booted by systemd)"
+		bed=(--systemd)
+		;;
+	*) echo "== e2e tests (in the test bed)" ;;
+	esac
 	log=$(mktemp)
 	list=$(mktemp)
 	E2E_SUITE=$suite "$ROOT"/tests/e2e/run.sh --list >"$list"
@@ -230,10 +236,15 @@ main() {
 	((unit)) && run_unit
 	((fuzz)) && run_fuzz
 	if ((e2e)); then
-		# One VM boot for the one-VM suite, then two for the pair suite;
-		# a suite E2E_FILTER leaves empty does not boot.
-		[[ -z $(E2E_SUITE='' "$ROOT"/tests/e2e/run.sh --list) ]] || run_e2e
-		[[ -z $(E2E_SUITE=pair "$ROOT"/tests/e2e/run.sh --list) ]] || run_e2e pair
+		# One VM boot for the one-VM suite ("vm"), two for the pair
+		# suite, then one booted by systemd for the unit's suite; a suite
+		# E2E_FILTER leaves empty does not boot, nor one E2E_SUITES omits.
+		local suite
+		for suite in ${E2E_SUITES:-vm pair systemd}; do
+			[[ $suite != vm ]] || suite=
+			[[ -z $(E2E_SUITE=$suite "$ROOT"/tests/e2e/run.sh --list) ]] ||
+				run_e2e $suite
+		done
 	fi
 	local line="$PASSED passed, $FAILED failed"
 	((SKIPPED > 0)) && line+=", $SKIPPED skipped"

@@ -8,14 +8,17 @@
 # E2E_FILTER=REGEX runs only matching names.
 # E2E_SUITE=pair runs tests/e2e/pair/t_*.sh instead, on both VMs of
 # `scripts/bed/run.sh --pair`: the nodes start each test together and node 1
-# reports the joint result.
+# reports the joint result. E2E_SUITE=systemd runs tests/e2e/systemd/t_*.sh,
+# in the VM of `scripts/bed/run.sh --systemd` (systemd as PID 1).
 # Exits 1 when any test failed. `run.sh --budget` prints the seconds the
 # selected tests may take at worst; `run.sh --list` names them.
 set -euo pipefail
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 IBFS_ROOT=$(cd "$E2E_DIR/../.." && pwd -P)
-[[ ${E2E_SUITE:-} != pair ]] || E2E_DIR=$E2E_DIR/pair
+case ${E2E_SUITE:-} in
+pair | systemd) E2E_DIR=$E2E_DIR/$E2E_SUITE ;;
+esac
 export IBFS_ROOT
 E2E_DEFAULT_TIMEOUT=${E2E_DEFAULT_TIMEOUT:-120}
 E2E_FILTER=${E2E_FILTER:-}
