@@ -293,6 +293,8 @@ struct tp_heal {
 			    * it, tp_heal_tick closes the device) */
 	int retell;	   /* our GID or LID changed (tp_event.c): AHs dropped
 			    * and every peer met told, by tp_heal_tick */
+	int told;	   /* the peers met when it changed, counted before the
+			    * event's flush dropped their AHs: the log line's */
 	atomic_int gone;   /* closed; retried at retry_at */
 	uint64_t retry_at; /* ms */
 	uint32_t backoff_ms;
@@ -474,6 +476,7 @@ void tp_probe_deliver(struct tp *tp, struct tp_probes *b, uint64_t now);
 int tp_probe_hold(struct tp *tp, int held, const char *why);
 void tp_probe_restart(struct tp *tp);
 int tp_probe_flush(struct tp *tp, const char *why);
+int tp_probe_met(struct tp *tp);
 
 /* tp_event.c: the device's async events (progress thread) */
 int tp_event_handle(struct tp *tp, const struct ibv_async_event *ev);
