@@ -145,6 +145,7 @@ static void tp_event_gid(struct tp *tp, const struct ibv_async_event *ev)
 			 util_gid_str(&tp->info.gid, was, sizeof(was)),
 			 util_gid_str(&gid, now, sizeof(now)));
 		tp->info.gid = gid;
+		tp_dev_show(tp);
 		tp_event_moved(tp);
 		tp_event_reroute(tp, "the GID changed");
 		return;
@@ -170,6 +171,7 @@ static void tp_event_lid(struct tp *tp, const struct ibv_async_event *ev)
 			 "the peers met before",
 			 tp->info.device, tp->info.port, tp->info.lid, pa.lid);
 		tp->info.lid = pa.lid;
+		tp_dev_show(tp);
 		tp_event_moved(tp);
 	}
 	tp_event_reroute(tp, "the LID changed");

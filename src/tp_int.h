@@ -324,7 +324,14 @@ struct tp {
 	int npeers;
 	struct tp_ops ops;
 	void *arg;
-	struct tp_info info;
+	struct tp_info info; /* written by main at open, then by the progress
+			      * thread (tp_event.c, tp_heal.c) */
+	/* What tp_info_get hands other threads: info as of its last
+	 * change, copied whole (tp_dev_show), so that none reads one field
+	 * as it is written, or a new QPN with the old boot id and GID;
+	 * info_lock is a leaf */
+	pthread_mutex_t info_lock;
+	struct tp_info shown; /* under info_lock */
 	uint32_t self_id;     /* wire id of the local node */
 	atomic_uint *msg_ids; /* next msg_id per peer */
 	struct peer_counters totals;
@@ -412,8 +419,9 @@ static inline void tp_steps_close(struct tp *tp, const struct tp_step *s, int n)
 			s[n].close(tp);
 }
 
-/* tp_dev.c */
+/* tp_dev.c; tp_dev_show takes info_lock */
 int tp_dev_open(struct tp *tp);
+void tp_dev_show(struct tp *tp);
 void tp_dev_stop(struct tp *tp);
 void tp_dev_close(struct tp *tp);
 

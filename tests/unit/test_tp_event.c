@@ -14,6 +14,8 @@
  * announce), and says how many; the SM's events leave our address as it
  * was, and tell nobody.
  */
+#include <fcntl.h>
+
 #include "tp_harness.h"
 
 #define THREE_NODES                                                            \
@@ -317,6 +319,76 @@ static void test_event_gid_other_entry(void **state)
 	assert_none_told();
 }
 
+/* A thread that reads what this node is, as .status and the hello do,
+ * while the progress thread rewrites it. */
+struct info_reader {
+	atomic_int stop;
+	long copies, torn;
+};
+
+/* The writer's GID number k: k in each of its eight 16-bit words. */
+static void gid_of(union ibv_gid *gid, uint16_t k)
+{
+	int i;
+
+	for (i = 0; i < 16; i += 2)
+		memcpy(&gid->raw[i], &k, sizeof(k));
+}
+
+/* Every copy must be one the progress thread made whole: a GID of the
+ * writer's, with its LID (told after it) k or the one before. */
+static void *info_read(void *arg)
+{
+	struct info_reader *r = arg;
+	union ibv_gid want;
+	struct tp_info ti;
+	uint16_t k;
+
+	while (!atomic_load(&r->stop)) {
+		tp_info_get(tp, &ti);
+		memcpy(&k, ti.gid.raw, sizeof(k));
+		gid_of(&want, k);
+		r->torn += memcmp(&want, &ti.gid, sizeof(want)) ||
+			   (ti.lid != k && ti.lid + 1 != k);
+		r->copies++;
+	}
+	return NULL;
+}
+
+/* Our GID and LID change again and again under a reader on another
+ * thread: it never sees half of a change, and sees the last one after. */
+static void test_info_whole(void **state)
+{
+	struct info_reader r = {0};
+	struct tp_info ti;
+	pthread_t thr;
+	int k, saved = dup(2), null = open("/dev/null", O_WRONLY);
+
+	gid_of(&port_gid, 1);
+	port_lid = 1;
+	event(IBV_EVENT_GID_CHANGE);
+	event(IBV_EVENT_LID_CHANGE);
+	assert_int_equal(pthread_create(&thr, NULL, info_read, &r), 0);
+	fflush(stderr);
+	assert_true(dup2(null, 2) >= 0); /* two lines an event */
+	for (k = 2; k < 20000; k++) {
+		gid_of(&port_gid, (uint16_t)k);
+		event(IBV_EVENT_GID_CHANGE);
+		port_lid = (uint16_t)k;
+		event(IBV_EVENT_LID_CHANGE);
+	}
+	atomic_store(&r.stop, 1);
+	assert_int_equal(pthread_join(thr, NULL), 0);
+	assert_true(dup2(saved, 2) >= 0);
+	close(saved);
+	close(null);
+	assert_true(r.copies > 0);
+	assert_int_equal(r.torn, 0);
+	tp_info_get(tp, &ti);
+	assert_memory_equal(&ti.gid, &port_gid, sizeof(port_gid));
+	assert_int_equal(ti.lid, port_lid);
+}
+
 /* rxe says PORT_ACTIVE twice per flap: one event is a recovery, the
  * second (the port already up) counts as an event only. */
 static void test_event_port_counted(void **state)
@@ -355,6 +427,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_event_gid_other_entry,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_port_counted, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_info_whole, setup,
 						teardown),
 	};
 
