@@ -48,7 +48,7 @@
  * The one lock order: rx.srclock -> rx.rlock -> rel.lock -> ring.lock ->
  * peer->lock.  A thread may skip any of them, never take one to the left
  * of one it holds.  No upcall runs with any of them held.  need_lock,
- * ann_lock, mcast.rejoin_lock and mcast.info_lock are leaves.
+ * ann_lock, mcast.rejoin_lock, mcast.info_lock and info_lock are leaves.
  */
 #ifndef IBFS_TP_INT_H
 #define IBFS_TP_INT_H
