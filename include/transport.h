@@ -23,9 +23,9 @@ struct tp;
 /*
  * The upcalls.  The engine calls each with none of its locks held, in
  * both delivery modes, so a callback may call back into the engine:
- * tp_send, tp_queue, tp_flush, tp_send_async, tp_peer_reliable, tp_info
- * and tp_totals (never tp_close).  None may block for long: each holds up
- * the thread that called it.  tp_open copies them; read-only after.
+ * tp_send, tp_queue, tp_flush, tp_send_async, tp_peer_reliable, tp_info,
+ * tp_info_get and tp_totals (never tp_close).  None may block for long: each
+ * holds up the thread that called it.  tp_open copies them; read-only after.
  */
 struct tp_ops {
 	/*
@@ -66,15 +66,17 @@ struct tp_ops {
 };
 
 /* What this node is: shown in MOUNT/.status and sent in the hello.  Set
- * by tp_open, read-only after but for lid and gid (below); no lock. */
+ * by tp_open; the progress thread rewrites part of it (below), so another
+ * thread reads those through tp_info_get. */
 struct tp_info {
 	char device[64];
 	int port;
 	int gid_index;
 	int link_layer; /* IBV_LINK_LAYER_INFINIBAND / _ETHERNET */
-	/* rewritten by the progress thread when the port says they changed
-	 * (tp_event.c), with no lock: .status, on another thread, may read
-	 * one as it changes */
+	/* lid and gid rewritten by the progress thread when the port says
+	 * they changed (tp_event.c); every field from here on when the
+	 * device comes back (tp_heal.c: a new QPN and boot id, the port's
+	 * LID, GID and MTU as they are then) */
 	uint16_t lid;
 	union ibv_gid gid;
 	uint32_t qpn;
@@ -99,7 +101,12 @@ int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
 /* Stop the progress thread and release everything, in reverse order. */
 void tp_close(struct tp *tp);
 
+/* The fields fixed at open (device, port, link_layer): any thread, no
+ * lock.  The rest only on the progress thread; others use tp_info_get. */
 const struct tp_info *tp_info(const struct tp *tp);
+/* A copy of the whole, as of its last change: one device's QPN with its
+ * boot id, LID and GID, never half of a change.  Any thread. */
+void tp_info_get(struct tp *tp, struct tp_info *out);
 struct ibv_context *tp_context(const struct tp *tp);
 struct ibv_pd *tp_pd(const struct tp *tp);
 /* Totals over all peers, plus drops that match no peer. */

@@ -450,9 +450,12 @@ static void *ann_thread(void *arg)
  * reliable streams too, so no other may go here), encoded once. */
 static void ann_make(struct announce *a)
 {
+	struct tp_info ti;
+
+	tp_info_get(a->tp, &ti); /* one device's address, whole */
 	memset(&a->mine, 0, sizeof(a->mine));
 	a->mine.kind = ANN_ANNOUNCE;
-	hello_make(&a->mine.h, a->cfg, tp_info(a->tp));
+	hello_make(&a->mine.h, a->cfg, &ti);
 	if (a->cfg->secret[0])
 		a->mine.h.flags |= HELLO_F_AUTH;
 	hello_encode(&a->mine.h, a->mine.hello);

@@ -282,6 +282,15 @@ static int bs_events(struct bootstrap *b, struct epoll_event *ev, int n)
 
 static int bs_local_up(struct bootstrap *b);
 
+/* Our hello, from the transport's address as it is now, whole. */
+static void bs_hello_make(struct bootstrap *b)
+{
+	struct tp_info ti;
+
+	tp_info_get(b->tp, &ti);
+	hello_make(&b->me, b->cfg, &ti);
+}
+
 /* The device came back (bootstrap_retell): a new hello, the local node
  * at it, and every session ended, those in their handshake too (they
  * sent the old hello); each peer of one is dialled again on a new one,
@@ -291,7 +300,7 @@ static void bs_retell(struct bootstrap *b, int64_t now)
 	struct bs_conn *c, *tmp;
 	struct bs_peer *bp;
 
-	hello_make(&b->me, b->cfg, tp_info(b->tp));
+	bs_hello_make(b);
 	bs_local_up(b);
 	for (c = TAILQ_FIRST(&b->conns); c; c = tmp) {
 		tmp = TAILQ_NEXT(c, link);
@@ -527,7 +536,7 @@ int bootstrap_open(struct bootstrap **out, const struct config *cfg,
 		rc = -errno;
 		goto fail;
 	}
-	hello_make(&b->me, cfg, tp_info(tp));
+	bs_hello_make(b);
 	rc = bs_listen(b);
 	if (!rc)
 		rc = bs_epoll(b);

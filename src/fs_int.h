@@ -70,7 +70,8 @@
  *     fs->lock so that a stop (which sets stopping under it) cannot pass
  *     it and destroy the session while it answers.
  *   - Under fs->lock the only transport calls are tp_info, tp_totals,
- *     tp_fabric (no lock) and tp_mcast_get (a leaf lock of its own):
+ *     tp_fabric (no lock), tp_mcast_get and tp_info_get (each a leaf
+ *     lock of its own):
  *     a reliable write's
  *     completion, which takes fs->lock, may run inside tp_send_async, so
  *     sends go out with fs->lock dropped.

@@ -151,12 +151,14 @@ static void fs_status_all(struct fs *fs, struct fs_node *node, FILE *f)
 static void fs_status_root(struct fs *fs, FILE *f)
 {
 	const struct config *cfg = fs->cfg;
+	struct tp_info ti;
 
 	fprintf(f, "node=%s\n", cfg->nodes[cfg->local].name);
-	if (fs->tp)
-		fs_status_port(tp_info(fs->tp), f);
-	if (fs->tp)
-		fs_status_fabric(cfg, tp_info(fs->tp), f);
+	if (fs->tp) {
+		tp_info_get(fs->tp, &ti); /* one device's, as it is now */
+		fs_status_port(&ti, f);
+		fs_status_fabric(cfg, &ti, f);
+	}
 	fprintf(f, "max_message=%lu\n", (unsigned long)cfg->max_message);
 	fprintf(f, "route=%s\n", fs_status_route(cfg->route));
 	fprintf(f, "bootstrap=%s\n",

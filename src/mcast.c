@@ -22,6 +22,20 @@
  * When the device goes (tp_heal.c) the group is left, so that its cm id
  * does not hold the device's removal, and all/ sends unicast copies; when
  * it is back the group is joined again before the peers are told.
+ * rdma_cm says DEVICE_REMOVAL on the membership's id too: route_join_lost
+ * acks it and takes it for no loss, since the transport's own watch says
+ * the same to the heal hook, whose mcast_gone leaves the group.  That is
+ * safe: once it has queued the event the kernel destroys its cm id behind
+ * ours (ucma's close work); ours stays valid until route_leave destroys
+ * it, as librdmacm asks on that event, and until then holds librdmacm's
+ * verbs context of the device, which the removal does wait for: it goes
+ * once tp_heal.c has had librdmacm sync its devices, after mcast_gone.
+ * In route_leave, rdma_leave_multicast has nothing left to leave (its
+ * failure logged at debug) and rdma_destroy_id waits for no event, each
+ * one read having been acked.  Until then only the id's channel fd is
+ * used, in the thread's poll; a rejoin meanwhile leaves it the same way
+ * (mcast_lost) before it joins anew, and m->id is NULL from each
+ * route_leave on.
  *
  * Threads: main (mcast_open, mcast_close), the progress thread (the
  * rejoin hook: it only wakes the group's thread; mcast_gone and

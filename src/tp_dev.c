@@ -514,7 +514,17 @@ static int tp_dev_publish(struct tp *tp)
 	/* this incarnation: it names our reliable streams (reliable.h) */
 	while (!tp->info.boot)
 		tp->info.boot = util_random32(tp->info.qpn);
+	tp_dev_show(tp);
 	return 0;
+}
+
+/* tp->info as it is now, for the other threads (tp_info_get): after each
+ * change is whole, never during one. */
+void tp_dev_show(struct tp *tp)
+{
+	pthread_mutex_lock(&tp->info_lock);
+	tp->shown = tp->info;
+	pthread_mutex_unlock(&tp->info_lock);
 }
 
 /* Steps 1 and 2 of the recipe, in order. */

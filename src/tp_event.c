@@ -114,6 +114,16 @@ static void tp_event_reroute(struct tp *tp, const char *what)
 		    rejoin ? ", rejoining the group" : "");
 }
 
+/* Our address changed: the peers met before, counted now (the flush
+ * that follows drops their AHs), are told at the next tick (tp_heal.c).
+ * Two changes before it tell them once. */
+static void tp_event_moved(struct tp *tp)
+{
+	if (!tp->heal.retell)
+		tp->heal.told = tp_probe_met(tp);
+	tp->heal.retell = 1;
+}
+
 /* Our GID may have changed: read it again, say so, probe again. */
 static void tp_event_gid(struct tp *tp, const struct ibv_async_event *ev)
 {
@@ -135,7 +145,8 @@ static void tp_event_gid(struct tp *tp, const struct ibv_async_event *ev)
 			 util_gid_str(&tp->info.gid, was, sizeof(was)),
 			 util_gid_str(&gid, now, sizeof(now)));
 		tp->info.gid = gid;
-		tp->heal.retell = 1;
+		tp_dev_show(tp);
+		tp_event_moved(tp);
 		tp_event_reroute(tp, "the GID changed");
 		return;
 	}
@@ -160,7 +171,8 @@ static void tp_event_lid(struct tp *tp, const struct ibv_async_event *ev)
 			 "the peers met before",
 			 tp->info.device, tp->info.port, tp->info.lid, pa.lid);
 		tp->info.lid = pa.lid;
-		tp->heal.retell = 1;
+		tp_dev_show(tp);
+		tp_event_moved(tp);
 	}
 	tp_event_reroute(tp, "the LID changed");
 }

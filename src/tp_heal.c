@@ -194,19 +194,6 @@ void tp_destroy_ahs(struct tp *tp)
 	}
 }
 
-/* The peers met before (an AH made for them), but ourselves. */
-static int tp_heal_met(struct tp *tp)
-{
-	int i, n = 0;
-
-	for (i = 0; i < tp->npeers; i++) {
-		pthread_mutex_lock(&tp->peers[i].lock);
-		n += tp->peers[i].ah && !tp->peers[i].is_local;
-		pthread_mutex_unlock(&tp->peers[i].lock);
-	}
-	return n;
-}
-
 /* No sender in ibv_post_send any more; the QP goes, and with it every
  * WR not completed (counted as dropped). */
 static void tp_heal_quiesce(struct tp *tp)
@@ -261,10 +248,12 @@ static void tp_heal_down(struct tp *tp)
 	int i;
 
 	h->pending = 0;
+	h->retell = 0; /* its return tells every peer met, of everything */
 	atomic_store(&h->gone, 1);
-	h->waiting = tp_heal_met(tp);
+	h->waiting = tp_probe_met(tp);
 	snprintf(why, sizeof(why), "%s is gone", tp->info.device);
-	log_info("%s: %d peers wait", why, h->waiting);
+	log_info("%s: %d peer%s", why, h->waiting,
+		 h->waiting == 1 ? " waits" : "s wait");
 	tp_heal_hook(tp, 0);
 	tp_probe_hold(tp, 1, why);
 	for (i = 0; i < tp->npeers; i++)
@@ -344,8 +333,9 @@ static int tp_heal_up(struct tp *tp)
 	atomic_store(&h->gone, 0);
 	tp_probe_hold(tp, 0, NULL);
 	tp_heal_hook(tp, 1);
-	log_info("%s is back: %d peers told the new QPN 0x%06x",
-		 tp->info.device, h->waiting, tp->info.qpn);
+	log_info("%s is back: %d peer%s told the new QPN 0x%06x",
+		 tp->info.device, h->waiting, h->waiting == 1 ? "" : "s",
+		 tp->info.qpn);
 	return 0;
 }
 
@@ -357,7 +347,7 @@ static int tp_heal_up(struct tp *tp)
  */
 static void tp_heal_retell(struct tp *tp)
 {
-	int i, n = tp_heal_met(tp);
+	int i, n = tp->heal.told;
 
 	tp->heal.retell = 0;
 	pthread_mutex_lock(&tp->ring.lock);
@@ -374,8 +364,8 @@ static void tp_heal_retell(struct tp *tp)
 	}
 	pthread_mutex_unlock(&tp->ring.lock);
 	tp_heal_hook(tp, 1);
-	log_info("%s port %d: our address changed: %d peers told it",
-		 tp->info.device, tp->info.port, n);
+	log_info("%s port %d: our address changed: %d peer%s told it",
+		 tp->info.device, tp->info.port, n, n == 1 ? "" : "s");
 }
 
 /* Close the device an event said is going; while it is gone, look for

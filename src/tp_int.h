@@ -48,7 +48,7 @@
  * The one lock order: rx.srclock -> rx.rlock -> rel.lock -> ring.lock ->
  * peer->lock.  A thread may skip any of them, never take one to the left
  * of one it holds.  No upcall runs with any of them held.  need_lock,
- * ann_lock, mcast.rejoin_lock and mcast.info_lock are leaves.
+ * ann_lock, mcast.rejoin_lock, mcast.info_lock and info_lock are leaves.
  */
 #ifndef IBFS_TP_INT_H
 #define IBFS_TP_INT_H
@@ -293,6 +293,8 @@ struct tp_heal {
 			    * it, tp_heal_tick closes the device) */
 	int retell;	   /* our GID or LID changed (tp_event.c): AHs dropped
 			    * and every peer met told, by tp_heal_tick */
+	int told;	   /* the peers met when it changed, counted before the
+			    * event's flush dropped their AHs: the log line's */
 	atomic_int gone;   /* closed; retried at retry_at */
 	uint64_t retry_at; /* ms */
 	uint32_t backoff_ms;
@@ -322,7 +324,14 @@ struct tp {
 	int npeers;
 	struct tp_ops ops;
 	void *arg;
-	struct tp_info info;
+	struct tp_info info; /* written by main at open, then by the progress
+			      * thread (tp_event.c, tp_heal.c) */
+	/* What tp_info_get hands other threads: info as of its last
+	 * change, copied whole (tp_dev_show), so that none reads one field
+	 * as it is written, or a new QPN with the old boot id and GID;
+	 * info_lock is a leaf */
+	pthread_mutex_t info_lock;
+	struct tp_info shown; /* under info_lock */
 	uint32_t self_id;     /* wire id of the local node */
 	atomic_uint *msg_ids; /* next msg_id per peer */
 	struct peer_counters totals;
@@ -410,8 +419,9 @@ static inline void tp_steps_close(struct tp *tp, const struct tp_step *s, int n)
 			s[n].close(tp);
 }
 
-/* tp_dev.c */
+/* tp_dev.c; tp_dev_show takes info_lock */
 int tp_dev_open(struct tp *tp);
+void tp_dev_show(struct tp *tp);
 void tp_dev_stop(struct tp *tp);
 void tp_dev_close(struct tp *tp);
 
@@ -474,6 +484,7 @@ void tp_probe_deliver(struct tp *tp, struct tp_probes *b, uint64_t now);
 int tp_probe_hold(struct tp *tp, int held, const char *why);
 void tp_probe_restart(struct tp *tp);
 int tp_probe_flush(struct tp *tp, const char *why);
+int tp_probe_met(struct tp *tp);
 
 /* tp_event.c: the device's async events (progress thread) */
 int tp_event_handle(struct tp *tp, const struct ibv_async_event *ev);

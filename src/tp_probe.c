@@ -401,6 +401,20 @@ void tp_probe_restart(struct tp *tp)
 	atomic_store(&tp->probe.kick, 1);
 }
 
+/* The peers met before (an AH made for them), but ourselves: those a
+ * change of our address, or of our QPN, must be told of. */
+int tp_probe_met(struct tp *tp)
+{
+	int i, n = 0;
+
+	for (i = 0; i < tp->npeers; i++) {
+		pthread_mutex_lock(&tp->peers[i].lock);
+		n += tp->peers[i].ah && !tp->peers[i].is_local;
+		pthread_mutex_unlock(&tp->peers[i].lock);
+	}
+	return n;
+}
+
 /*
  * The subnet manager moved the paths (tp_event.c): every peer's AH is
  * retired through the ring, as IPoIB flushes its path records, so that

@@ -274,6 +274,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	pthread_mutex_init(&tp->mcast.rejoin_lock, NULL);
 	pthread_mutex_init(&tp->mcast.info_lock, NULL);
 	pthread_mutex_init(&tp->heal.lock, NULL);
+	pthread_mutex_init(&tp->info_lock, NULL);
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	if (!tp->msg_ids) {
 		free(tp);
@@ -295,6 +296,7 @@ static void tp_free(struct tp *tp)
 	pthread_mutex_destroy(&tp->mcast.rejoin_lock);
 	pthread_mutex_destroy(&tp->mcast.info_lock);
 	pthread_mutex_destroy(&tp->heal.lock);
+	pthread_mutex_destroy(&tp->info_lock);
 	free(tp);
 }
 
@@ -364,6 +366,14 @@ void tp_close(struct tp *tp)
 const struct tp_info *tp_info(const struct tp *tp)
 {
 	return &tp->info;
+}
+
+/* The copy tp_dev_show made last. */
+void tp_info_get(struct tp *tp, struct tp_info *out)
+{
+	pthread_mutex_lock(&tp->info_lock);
+	*out = tp->shown;
+	pthread_mutex_unlock(&tp->info_lock);
 }
 
 /* The device context route.c queries GIDs on; NULL while it is gone. */

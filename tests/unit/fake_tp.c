@@ -98,9 +98,9 @@ static void fake_tp_complete(struct tp *tp, int i, int status)
 }
 
 /* What MOUNT/.status shows of the transport. */
-const struct tp_info *tp_info(const struct tp *tp)
+void tp_info_get(struct tp *tp, struct tp_info *out)
 {
-	return &tp->info;
+	*out = tp->info;
 }
 
 /* The totals MOUNT/.status shows. */

@@ -133,9 +133,9 @@ struct peer_counters *tp_totals(struct tp *tp)
 	return &f.totals;
 }
 
-const struct tp_info *tp_info(const struct tp *tp)
+void tp_info_get(struct tp *tp, struct tp_info *out)
 {
-	return &f.info;
+	*out = f.info;
 }
 
 void tp_set_announce(struct tp *tp,

@@ -171,6 +171,7 @@ static int tp_harness_open(const char *text, const struct tp_ops *ops,
 	tp->dev.scq = &dev.scq;
 	tp->dev.rcq = &dev.rcq;
 	tp->prog.efd = eventfd(0, EFD_NONBLOCK);
+	pthread_mutex_init(&tp->info_lock, NULL);
 	if (tp_ring_open(tp) || tp_recv_open(tp) || tp_rel_open(tp))
 		return -1;
 	tp->ring.buf = calloc(cfg.send_depth, MTU);
@@ -201,6 +202,7 @@ static int tp_harness_close(void)
 	tp_recv_close(tp);
 	tp_ring_close(tp);
 	close(tp->prog.efd);
+	pthread_mutex_destroy(&tp->info_lock);
 	free((void *)tp->msg_ids);
 	free(tp);
 	peer_table_close(peers, cfg.nnodes);
