@@ -294,9 +294,13 @@ static void tp_rel_pub(atomic_uint_fast64_t *peer, atomic_uint_fast64_t *total,
 /* Counters for .status (under rel.lock). */
 static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 {
-	struct peer_counters *c = &p->cnt, *t = &tp->totals;
+	struct peer_use *u = peer_use(p);
+	struct peer_counters *c, *t = &tp->totals;
 	struct rel_stats s;
 
+	if (!u)
+		return;
+	c = &u->cnt;
 	rel_stats_get(&r->tx, &r->rx, &s);
 	atomic_store(&c->rel_window, s.window);
 	atomic_store(&c->rel_inflight, s.inflight);

@@ -219,6 +219,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!calls.expect && !calls.up);
 	if (stranger)
 		CHECK(!calls.expect && !calls.up && !calls.failed &&
-		      !beta->last_error[0]);
+		      !beta->last_err &&
+		      (!peer_used(beta) || !peer_used(beta)->last_error[0]));
 	return 0;
 }

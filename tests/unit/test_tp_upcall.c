@@ -182,8 +182,8 @@ static void test_datagram_deliver_sends(void **state)
 	assert_int_equal(replied, 1);
 	assert_int_equal(done_status, 0);
 	assert_int_equal(sent_on("pong"), 1);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
-	assert_int_equal(peers[BETA].cnt.msgs_tx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_tx, 1);
 }
 
 /*
@@ -213,9 +213,9 @@ static void test_datagram_sender_named(void **state)
 	assert_int_equal(tp_recv_drain(tp), 1);
 	assert_int_equal(delivered, 1);
 	assert_string_equal(got, "ping:hello");
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
-	assert_int_equal(peers[2].cnt.drops[DROP_MALFORMED], 0);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_MALFORMED], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 1);
+	assert_int_equal(peer_use(&peers[2])->cnt.drops[DROP_MALFORMED], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_MALFORMED], 0);
 }
 
 /* datagram: a refused message is a drop, never offered again. */
@@ -225,8 +225,8 @@ static void test_datagram_refused_drops(void **state)
 	beta_sends(2);
 	assert_int_equal(tp_recv_drain(tp), 1);
 	assert_int_equal(delivered, 0);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 1);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 0);
 	assert_int_equal(sent_on("pong"), 0);
 }
 
@@ -250,10 +250,11 @@ static void test_datagram_refusal_causes(void **state)
 		refuse_rc = causes[i].rc;
 		beta_sends(10 + (uint32_t)i);
 		assert_int_equal(tp_recv_drain(tp), 1);
-		assert_int_equal(peers[BETA].cnt.drops[causes[i].why], 1);
+		assert_int_equal(
+			peer_use(&peers[BETA])->cnt.drops[causes[i].why], 1);
 	}
 	assert_int_equal(delivered, 0);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 0);
 }
 
 /* reliable: deliver runs unlocked, after the batch; its reply joins our
@@ -267,7 +268,7 @@ static void test_reliable_deliver_sends(void **state)
 	assert_int_equal(replied, 1);
 	assert_int_equal(done_status, 1); /* not acked yet */
 	assert_int_equal(sent_on("pong"), 1);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 1);
 }
 
 /*
@@ -329,7 +330,7 @@ static void test_reliable_full_channel_alone(void **state)
 	assert_int_equal(beta_arrives("ping", 0, 0), REL_CODE_FULL);
 	assert_int_equal(delivered, 0);
 	assert_int_equal(refuse, 0);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 0);
 	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_FULL);
 	assert_int_equal(delivered, 0); /* not offered: it waits its turn */
 	assert_int_equal(beta_arrives("other", 2, 0), REL_CODE_NONE);
@@ -341,8 +342,8 @@ static void test_reliable_full_channel_alone(void **state)
 	assert_string_equal(got, "ping:hello");
 	assert_int_equal(beta_arrives("ping", 4, 0), REL_CODE_NONE);
 	assert_int_equal(delivered, 3);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 3);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 3);
 }
 
 /*
@@ -391,7 +392,7 @@ static void test_reliable_bad_name(void **state)
 	tp_rel_service(tp, 1);
 	assert_int_equal(acked_code(0), REL_CODE_INVAL);
 	assert_int_equal(delivered, 0);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_MALFORMED], 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_MALFORMED], 1);
 	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
 	assert_int_equal(delivered, 1);
 }
@@ -404,8 +405,9 @@ static void test_reliable_refused_for_good(void **state)
 	refuse = 1;
 	refuse_rc = -ENOSPC;
 	assert_int_equal(beta_arrives("ping", 0, 0), REL_CODE_NOSPC);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_MAX_CHANNELS], 1);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_MAX_CHANNELS],
+			 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 0);
 	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
 	assert_int_equal(delivered, 1);
 }
@@ -463,7 +465,7 @@ static void test_group_bounds_follow_members(void **state)
  */
 static void test_datagram_reasm_drops(void **state)
 {
-	atomic_uint_fast64_t *d = peers[BETA].cnt.drops;
+	atomic_uint_fast64_t *d = peer_use(&peers[BETA])->cnt.drops;
 	unsigned i, held;
 
 	assert_int_equal(cfg.max_message, 1 << 20);
@@ -478,7 +480,7 @@ static void test_datagram_reasm_drops(void **state)
 	assert_int_equal(d[DROP_QUEUE_FULL], 0);
 	beta_first(0, WIRE_FLAG_MCAST);
 	assert_int_equal(tp_recv_drain(tp), 1);
-	assert_int_equal(peers[BETA].cnt.mcast_rx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.mcast_rx, 1);
 	assert_int_equal(d[DROP_REASM_SHARE], 101 - held);
 	assert_int_equal(wire_reasm_pending(tp->rx.reasm), held);
 	usleep(20 * 1000);
