@@ -174,7 +174,15 @@ struct peer_use {
 	 * words), so that each cause is said once until the peer is met;
 	 * 0: none */
 	uint32_t refused;
-	struct peer_probe probe;  /* under lock */
+	struct peer_probe probe; /* under lock */
+	/* under the transport's rel.lock: where the reliable streams stood
+	 * when they were let go after an idle session (tp_rel.c), so that a
+	 * meeting of the same two incarnations goes on from there: their
+	 * boot ids and the next psn each way; kept 0: none */
+	struct {
+		int kept;
+		uint32_t boot, self, tx, rx;
+	} rel_mark;
 	struct peer_counters cnt; /* atomics: read without the lock */
 };
 

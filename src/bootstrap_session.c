@@ -393,6 +393,7 @@ static void bs_peer_gone(struct bootstrap *b, int pi, int bye)
 	tp_peer_down(b->tp, p);
 	b->bp[pi].up = 0;
 	if (bye) {
+		tp_peer_idle(b->tp, p);
 		peer_set_error(p, 0, NULL);
 		log_info("peer %s idle (no traffic for %d ms)", p->conf->name,
 			 b->cfg->idle_timeout_ms);

@@ -505,6 +505,12 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 	tp_recv_src_linger(tp, p);
 }
 
+/* The streams are the progress thread's: it lets them go. */
+void tp_peer_idle(struct tp *tp, struct peer *p)
+{
+	tp_rel_idle(tp, p);
+}
+
 /* p's AH went with a fabric event while it was installed. */
 int tp_peer_flushed(struct tp *tp, struct peer *p)
 {

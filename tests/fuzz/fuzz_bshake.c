@@ -87,6 +87,10 @@ void tp_peer_failed(struct tp *tp, struct peer *p)
 	calls.failed++;
 }
 
+void tp_peer_idle(struct tp *tp, struct peer *p)
+{
+}
+
 int route_resolve(struct route *r, const struct config_node *node,
 		  const struct peer_addr *remote, struct ibv_ah **ah)
 {

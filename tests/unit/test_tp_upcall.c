@@ -316,6 +316,78 @@ static int beta_arrives(const char *chan, uint32_t psn, uint32_t rflags)
 	return acked_code(psn);
 }
 
+/* Beta's "hello" at psn on "ping" is delivered, in order. */
+static void beta_delivers(uint32_t psn)
+{
+	int before = delivered;
+
+	beta_sends_on("ping", 20 + psn, psn, 0);
+	assert_int_equal(tp_recv_drain(tp), 1);
+	tp_rel_service(tp, 1);
+	assert_int_equal(delivered, before + 1);
+	assert_int_equal(rel_rx_next(&tp->rel.peer[BETA]->rx), psn + 1);
+}
+
+/* Beta met again at its address, with boot id boot, and up. */
+static void beta_met(uint32_t boot)
+{
+	struct peer_addr addr;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.qpn = BETA_QPN;
+	addr.mtu = IBV_MTU_1024;
+	addr.boot = boot;
+	beta_gid(&addr.gid);
+	assert_int_equal(tp_peer_up(tp, &peers[BETA], &addr,
+				    (struct ibv_ah *)&dev.ah, ROUTE_GID),
+			 0);
+	tp_harness_probe_beta();
+}
+
+/*
+ * reliable (issue 33): beta's session idles out, its streams (15 KiB)
+ * go on the progress thread's next pass, and where they stood stays;
+ * met again, the same incarnation's streams go on from there in their
+ * sessions (beta may have kept its own), a new incarnation's afresh.
+ */
+static void test_reliable_idle_lets_go(void **state)
+{
+	uint32_t rx_sess, tx_sess;
+
+	beta_delivers(0);
+	assert_int_equal(replied, 1); /* our stream to beta moved too */
+	rx_sess = tp->rel.peer[BETA]->rx.sess;
+	tx_sess = tp->rel.peer[BETA]->tx.sess;
+	tp_peer_down(tp, &peers[BETA]);
+	tp_peer_idle(tp, &peers[BETA]);
+	assert_non_null(tp->rel.peer[BETA]); /* the progress thread's */
+	tp_rel_service(tp, 0);
+	assert_null(tp->rel.peer[BETA]);
+	assert_int_equal(tp->rel.nactive, 0);
+	beta_met(0);
+	assert_non_null(tp->rel.peer[BETA]);
+	assert_int_equal(tp->rel.peer[BETA]->rx.sess, rx_sess);
+	assert_int_equal(tp->rel.peer[BETA]->tx.sess, tx_sess);
+	assert_int_equal(tp->rel.peer[BETA]->tx.nxt, 1);
+	beta_delivers(1);
+	/* met again before the pass: kept */
+	tp_peer_down(tp, &peers[BETA]);
+	tp_peer_idle(tp, &peers[BETA]);
+	beta_met(0);
+	tp_rel_service(tp, 0);
+	assert_non_null(tp->rel.peer[BETA]);
+	beta_delivers(2);
+	/* let go, then a new incarnation of beta: both afresh */
+	tp_peer_down(tp, &peers[BETA]);
+	tp_peer_idle(tp, &peers[BETA]);
+	tp_rel_service(tp, 0);
+	assert_null(tp->rel.peer[BETA]);
+	beta_met(0x5eed);
+	assert_int_not_equal(tp->rel.peer[BETA]->rx.sess, rx_sess);
+	assert_int_equal(tp->rel.peer[BETA]->tx.nxt, 0);
+	beta_delivers(0);
+}
+
 /*
  * reliable: a message refused for a full queue is not held (the stream
  * moves on, no drop counted) and the ack says FULL; a later one to that
@@ -393,7 +465,7 @@ static void test_reliable_bad_name(void **state)
 	assert_int_equal(acked_code(0), REL_CODE_INVAL);
 	assert_int_equal(delivered, 0);
 	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_MALFORMED], 1);
-	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
+	beta_delivers(1);
 	assert_int_equal(delivered, 1);
 }
 
@@ -408,7 +480,7 @@ static void test_reliable_refused_for_good(void **state)
 	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_MAX_CHANNELS],
 			 1);
 	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 0);
-	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
+	beta_delivers(1);
 	assert_int_equal(delivered, 1);
 }
 
@@ -507,6 +579,8 @@ int main(void)
 			test_group_bounds_follow_members, setup_datagram,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_deliver_sends,
+						setup_reliable, teardown),
+		cmocka_unit_test_setup_teardown(test_reliable_idle_lets_go,
 						setup_reliable, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_reliable_full_channel_alone, setup_reliable,
