@@ -328,19 +328,32 @@ static void beta_delivers(uint32_t psn)
 	assert_int_equal(rel_rx_next(&tp->rel.peer[BETA]->rx), psn + 1);
 }
 
-/* Beta met again at its address, with boot id boot, and up. */
-static void beta_met(uint32_t boot)
+/* Beta (installed again, its cached AH) announces max_message and mtu,
+ * booted as boot; the bootstrap's tp_peer_up. */
+static void beta_hello_as(uint32_t max_message, enum ibv_mtu mtu, uint32_t boot)
 {
 	struct peer_addr addr;
 
 	memset(&addr, 0, sizeof(addr));
 	addr.qpn = BETA_QPN;
-	addr.mtu = IBV_MTU_1024;
+	addr.mtu = mtu;
+	addr.max_message = max_message;
 	addr.boot = boot;
 	beta_gid(&addr.gid);
-	assert_int_equal(tp_peer_up(tp, &peers[BETA], &addr,
-				    (struct ibv_ah *)&dev.ah, ROUTE_GID),
+	assert_int_equal(tp_peer_up(tp, &peers[BETA], &addr, NULL, ROUTE_GID),
 			 0);
+}
+
+/* The same, in the incarnation the harness met. */
+static void beta_hello(uint32_t max_message, enum ibv_mtu mtu)
+{
+	beta_hello_as(max_message, mtu, 0);
+}
+
+/* Beta met again at its address, booted as boot, and up (probed). */
+static void beta_met(uint32_t boot)
+{
+	beta_hello_as(0, IBV_MTU_1024, boot);
 	tp_harness_probe_beta();
 }
 
@@ -482,21 +495,6 @@ static void test_reliable_refused_for_good(void **state)
 	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 0);
 	beta_delivers(1);
 	assert_int_equal(delivered, 1);
-}
-
-/* Beta (installed again) announces max_message and mtu; the bootstrap's
- * tp_peer_up. */
-static void beta_hello(uint32_t max_message, enum ibv_mtu mtu)
-{
-	struct peer_addr addr;
-
-	memset(&addr, 0, sizeof(addr));
-	addr.qpn = BETA_QPN;
-	addr.mtu = mtu;
-	addr.max_message = max_message;
-	beta_gid(&addr.gid);
-	assert_int_equal(tp_peer_up(tp, &peers[BETA], &addr, NULL, ROUTE_GID),
-			 0);
 }
 
 /*
