@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/allocator_interface.h>
+/* ASan's allocator (sanitizer/allocator_interface.h, which gcc lacks) */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 #include "unit.h"
