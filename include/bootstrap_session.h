@@ -196,8 +196,9 @@ void bs_arm(struct bootstrap *b, struct bs_conn *c);
 struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi);
 /* c leaves the strangers' list (it closed, or came up). */
 void bs_stranger_drop(struct bootstrap *b, struct bs_conn *c);
-/* An address as 16 bytes, IPv4 as ::ffff:a.b.c.d; 0, or -EAFNOSUPPORT. */
-int bs_addr16(const struct sockaddr_storage *ss, uint8_t out[16]);
+/* An address as 16 bytes, IPv4 as ::ffff:a.b.c.d; 0, or -EAFNOSUPPORT.
+ * sa: a sockaddr_storage, or a node's union config_sa. */
+int bs_addr16(const void *sa, uint8_t out[16]);
 /* ss's address as text, for a log line. */
 const char *bs_src_str(const struct sockaddr_storage *ss, char *buf,
 		       size_t len);

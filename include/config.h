@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <infiniband/ib.h>
 
 #include "util.h"
 
@@ -56,27 +58,47 @@ enum config_bootstrap {
 };
 
 /*
+ * A node's address as a number: IPv4, IPv6 or AF_IB (a GID), with
+ * ss_family AF_UNSPEC for a host name.  48 bytes where a sockaddr_storage
+ * takes 128: a config holds two per node.
+ */
+union config_sa {
+	sa_family_t ss_family; /* every sockaddr's first field */
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+	struct sockaddr_ib ib;
+};
+
+/* Longest addr, and bootstrap host, as written (without its NUL). */
+#define CONFIG_HOST_MAX 127
+
+/*
  * One configured node; a 10,000-node config holds 10,000 of these, so it
- * stays small (600 bytes) and loading one does no name lookup: a host
- * name is kept as written with its sockaddr AF_UNSPEC, and resolved by
- * config_node_addr / config_node_bootstrap when it is needed.
+ * stays small (144 bytes, its strings apart) and loading one does no name
+ * lookup: a host name is kept as written with its sockaddr AF_UNSPEC, and
+ * resolved by config_node_addr / config_node_bootstrap when it is needed.
+ * Its strings lie in the config's string blocks (config_free frees them).
  */
 struct config_node {
-	char name[CONFIG_NAME_MAX];
+	const char *name;
+	const char *addr; /* as written: IPv4, IPv6, a name or a GID */
+	/* as written, without the port; addr itself when defaulted */
+	const char *bootstrap_host;
 	int line;		  /* line of its [node …] header */
 	uint16_t addr_dline;	  /* line of its addr key, minus line */
 	uint16_t bootstrap_dline; /* ... of bootstrap (addr's if defaulted) */
-	char addr[128];		  /* as written: IPv4, IPv6, a name or a GID */
-	/* AF_INET, AF_INET6 or AF_IB; AF_UNSPEC when addr is a host name */
-	struct sockaddr_storage addr_sa;
-	socklen_t addr_len;
-	char bootstrap_host[128]; /* as written, without the port */
 	uint16_t bootstrap_port;  /* CONFIG_DEFAULT_BOOTSTRAP_PORT */
+	uint8_t addr_len;	  /* of addr_sa; 0 for a host name */
+	uint8_t bootstrap_len;	  /* of bootstrap_sa; 0 for a host name */
+	/* AF_INET, AF_INET6 or AF_IB; AF_UNSPEC when addr is a host name */
+	union config_sa addr_sa;
 	/* numeric, port filled in; AF_UNSPEC when the host is a name */
-	struct sockaddr_storage bootstrap_sa;
-	socklen_t bootstrap_len;
+	union config_sa bootstrap_sa;
 	enum config_delivery delivery; /* [global] value unless overridden */
 };
+
+struct config_strblk;
 
 struct config {
 	char path[4096];
@@ -140,6 +162,8 @@ struct config {
 	 * index_mask + 1 slots, at least twice nnodes */
 	int *index;
 	uint32_t index_mask;
+	/* the nodes' strings, in blocks that never move (config_ini.c) */
+	struct config_strblk *strs;
 };
 
 /*

@@ -118,6 +118,13 @@ void config_keys_default(struct config *cfg);
 int config_ini_parse(const char *text, const char *name, struct config *cfg,
 		     char *err, size_t errlen);
 
+/* s[0..len) kept with its NUL in the config's string blocks, for the
+ * life of the config; NULL (out of memory, reported) on failure. */
+const char *config_ini_str(struct config_parse *p, const char *s, size_t len);
+
+/* Free the config's string blocks (config_free). */
+void config_ini_free_strs(struct config *cfg);
+
 /* v with each "%n" replaced by node, into buf; -1 if too long. */
 int config_ini_subst(const char *v, const char *node, char *buf, size_t len);
 
@@ -134,7 +141,8 @@ int config_ini_bad(struct config_parse *p, const struct config_key *k,
  */
 int config_addr_set_addr(struct config_node *n, const char *val, char *why,
 			 size_t whylen);
-int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
+int config_addr_set_bootstrap(struct config_node *n, const char *val,
+			      char host[CONFIG_HOST_MAX + 1], char *why,
 			      size_t whylen);
 int config_addr_set_mcast(struct config *cfg, const char *val, char *why,
 			  size_t whylen);

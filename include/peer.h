@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A peer: one node of the config as this daemon sees it — its wire id, the
- * address it announced over bootstrap, the address handle that reaches it,
- * and its counters.  The local node is a peer too: sending to yourself
- * loops through the HCA like any other send.
+ * A peer: one node of the config as this daemon sees it — its wire id and
+ * state for every node; once it is used, the address it announced over
+ * bootstrap, the address handle that reaches it, its last error and its
+ * counters (struct peer_use, so that a node never used costs little: a
+ * 10,000-node config is 10,000 peers).  The local node is a peer too:
+ * sending to yourself loops through the HCA like any other send.
  */
 #ifndef IBFS_PEER_H
 #define IBFS_PEER_H
@@ -150,29 +152,53 @@ struct peer_probe {
 	int wtries;
 };
 
+/*
+ * What a peer holds once it is used: made by peer_use at its first
+ * meeting, send, failure or counted event, and kept until the table
+ * closes (never moved nor freed before: the counters are read without a
+ * lock, and .status and .metrics count on them never going back).  A
+ * node that is never used costs its struct peer alone.
+ */
+struct peer_use {
+	uint64_t epoch;	       /* under lock: bumps on every up transition */
+	time_t since;	       /* under lock: time of the last up/down change */
+	struct peer_addr addr; /* under lock */
+	/* under lock; kept while down: the route cache (tp_peer_up) */
+	struct ibv_ah *ah;
+	enum config_route route_used;	 /* under lock */
+	char last_error[PEER_ERROR_MAX]; /* under lock: .status last_error= */
+	int64_t last_attempt; /* under lock: wall ms of the last dial or
+				 hello; 0: none */
+	unsigned fails;	      /* under lock: failed meetings since up */
+	/* under lock: the refusal last logged as a warning (FNV-1a of its
+	 * words), so that each cause is said once until the peer is met;
+	 * 0: none */
+	uint32_t refused;
+	struct peer_probe probe; /* under lock */
+	/* under the transport's rel.lock: where the reliable streams stood
+	 * when they were let go after an idle session (tp_rel.c), so that a
+	 * meeting of the same two incarnations goes on from there: their
+	 * boot ids and the next psn each way; kept 0: none */
+	struct {
+		int kept;
+		uint32_t boot, self, tx, rx;
+	} rel_mark;
+	struct peer_counters cnt; /* atomics: read without the lock */
+};
+
+/* One per configured node: what every node needs, and no more. */
 struct peer {
-	int idx; /* index in config nodes */
-	const struct config_node *conf;
+	int idx;     /* index in config nodes */
 	uint32_t id; /* wire_node_id(conf->name) */
+	const struct config_node *conf;
 	int is_local;
 
-	pthread_mutex_t lock; /* guards everything below */
-	int up;
-	uint64_t epoch; /* bumps on every up transition */
-	time_t since;	/* time of the last up/down change */
-	struct peer_addr addr;
-	struct ibv_ah *ah; /* kept while down: the route cache (tp_peer_up) */
-	enum config_route route_used;
-	int last_err; /* errno of the last failed meeting; 0: none */
-	char last_error[PEER_ERROR_MAX]; /* its words: .status last_error= */
-	int64_t last_attempt; /* wall ms of the last dial or hello; 0: none */
-	unsigned fails;	      /* failed meetings since it was last up */
-	/* the refusal last logged as a warning (FNV-1a of its words), so
-	 * that each cause is said once until the peer is met; 0: none */
-	uint32_t refused;
-	struct peer_probe probe;
-
-	struct peer_counters cnt; /* atomics: read without the lock */
+	int up;	      /* under lock */
+	int last_err; /* under lock: errno of the last failed meeting; 0 */
+	pthread_mutex_t lock;
+	/* NULL until the peer is first used (peer_use), then the same
+	 * until peer_table_close: loaded (acquire) without the lock */
+	struct peer_use *_Atomic use;
 };
 
 /*
@@ -195,7 +221,8 @@ enum peer_state {
  * MTU, GID). */
 int peer_addr_same(const struct peer_addr *a, const struct peer_addr *b);
 
-/* Build one peer per config node; *out is calloc'ed. */
+/* Build one peer per config node; *out is calloc'ed.  Close frees every
+ * in-use part too (the transport released their AHs in tp_close). */
 int peer_table_open(struct peer **out, const struct config *cfg);
 void peer_table_close(struct peer *peers, int n);
 
@@ -206,12 +233,41 @@ const char *peer_state_name(enum peer_state st);
 /* Whether p is up now (takes p->lock). */
 int peer_is_up(struct peer *p);
 
-/* Record why meeting p failed (err > 0, msg), or clear it (err 0). */
+/* Record why meeting p failed (err > 0, msg), or clear it (err 0); the
+ * _locked one under p->lock. */
 void peer_set_error(struct peer *p, int err, const char *msg);
+void peer_set_error_locked(struct peer *p, int err, const char *msg);
 
 /* An attempt to meet p starts now: a dial, or a hello or announce from
  * it while it is not up (last_attempt= in .status). */
 void peer_attempt(struct peer *p);
+
+/*
+ * p's in-use part, made now when p has none (any thread, any lock held:
+ * made by compare-and-swap, no lock taken); NULL only without memory.
+ */
+struct peer_use *peer_use(struct peer *p);
+
+/* p's in-use part when it has one, else NULL: for readers. */
+static inline struct peer_use *peer_used(const struct peer *p)
+{
+	return atomic_load_explicit(&((struct peer *)p)->use,
+				    memory_order_acquire);
+}
+
+/* For reading: p's counters, or zeros for a peer never used (never
+ * written through). */
+struct peer_counters *peer_counts(const struct peer *p);
+
+/* Add v to p's counter field f, making its in-use part if need be (the
+ * count is lost only without memory). */
+#define PEER_ADD(p, f, v)                                                      \
+	do {                                                                   \
+		struct peer_use *peer_add_u_ = peer_use(p);                    \
+		if (peer_add_u_)                                               \
+			atomic_fetch_add_explicit(&peer_add_u_->cnt.f, (v),    \
+						  memory_order_relaxed);       \
+	} while (0)
 
 /* Add a drop of reason r to p's counters and to totals. */
 void peer_count_drop(struct peer *p, struct peer_counters *totals,

@@ -301,6 +301,19 @@ void rel_tx_reset(struct rel_tx *tx, int err, uint32_t new_sess);
  * next goes on at the next psn, its first datagram marked FWD. */
 void rel_tx_abandon(struct rel_tx *tx, int err);
 
+/*
+ * Whether the stream may be let go: nothing queued, waiting, finished
+ * and not taken, or unacked.  Where it stands is then its session and
+ * nxt alone, and rel_tx_resume makes it again (the transport frees the
+ * streams of a peer that idled out).
+ */
+int rel_tx_quiet(const struct rel_tx *tx);
+
+/* Fresh sender state (as rel_tx_init) going on in session sess at psn,
+ * its first datagram marked FWD, as after rel_tx_abandon. */
+void rel_tx_resume(struct rel_tx *tx, uint32_t sess, uint32_t psn,
+		   uint32_t window, uint32_t peer_timeout_ms);
+
 /* Whether the datagram at psn must carry the forward mark. */
 int rel_tx_fwd(const struct rel_tx *tx, uint32_t psn);
 
@@ -362,6 +375,15 @@ void rel_rx_forget(struct rel_rx *rx);
 /* Follow session sess from psn 0: the bootstrap met the sender's new
  * incarnation (the caller drops what it held of the old one). */
 void rel_rx_join(struct rel_rx *rx, uint32_t sess);
+
+/* Whether the stream may be let go: joined, nothing held past a gap, no
+ * refusal code that an ack may still owe, no message blocked. */
+int rel_rx_quiet(const struct rel_rx *rx);
+
+/* Fresh receiver state following session sess from psn on: a stream let
+ * go while quiet (rel_rx_quiet) and made again. */
+void rel_rx_resume(struct rel_rx *rx, uint32_t sess, uint32_t psn,
+		   uint32_t window);
 
 /*
  * A datagram (sess, psn) marked FWD: nothing before psn will come.  Returns

@@ -235,6 +235,14 @@ void tp_peer_expect(struct tp *tp, struct peer *p,
 void tp_peer_down(struct tp *tp, struct peer *p);
 
 /*
+ * p's session ended for want of traffic (idle_timeout), after
+ * tp_peer_down (bootstrap thread): its reliable streams (15 KiB) are let
+ * go once quiet, on the progress thread, and made again at the next
+ * meeting, going on where they stood (tp_rel.c).
+ */
+void tp_peer_idle(struct tp *tp, struct peer *p);
+
+/*
  * p could not be met, or its session failed (bootstrap thread): call
  * ops->peer_failed, so that what waits for p to be tried learns it.
  */

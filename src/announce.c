@@ -312,7 +312,7 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 	p = &a->peers[i];
 	if (!a->ap[i].k.up)
 		peer_attempt(p);
-	atomic_fetch_add_explicit(&p->cnt.ann_rx, 1, memory_order_relaxed);
+	PEER_ADD(p, ann_rx, 1);
 	atomic_fetch_add_explicit(&tp_totals(a->tp)->ann_rx, 1,
 				  memory_order_relaxed);
 	why = ann_refusal(a, i, &m->h, buf, sizeof(buf));

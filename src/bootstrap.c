@@ -186,7 +186,7 @@ static int bs_idle(struct bootstrap *b, struct bs_conn *c, int64_t now,
 		   int64_t *wake)
 {
 	struct bs_peer *bp = &b->bp[c->peer];
-	struct peer_counters *k = &b->peers[c->peer].cnt;
+	struct peer_counters *k = peer_counts(&b->peers[c->peer]);
 	uint64_t seen = atomic_load(&k->msgs_tx) + atomic_load(&k->msgs_rx);
 	int64_t due;
 

@@ -53,7 +53,7 @@ static uint32_t bs_set_slot(const struct bootstrap *b, const uint8_t a[16])
 }
 
 /* Add the numeric address of ss to the set (names are left out). */
-static void bs_set_add(struct bootstrap *b, const struct sockaddr_storage *ss)
+static void bs_set_add(struct bootstrap *b, const union config_sa *ss)
 {
 	uint8_t a[16];
 	uint32_t h;
@@ -113,9 +113,9 @@ static int bs_src_member(const struct bootstrap *b,
 	return b->src_used[bs_set_slot(b, a)];
 }
 
-/* Whether two sockaddrs hold the same address (ports aside). */
-static int bs_same_host(const struct sockaddr_storage *x,
-			const struct sockaddr_storage *y)
+/* Whether two sockaddrs hold the same address (ports aside); each a
+ * sockaddr_storage or a node's union config_sa. */
+static int bs_same_host(const void *x, const void *y)
 {
 	uint8_t a[16], c[16];
 

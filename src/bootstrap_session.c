@@ -122,16 +122,17 @@ void bs_arm(struct bootstrap *b, struct bs_conn *c)
 }
 
 /* An address as 16 bytes, IPv4 as ::ffff:a.b.c.d; 0, or -EAFNOSUPPORT. */
-int bs_addr16(const struct sockaddr_storage *ss, uint8_t out[16])
+int bs_addr16(const void *sa, uint8_t out[16])
 {
-	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr *ss = sa;
+	const struct sockaddr_in *s4 = sa;
+	const struct sockaddr_in6 *s6 = sa;
 
-	if (ss->ss_family == AF_INET6) {
+	if (ss->sa_family == AF_INET6) {
 		memcpy(out, &s6->sin6_addr, 16);
 		return 0;
 	}
-	if (ss->ss_family != AF_INET)
+	if (ss->sa_family != AF_INET)
 		return -EAFNOSUPPORT;
 	util_v4mapped(out, &s4->sin_addr);
 	return 0;
@@ -180,14 +181,17 @@ void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 {
 	const char *name = p->conf->name;
 	uint32_t h = util_fnv1a(msg, strlen(msg), UTIL_FNV1A_INIT);
-	int said = 1, first;
+	struct peer_use *u = peer_use(p); /* NULL: no memory, said anyway */
+	int said = 1, first = 1;
 
 	pthread_mutex_lock(&p->lock);
-	if (bs_is_refusal(err) && p->refused != h) {
-		p->refused = h;
+	if (bs_is_refusal(err) && (!u || u->refused != h)) {
+		if (u)
+			u->refused = h;
 		said = 0;
 	}
-	first = p->fails++ == 0;
+	if (u)
+		first = u->fails++ == 0;
 	pthread_mutex_unlock(&p->lock);
 	if (!said)
 		log_warnx("%s %s: %s", prefix, name, msg);
@@ -204,12 +208,15 @@ void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 /* The failures end: the up line follows or came just before. */
 void bootstrap_recovered(struct peer *p)
 {
+	struct peer_use *u = peer_used(p);
 	unsigned n;
 
+	if (!u) /* never failed */
+		return;
 	pthread_mutex_lock(&p->lock);
-	n = p->fails;
-	p->fails = 0;
-	p->refused = 0;
+	n = u->fails;
+	u->fails = 0;
+	u->refused = 0;
 	pthread_mutex_unlock(&p->lock);
 	if (n)
 		log_info("peer %s: recovered after %u failed attempt%s",
@@ -226,7 +233,7 @@ static void bs_note(struct bootstrap *b, int pi, int err, const char *prefix,
 /* A bootstrap failure of peer pi ("bootstrap: NAME: why"). */
 void bs_session_fail(struct bootstrap *b, int pi, int err, const char *fmt, ...)
 {
-	char msg[sizeof(b->peers[pi].last_error)];
+	char msg[PEER_ERROR_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -238,7 +245,7 @@ void bs_session_fail(struct bootstrap *b, int pi, int err, const char *fmt, ...)
 /* Authentication refused: "peer NAME: authentication failed: why". */
 static void bs_auth_fail(struct bootstrap *b, int pi, const char *why)
 {
-	char msg[sizeof(b->peers[pi].last_error)];
+	char msg[PEER_ERROR_MAX];
 
 	snprintf(msg, sizeof(msg), "authentication failed: %.100s", why);
 	bs_note(b, pi, EACCES, "peer", msg);
@@ -351,7 +358,7 @@ static int bs_install(struct bootstrap *b, struct bs_conn *c)
 static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
 {
 	struct bs_peer *bp = &b->bp[c->peer];
-	struct peer_counters *k = &b->peers[c->peer].cnt;
+	struct peer_counters *k = peer_counts(&b->peers[c->peer]);
 	int rc;
 
 	if (!bp->up || !peer_addr_same(&bp->addr, &c->h.addr)) {
@@ -386,6 +393,7 @@ static void bs_peer_gone(struct bootstrap *b, int pi, int bye)
 	tp_peer_down(b->tp, p);
 	b->bp[pi].up = 0;
 	if (bye) {
+		tp_peer_idle(b->tp, p);
 		peer_set_error(p, 0, NULL);
 		log_info("peer %s idle (no traffic for %d ms)", p->conf->name,
 			 b->cfg->idle_timeout_ms);

@@ -438,6 +438,7 @@ void config_free(struct config *cfg)
 		return;
 	free(cfg->nodes);
 	free(cfg->index);
+	config_ini_free_strs(cfg);
 	explicit_bzero(cfg, sizeof(*cfg));
 	cfg->local = -1;
 }

@@ -28,12 +28,15 @@
 
 _Static_assert(sizeof(struct sockaddr_ib) <= sizeof(struct sockaddr_storage),
 	       "AF_IB address must fit sockaddr_storage");
-_Static_assert(sizeof(struct config_node) <= 600,
+_Static_assert(sizeof(struct config_node) <= 144,
 	       "a config_node is per configured node: keep it small");
 
-/* TCP and rdma_cm both want the port inside the sockaddr. */
-static void addr_set_port(struct sockaddr_storage *ss, uint16_t port)
+/* TCP and rdma_cm both want the port inside the sockaddr (a
+ * sockaddr_storage, or a node's union config_sa). */
+static void addr_set_port(void *sa, uint16_t port)
 {
+	struct sockaddr_storage *ss = sa;
+
 	if (ss->ss_family == AF_INET)
 		((struct sockaddr_in *)ss)->sin_port = htons(port);
 	else if (ss->ss_family == AF_INET6)
@@ -74,6 +77,21 @@ static int addr_ip_sa(const char *host, uint16_t port,
 	return 0;
 }
 
+/* The same into a node's compact sockaddr, which holds any IP one. */
+static int addr_ip_node(const char *host, uint16_t port, union config_sa *u,
+			uint8_t *len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+
+	if (addr_ip_sa(host, port, &ss, &sslen) || sslen > sizeof(*u))
+		return -EINVAL;
+	memset(u, 0, sizeof(*u));
+	memcpy(u, &ss, sslen);
+	*len = (uint8_t)sslen;
+	return 0;
+}
+
 /*
  * A host name as RFC 1123 writes it (labels of letters, digits, '-' and,
  * as /etc/hosts allows, '_'; an optional final dot), whose last label is
@@ -106,7 +124,7 @@ static int addr_is_name(const char *s)
 }
 
 /* A name stays as written; its sockaddr says so with AF_UNSPEC. */
-static void addr_name_sa(struct sockaddr_storage *ss, socklen_t *len)
+static void addr_name_sa(union config_sa *ss, uint8_t *len)
 {
 	memset(ss, 0, sizeof(*ss));
 	ss->ss_family = AF_UNSPEC;
@@ -139,9 +157,9 @@ int config_addr_set_addr(struct config_node *n, const char *val, char *why,
 {
 	size_t len = strlen(val);
 
-	if (len >= sizeof(n->addr))
-		return ADDR_BAD(why, whylen, "longer than %zu bytes",
-				sizeof(n->addr) - 1);
+	if (len > CONFIG_HOST_MAX)
+		return ADDR_BAD(why, whylen, "longer than %d bytes",
+				CONFIG_HOST_MAX);
 	if (!strncasecmp(val, "gid:", 4)) {
 		if (addr_gid_sa(val + 4, n))
 			return ADDR_BAD(
@@ -150,13 +168,12 @@ int config_addr_set_addr(struct config_node *n, const char *val, char *why,
 				val);
 	} else if (addr_is_name(val)) {
 		addr_name_sa(&n->addr_sa, &n->addr_len);
-	} else if (addr_ip_sa(val, 0, &n->addr_sa, &n->addr_len)) {
+	} else if (addr_ip_node(val, 0, &n->addr_sa, &n->addr_len)) {
 		return ADDR_BAD(why, whylen,
 				"'%s' is not an IPv4/IPv6 address, a host name "
 				"or gid:GID",
 				val);
 	}
-	memcpy(n->addr, val, len + 1);
 	return 0;
 }
 
@@ -220,10 +237,10 @@ void config_addr_mcast_default(struct config *cfg)
 }
 
 /* bootstrap: HOST, HOST:PORT or [IPV6]:PORT; bare IPv6 would be ambiguous. */
-int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
+int config_addr_set_bootstrap(struct config_node *n, const char *val,
+			      char host[CONFIG_HOST_MAX + 1], char *why,
 			      size_t whylen)
 {
-	char host[sizeof(n->bootstrap_host)];
 	const char *h = val, *port = NULL, *c, *end;
 	uint64_t v = CONFIG_DEFAULT_BOOTSTRAP_PORT;
 	size_t hlen;
@@ -248,7 +265,7 @@ int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
 		hlen = c ? (size_t)(c - val) : strlen(val);
 		port = c ? c + 1 : NULL;
 	}
-	if (!hlen || hlen >= sizeof(host))
+	if (!hlen || hlen > CONFIG_HOST_MAX)
 		return ADDR_BAD(why, whylen, "no usable host in '%s'", val);
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
@@ -258,14 +275,13 @@ int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
 				port);
 	if (h == val && addr_is_name(host))
 		addr_name_sa(&n->bootstrap_sa, &n->bootstrap_len);
-	else if (addr_ip_sa(host, v, &n->bootstrap_sa, &n->bootstrap_len))
+	else if (addr_ip_node(host, v, &n->bootstrap_sa, &n->bootstrap_len))
 		return ADDR_BAD(why, whylen,
 				h == val ? "'%s' is not an IPv4/IPv6 "
 					   "address or a host name"
 					 : "'%s' is not a numeric "
 					   "IPv4/IPv6 address",
 				host);
-	memcpy(n->bootstrap_host, host, hlen + 1);
 	n->bootstrap_port = v;
 	return 0;
 }
@@ -273,7 +289,7 @@ int config_addr_set_bootstrap(struct config_node *n, const char *val, char *why,
 /* A node without a bootstrap key listens on its addr, default port. */
 void config_addr_default_bootstrap(struct config_node *n)
 {
-	memcpy(n->bootstrap_host, n->addr, sizeof(n->addr));
+	n->bootstrap_host = n->addr;
 	n->bootstrap_port = CONFIG_DEFAULT_BOOTSTRAP_PORT;
 	n->bootstrap_sa = n->addr_sa;
 	n->bootstrap_len = n->addr_len;
@@ -284,7 +300,7 @@ void config_addr_default_bootstrap(struct config_node *n)
  * (case folded) for a name, else the address; and the port. */
 uint32_t config_addr_bootstrap_hash(const struct config_node *n)
 {
-	const struct sockaddr_storage *a = &n->bootstrap_sa;
+	const union config_sa *a = &n->bootstrap_sa;
 	const struct sockaddr_in *a4 = (const void *)a;
 	const struct sockaddr_in6 *a6 = (const void *)a;
 	uint32_t h = util_fnv1a(&n->bootstrap_port, sizeof(n->bootstrap_port),
@@ -312,8 +328,7 @@ uint32_t config_addr_bootstrap_hash(const struct config_node *n)
 int config_addr_same_bootstrap(const struct config_node *na,
 			       const struct config_node *nb)
 {
-	const struct sockaddr_storage *a = &na->bootstrap_sa,
-				      *b = &nb->bootstrap_sa;
+	const union config_sa *a = &na->bootstrap_sa, *b = &nb->bootstrap_sa;
 	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
 	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
 
@@ -377,12 +392,13 @@ static int addr_lookup(const char *host, uint16_t port,
 }
 
 /* The parser's sockaddr when it made one (numeric), else a lookup now. */
-static int addr_get(const char *host, const struct sockaddr_storage *sa,
+static int addr_get(const char *host, const union config_sa *sa,
 		    socklen_t salen, uint16_t port, struct sockaddr_storage *ss,
 		    socklen_t *len, const char **why)
 {
 	if (sa->ss_family != AF_UNSPEC) {
-		*ss = *sa;
+		memset(ss, 0, sizeof(*ss));
+		memcpy(ss, sa, sizeof(*sa));
 		*len = salen;
 		return 0;
 	}
@@ -494,9 +510,11 @@ int config_resolve_local(struct config *cfg, char *err, size_t errlen)
 					      errlen);
 	if (rc)
 		return rc;
-	me->addr_sa = a;
+	if (alen > sizeof(me->addr_sa) || blen > sizeof(me->bootstrap_sa))
+		return -EAFNOSUPPORT; /* addr_lookup gives IPv4 or IPv6 */
+	memcpy(&me->addr_sa, &a, alen);
 	me->addr_len = alen;
-	me->bootstrap_sa = b;
+	memcpy(&me->bootstrap_sa, &b, blen);
 	me->bootstrap_len = blen;
 	return 0;
 }

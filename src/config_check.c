@@ -73,8 +73,8 @@ static void check_row(const struct config *cfg, int i,
 	const struct config_node *n = &cfg->nodes[i];
 	char buf[NI_MAXHOST + NI_MAXSERV + 4];
 	/* room for "addr(resolved)" and "host:port(resolved)" whole */
-	char a[sizeof(n->addr) + sizeof(buf) + 2];
-	char b[sizeof(n->bootstrap_host) + 8 + sizeof(buf)];
+	char a[CONFIG_HOST_MAX + 1 + sizeof(buf) + 2];
+	char b[CONFIG_HOST_MAX + 1 + 8 + sizeof(buf)];
 
 	if (n->addr_sa.ss_family == AF_UNSPEC)
 		snprintf(a, sizeof(a), "%s(%s)", n->addr,

@@ -288,6 +288,62 @@ static int ini_index_add(struct config *cfg, int i)
 	return 0;
 }
 
+/* The nodes' strings, one after another: a name of cn00001 costs its 8
+ * bytes, not a fixed array nor a malloc chunk of its own. */
+struct config_strblk {
+	struct config_strblk *next;
+	size_t used, size;
+	char s[];
+};
+
+#define CONFIG_STRBLK (16 * 1024)
+
+/* s[0..len) and a NUL in cfg's blocks; NULL without memory. */
+static const char *ini_str_put(struct config *cfg, const char *s, size_t len)
+{
+	struct config_strblk *b = cfg->strs;
+	size_t size = CONFIG_STRBLK;
+	char *d;
+
+	if (!b || b->size - b->used < len + 1) {
+		if (len + 1 > size - sizeof(*b))
+			size = sizeof(*b) + len + 1;
+		b = malloc(size);
+		if (!b)
+			return NULL;
+		b->next = cfg->strs;
+		b->used = 0;
+		b->size = size - sizeof(*b);
+		cfg->strs = b;
+	}
+	d = b->s + b->used;
+	memcpy(d, s, len);
+	d[len] = '\0';
+	b->used += len + 1;
+	return d;
+}
+
+/* The same for a key's parser, which reports running out of memory. */
+const char *config_ini_str(struct config_parse *p, const char *s, size_t len)
+{
+	const char *d = ini_str_put(p->cfg, s, len);
+
+	if (!d)
+		ini_oom(p);
+	return d;
+}
+
+/* config_free's: every block. */
+void config_ini_free_strs(struct config *cfg)
+{
+	struct config_strblk *b;
+
+	while ((b = cfg->strs)) {
+		cfg->strs = b->next;
+		free(b);
+	}
+}
+
 /* Nodes grow one at a time; their seen-lines rows grow alongside. */
 static int ini_add_node(struct config_parse *p, const char *name)
 {
@@ -311,7 +367,9 @@ static int ini_add_node(struct config_parse *p, const char *name)
 	n = &cfg->nodes[cfg->nnodes];
 	memset(n, 0, sizeof(*n));
 	memset(p->nseen[cfg->nnodes], 0, sizeof(p->nseen[0]));
-	memcpy(n->name, name, strlen(name) + 1);
+	n->name = ini_str_put(cfg, name, strlen(name));
+	if (!n->name)
+		return ini_oom(p);
 	n->line = p->line;
 	cfg->nnodes++;
 	if (ini_index_add(cfg, cfg->nnodes - 1))
@@ -736,6 +794,19 @@ static int ini_finish(struct config_parse *p)
 	return ini_finish_bootstrap(p);
 }
 
+/* The nodes grew by doubling: give back the room the last doubling left
+ * (up to half the array, at 144 bytes a node). */
+static void ini_fit_nodes(struct config *cfg)
+{
+	struct config_node *fit;
+
+	if (!cfg->nnodes)
+		return;
+	fit = realloc(cfg->nodes, cfg->nnodes * sizeof(*fit));
+	if (fit)
+		cfg->nodes = fit;
+}
+
 /* The core both loaders share; cfg is defaulted and named already. */
 int config_ini_parse(const char *text, const char *name, struct config *cfg,
 		     char *err, size_t errlen)
@@ -760,5 +831,6 @@ int config_ini_parse(const char *text, const char *name, struct config *cfg,
 	if (!p.err_line)
 		ini_finish(&p);
 	free(p.nseen);
+	ini_fit_nodes(cfg);
 	return p.err_line ? p.rc : 0;
 }

@@ -261,16 +261,27 @@ static int key_str(struct config_parse *p, const struct config_key *k,
 static int key_address(struct config_parse *p, const struct config_key *k,
 		       const char *val, void *dst)
 {
-	char why[CONFIG_ERR_MAX];
+	char why[CONFIG_ERR_MAX], host[CONFIG_HOST_MAX + 1];
+	struct config_node *n = dst;
 	int rc;
 
 	if (k == &config_gkeys[GK_MCAST_GROUP])
 		rc = config_addr_set_mcast(dst, val, why, sizeof(why));
 	else if (k == &config_nkeys[NK_BOOTSTRAP])
-		rc = config_addr_set_bootstrap(dst, val, why, sizeof(why));
+		rc = config_addr_set_bootstrap(n, val, host, why, sizeof(why));
 	else
-		rc = config_addr_set_addr(dst, val, why, sizeof(why));
-	return rc ? config_ini_bad(p, k, "%s", why) : 0;
+		rc = config_addr_set_addr(n, val, why, sizeof(why));
+	if (rc)
+		return config_ini_bad(p, k, "%s", why);
+	if (k == &config_nkeys[NK_BOOTSTRAP]) {
+		n->bootstrap_host = config_ini_str(p, host, strlen(host));
+		return n->bootstrap_host ? 0 : -ENOMEM;
+	}
+	if (k == &config_nkeys[NK_ADDR]) {
+		n->addr = config_ini_str(p, val, strlen(val));
+		return n->addr ? 0 : -ENOMEM;
+	}
+	return 0;
 }
 
 /* clang-format off */

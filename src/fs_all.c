@@ -71,10 +71,11 @@ int fs_all_too_big(struct fs *fs, size_t size)
 
 	for (i = 0; i < fs->nnodes && !big; i++) {
 		struct peer *p = fs->nodes[i].peer;
+		struct peer_use *u = peer_used(p);
 
 		pthread_mutex_lock(&p->lock);
-		big = p->up && p->addr.max_message &&
-		      size > p->addr.max_message;
+		big = p->up && u && u->addr.max_message &&
+		      size > u->addr.max_message;
 		pthread_mutex_unlock(&p->lock);
 	}
 	return big;

@@ -124,7 +124,8 @@ static void fs_metrics_counters(struct fs *fs, FILE *f)
 		for (i = 0; i < fs->nnodes; i++)
 			fs_metrics_sample(
 				f, name, fs_metrics_peer(fs, i), NULL, NULL,
-				fs_metrics_value(&fs->peers[i].cnt, m->off));
+				fs_metrics_value(peer_counts(&fs->peers[i]),
+						 m->off));
 	}
 }
 
@@ -144,7 +145,7 @@ static void fs_metrics_drops(struct fs *fs, FILE *f)
 			  1);
 	for (r = 0; r < DROP_MAX; r++) {
 		for (sum = 0, i = 0; i < fs->nnodes; i++) {
-			v = atomic_load(&fs->peers[i].cnt.drops[r]);
+			v = atomic_load(&peer_counts(&fs->peers[i])->drops[r]);
 			sum += v;
 			fs_metrics_sample(f, "drops_total",
 					  fs_metrics_peer(fs, i), "reason",

@@ -175,28 +175,32 @@ static void fs_status_root(struct fs *fs, FILE *f)
 /* MOUNT/NODE/.status: reachability, address, route and counters. */
 static void fs_status_peer(struct fs *fs, struct fs_node *node, FILE *f)
 {
+	static const struct peer_use never; /* what a node never used shows */
 	struct peer *p = node->peer;
+	const struct peer_use *u = peer_used(p);
 	char gid[UTIL_GID_STRLEN], at[UTIL_UTC_STRLEN];
 
+	if (!u)
+		u = &never;
 	pthread_mutex_lock(&p->lock);
 	fprintf(f, "name=%s\nstate=%s\nlocal=%d\n", p->conf->name,
 		peer_state_name(peer_state(p)), p->is_local);
-	fprintf(f, "last_error=%s\n", p->last_error);
+	fprintf(f, "last_error=%s\n", u->last_error);
 	fprintf(f, "last_attempt=%s\n",
-		util_utc_str(p->last_attempt, at, sizeof(at)));
+		util_utc_str(u->last_attempt, at, sizeof(at)));
 	fprintf(f, "addr=%s\n", p->conf->addr);
-	if (p->up || p->addr.qpn) {
-		fprintf(f, "qpn=%u\nqkey=0x%x\nlid=%u\ngid=%s\n", p->addr.qpn,
-			p->addr.qkey, p->addr.lid,
-			util_gid_str(&p->addr.gid, gid, sizeof(gid)));
-		fprintf(f, "route=%s\n", fs_status_route(p->route_used));
+	if (p->up || u->addr.qpn) {
+		fprintf(f, "qpn=%u\nqkey=0x%x\nlid=%u\ngid=%s\n", u->addr.qpn,
+			u->addr.qkey, u->addr.lid,
+			util_gid_str(&u->addr.gid, gid, sizeof(gid)));
+		fprintf(f, "route=%s\n", fs_status_route(u->route_used));
 	}
-	fprintf(f, "since=%ld\n", (long)p->since);
+	fprintf(f, "since=%ld\n", (long)u->since);
 	pthread_mutex_unlock(&p->lock);
 	fprintf(f, "channels=%u\n", node->nchans);
 	fs_status_parked(fs, node, f);
-	fs_status_counters(f, &p->cnt);
-	fs_status_gauges(f, &p->cnt);
+	fs_status_counters(f, peer_counts(p));
+	fs_status_gauges(f, peer_counts(p));
 }
 
 /* Snapshot a .status file, so that reads at any offset agree. */

@@ -43,7 +43,6 @@ int peer_table_open(struct peer **out, const struct config *cfg)
 		p->conf = &cfg->nodes[i];
 		p->id = wire_node_id(cfg->nodes[i].name);
 		p->is_local = (i == cfg->local);
-		p->route_used = cfg->route;
 		pthread_mutex_init(&p->lock, NULL);
 	}
 	*out = peers;
@@ -57,9 +56,40 @@ void peer_table_close(struct peer *peers, int n)
 
 	if (!peers)
 		return;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		pthread_mutex_destroy(&peers[i].lock);
+		free(peer_used(&peers[i]));
+	}
 	free(peers);
+}
+
+/* Made on first use by whichever thread gets there: the loser of the
+ * race frees its copy and takes the winner's. */
+struct peer_use *peer_use(struct peer *p)
+{
+	struct peer_use *u = peer_used(p), *none = NULL;
+
+	if (u)
+		return u;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	if (atomic_compare_exchange_strong_explicit(&p->use, &none, u,
+						    memory_order_acq_rel,
+						    memory_order_acquire))
+		return u;
+	free(u);
+	return none;
+}
+
+/* A peer never used reads as zeros; nothing writes these. */
+static struct peer_counters peer_counts_none;
+
+struct peer_counters *peer_counts(const struct peer *p)
+{
+	struct peer_use *u = peer_used(p);
+
+	return u ? &u->cnt : &peer_counts_none;
 }
 
 /* Drops are counted twice: per peer for .status, and in the totals. */
@@ -69,8 +99,7 @@ void peer_count_drop(struct peer *p, struct peer_counters *totals,
 	if ((unsigned)r >= DROP_MAX)
 		return;
 	if (p)
-		atomic_fetch_add_explicit(&p->cnt.drops[r], 1,
-					  memory_order_relaxed);
+		PEER_ADD(p, drops[r], 1);
 	if (totals)
 		atomic_fetch_add_explicit(&totals->drops[r], 1,
 					  memory_order_relaxed);
@@ -79,10 +108,12 @@ void peer_count_drop(struct peer *p, struct peer_counters *totals,
 /* Up once probed; joined while probed; otherwise the last failure. */
 enum peer_state peer_state(const struct peer *p)
 {
+	const struct peer_use *u = peer_used(p);
+
 	if (p->up)
 		return PEER_UP;
-	if (p->probe.joined && !p->probe.held)
-		return p->probe.unreachable ? PEER_UNREACHABLE : PEER_PROBING;
+	if (u && u->probe.joined && !u->probe.held)
+		return u->probe.unreachable ? PEER_UNREACHABLE : PEER_PROBING;
 	return p->last_err ? PEER_DOWN : PEER_IDLE;
 }
 
@@ -104,18 +135,32 @@ const char *peer_state_name(enum peer_state st)
 void peer_set_error(struct peer *p, int err, const char *msg)
 {
 	pthread_mutex_lock(&p->lock);
-	p->last_err = err;
-	snprintf(p->last_error, sizeof(p->last_error), "%s", err ? msg : "");
+	peer_set_error_locked(p, err, msg);
 	pthread_mutex_unlock(&p->lock);
+}
+
+/* The words go in the in-use part, made now for a failure: without
+ * memory only the errno is kept. */
+void peer_set_error_locked(struct peer *p, int err, const char *msg)
+{
+	struct peer_use *u = err ? peer_use(p) : peer_used(p);
+
+	p->last_err = err;
+	if (u)
+		snprintf(u->last_error, sizeof(u->last_error), "%s",
+			 err ? msg : "");
 }
 
 /* The bootstrap or announce thread stamps it; .status reads it. */
 void peer_attempt(struct peer *p)
 {
 	int64_t ms = util_wall_ms();
+	struct peer_use *u = peer_use(p);
 
+	if (!u)
+		return;
 	pthread_mutex_lock(&p->lock);
-	p->last_attempt = ms;
+	u->last_attempt = ms;
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -404,6 +404,23 @@ void rel_tx_abandon(struct rel_tx *tx, int err)
 	tx->fwd_on = 1;
 }
 
+int rel_tx_quiet(const struct rel_tx *tx)
+{
+	return tx->una == tx->top && tx->top == tx->end && !tx->head &&
+	       !tx->waiting && !tx->done;
+}
+
+void rel_tx_resume(struct rel_tx *tx, uint32_t sess, uint32_t psn,
+		   uint32_t window, uint32_t peer_timeout_ms)
+{
+	rel_tx_init(tx, sess, window, peer_timeout_ms);
+	tx->una = tx->nxt = tx->top = tx->end = psn;
+	/* the peer's receiver may have moved on less far (its own copy
+	 * let go before ours was acked): the mark makes it follow */
+	tx->fwd = psn;
+	tx->fwd_on = 1;
+}
+
 int rel_tx_fwd(const struct rel_tx *tx, uint32_t psn)
 {
 	return tx->fwd_on && psn == tx->fwd;
@@ -492,6 +509,20 @@ void rel_rx_join(struct rel_rx *rx, uint32_t sess)
 	rx->sess = sess;
 	rx->nxt = 0;
 	rx->ack_now = 1; /* the first ack of a session goes at once */
+}
+
+int rel_rx_quiet(const struct rel_rx *rx)
+{
+	return rx->joined && !rel_bits_any(&rx->ahead) && !rx->ncodes &&
+	       !rx->blocked;
+}
+
+void rel_rx_resume(struct rel_rx *rx, uint32_t sess, uint32_t psn,
+		   uint32_t window)
+{
+	rel_rx_init(rx, window);
+	rel_rx_join(rx, sess);
+	rx->nxt = psn;
 }
 
 int rel_rx_forward(struct rel_rx *rx, uint32_t sess, uint32_t psn)

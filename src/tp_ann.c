@@ -59,7 +59,7 @@ static int tp_ann_post(struct tp *tp, struct peer *p, struct tp_dest *d,
 		return rc;
 	tp_add(&tp->totals.ann_tx, 1);
 	if (p)
-		tp_add(&p->cnt.ann_tx, 1);
+		PEER_ADD(p, ann_tx, 1);
 	return 0;
 }
 

@@ -78,20 +78,20 @@ int tp_heal_fds(struct tp *tp, int add)
 static void tp_heal_watch(struct tp *tp)
 {
 	const struct config_node *me = &tp->cfg->nodes[tp->cfg->local];
-	struct sockaddr_storage ss = me->addr_sa;
+	union config_sa ss = me->addr_sa;
 	struct tp_heal *h = &tp->heal;
 
 	if (!h->ch || ss.ss_family == AF_UNSPEC)
 		return;
 	if (ss.ss_family == AF_INET)
-		((struct sockaddr_in *)&ss)->sin_port = 0;
+		ss.in.sin_port = 0;
 	else if (ss.ss_family == AF_INET6)
-		((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+		ss.in6.sin6_port = 0;
 	if (rdma_create_id(h->ch, &h->id, tp, RDMA_PS_UDP)) {
 		h->id = NULL;
 		return;
 	}
-	if (rdma_bind_addr(h->id, (struct sockaddr *)&ss) || !h->id->verbs ||
+	if (rdma_bind_addr(h->id, &ss.sa) || !h->id->verbs ||
 	    strcmp(ibv_get_device_name(h->id->verbs->device),
 		   tp->info.device)) {
 		log_debug("transport: no rdma_cm id on %s (%s): only "
@@ -183,11 +183,14 @@ void tp_destroy_ahs(struct tp *tp)
 
 	for (i = 0; i < tp->npeers; i++) {
 		struct peer *p = &tp->peers[i];
+		struct peer_use *u = peer_used(p);
 
+		if (!u) /* never used: no AH */
+			continue;
 		pthread_mutex_lock(&p->lock);
-		if (p->ah)
-			ibv_destroy_ah(p->ah);
-		p->ah = NULL;
+		if (u->ah)
+			ibv_destroy_ah(u->ah);
+		u->ah = NULL;
 		p->up = 0;
 		tp_probe_stop(p);
 		pthread_mutex_unlock(&p->lock);
@@ -353,11 +356,14 @@ static void tp_heal_retell(struct tp *tp)
 	pthread_mutex_lock(&tp->ring.lock);
 	for (i = 0; i < tp->npeers; i++) {
 		struct peer *p = &tp->peers[i];
+		struct peer_use *u = peer_used(p);
 
+		if (!u)
+			continue;
 		pthread_mutex_lock(&p->lock);
-		if (p->ah)
-			tp_ring_retire_ah(tp, p->ah);
-		p->ah = NULL;
+		if (u->ah)
+			tp_ring_retire_ah(tp, u->ah);
+		u->ah = NULL;
 		p->up = 0;
 		tp_probe_stop(p);
 		pthread_mutex_unlock(&p->lock);

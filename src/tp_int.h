@@ -217,18 +217,24 @@ struct tp_rel {
 	uint32_t ahead_len[REL_SACK_BITS]; /* | TP_REL_AHEAD_RETRY */
 	struct rel_stats pub;		   /* counters published so far */
 	uint32_t boot; /* the peer's boot id both sessions are of */
+	int retire;    /* its peer idled out: let go if quiet (tp_rel_sweep) */
 };
 
 /* Every reliable peer's streams, and the messages waiting for deliver. */
 struct tp_relset {
 	pthread_mutex_t lock;
-	struct tp_rel **peer; /* npeers entries, under lock; NULL until met */
-	int *active;	      /* under lock: the peers that have one, */
-	int nactive;	      /* ... in order made */
-	int *offer;	      /* under lock: peers whose held message is */
-	int noffer;	      /* ... offered next, how many */
-	uint64_t tick_at;     /* next reliable timer tick (progress thread) */
-	uint64_t drop_rng;    /* TEST HOOK's dice (progress thread) */
+	/* npeers entries, under lock; NULL until met, and again once let go
+	 * after an idle session (tp_rel_sweep) */
+	struct tp_rel **peer;
+	/* under lock: the peers that have one, and how many; only the
+	 * progress thread's sweep takes one out, others append */
+	int *active;
+	int nactive;
+	int *offer;	   /* under lock: peers whose held message is */
+	int noffer;	   /* ... offered next, how many */
+	int nretire;	   /* under lock: streams with retire set */
+	uint64_t tick_at;  /* next reliable timer tick (progress thread) */
+	uint64_t drop_rng; /* TEST HOOK's dice (progress thread) */
 	/* Set at open, read-only after. */
 	int any;		/* some node of the config is reliable */
 	uint32_t drop_permille; /* TEST HOOK: IBFS_TEST_DROP_PERMILLE */
@@ -511,6 +517,7 @@ void tp_rel_offer(struct tp *tp);
 int tp_rel_service(struct tp *tp, int tick);
 int tp_rel_tick(struct tp *tp);
 void tp_rel_reset(struct tp *tp, struct peer *p, int err, int rx_too);
+void tp_rel_idle(struct tp *tp, struct peer *p);
 void tp_rel_unboot(struct tp *tp);
 
 /* tp_rel_refuse.c: the receiver's refusals (under rel.lock) */

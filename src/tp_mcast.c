@@ -125,10 +125,13 @@ static void tp_mcast_refit(struct tp *tp)
 	tp->mcast.max_cap = 0;
 	for (i = 0; i < tp->npeers; i++) {
 		struct peer *p = &tp->peers[i];
+		struct peer_use *u = peer_used(p);
 
+		if (!u)
+			continue;
 		pthread_mutex_lock(&p->lock);
-		if (p->ah && (p->up || p->probe.joined))
-			tp_mcast_take(tp, &p->addr);
+		if (u->ah && (p->up || u->probe.joined))
+			tp_mcast_take(tp, &u->addr);
 		pthread_mutex_unlock(&p->lock);
 	}
 	tp->mcast.stale = 0;

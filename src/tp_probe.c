@@ -35,10 +35,11 @@
 #include "tp_int.h"
 #include "util.h"
 
-/* Probe p from now on, as joined and not up (under p->lock). */
+/* Probe p from now on, as joined and not up (under p->lock; p has its
+ * in-use part: it was installed). */
 void tp_probe_start(struct tp *tp, struct peer *p, uint64_t now)
 {
-	struct peer_probe *pr = &p->probe;
+	struct peer_probe *pr = &peer_used(p)->probe;
 
 	if (!pr->joined)
 		pr->token = util_random32((uint32_t)p->idx ^ p->id);
@@ -50,9 +51,13 @@ void tp_probe_start(struct tp *tp, struct peer *p, uint64_t now)
 /* p's session ended: no more probes (under p->lock). */
 void tp_probe_stop(struct peer *p)
 {
-	p->probe.joined = 0;
-	p->probe.unreachable = 0;
-	p->probe.at = 0;
+	struct peer_use *u = peer_used(p);
+
+	if (!u)
+		return;
+	u->probe.joined = 0;
+	u->probe.unreachable = 0;
+	u->probe.at = 0;
 }
 
 /* Have the progress thread walk the peers at once. */
@@ -85,10 +90,10 @@ static int tp_probe_post(struct tp *tp, struct peer *p, uint8_t type,
 	if (rc)
 		return rc;
 	if (type == WIRE_PING) {
-		tp_add(&p->cnt.probe_tx, 1);
+		PEER_ADD(p, probe_tx, 1);
 		tp_add(&tp->totals.probe_tx, 1);
 	} else {
-		tp_add(&p->cnt.probe_answered, 1);
+		PEER_ADD(p, probe_answered, 1);
 		tp_add(&tp->totals.probe_answered, 1);
 	}
 	return 0;
@@ -97,20 +102,22 @@ static int tp_probe_post(struct tp *tp, struct peer *p, uint8_t type,
 /* Give p up as unreachable (under p->lock); its words for .status. */
 static void tp_probe_give_up(struct tp *tp, struct peer *p)
 {
-	p->probe.unreachable = 1;
-	p->last_err = ENETUNREACH;
-	snprintf(p->last_error, sizeof(p->last_error),
+	char why[PEER_ERROR_MAX];
+
+	peer_used(p)->probe.unreachable = 1;
+	snprintf(why, sizeof(why),
 		 "datagrams to %s get no answer (qkey, pkey, route or "
 		 "firewall?)",
 		 p->conf->name);
+	peer_set_error_locked(p, ENETUNREACH, why);
 }
 
 /* What went to p that needs an answer to prove: messages, and in
  * reliable mode the datagrams sent again and the tail probes. */
-static uint64_t tp_probe_sent(const struct peer *p)
+static uint64_t tp_probe_sent(const struct peer_use *u)
 {
-	return atomic_load(&p->cnt.msgs_tx) + atomic_load(&p->cnt.rel_retrans) +
-	       atomic_load(&p->cnt.rel_probes);
+	return atomic_load(&u->cnt.msgs_tx) + atomic_load(&u->cnt.rel_retrans) +
+	       atomic_load(&u->cnt.rel_probes);
 }
 
 /* The next ping of p's probe goes now, and its answer is awaited for
@@ -130,12 +137,12 @@ static uint32_t tp_probe_arm(struct peer_probe *pr, uint64_t now, uint64_t wait)
  * a ping; only an answer (probe_rx) ends them: hearing p's own datagrams
  * proves nothing of ours, when the path breaks one way.
  */
-static int tp_probe_watch(struct peer *p, uint64_t now, int look,
-			  uint32_t *token)
+static int tp_probe_watch(struct peer *p, struct peer_use *u, uint64_t now,
+			  int look, uint32_t *token)
 {
-	struct peer_probe *pr = &p->probe;
-	uint64_t answers = atomic_load(&p->cnt.probe_rx);
-	uint64_t sent = tp_probe_sent(p);
+	struct peer_probe *pr = &u->probe;
+	uint64_t answers = atomic_load(&u->cnt.probe_rx);
+	uint64_t sent = tp_probe_sent(u);
 
 	if (p->is_local)
 		return 0;
@@ -150,7 +157,7 @@ static int tp_probe_watch(struct peer *p, uint64_t now, int look,
 		return 0;
 	} else if (pr->wtries >= TP_PROBE_TRIES) {
 		p->up = 0;
-		p->since = time(NULL);
+		u->since = time(NULL);
 		pr->wtries = 0;
 		pr->tries = TP_PROBE_TRIES;
 		pr->at = now;
@@ -169,17 +176,18 @@ static int tp_probe_watch(struct peer *p, uint64_t now, int look,
  * with *failed when p became unreachable by it; *next the earliest
  * deadline so far; look: the look at the peers up is due.
  */
-static int tp_probe_due(struct tp *tp, struct peer *p, uint64_t now, int look,
-			uint32_t *token, int *failed, uint64_t *next)
+static int tp_probe_due(struct tp *tp, struct peer *p, struct peer_use *u,
+			uint64_t now, int look, uint32_t *token, int *failed,
+			uint64_t *next)
 {
-	struct peer_probe *pr = &p->probe;
+	struct peer_probe *pr = &u->probe;
 	int due;
 
 	*failed = 0;
 	if (!pr->joined || pr->held)
 		return 0;
 	if (p->up) {
-		due = tp_probe_watch(p, now, look, token);
+		due = tp_probe_watch(p, u, now, look, token);
 		if (due >= 0) {
 			if ((due || pr->wtries) && (!*next || pr->at < *next))
 				*next = pr->at;
@@ -235,10 +243,13 @@ int tp_probe_tick(struct tp *tp, uint64_t now)
 	}
 	for (i = 0; i < tp->npeers; i++) {
 		struct peer *p = &tp->peers[i];
+		struct peer_use *u = peer_used(p);
 
+		if (!u) /* never used: never probed */
+			continue;
 		pthread_mutex_lock(&p->lock);
-		due = tp_probe_due(tp, p, now, look, &token, &failed, &next);
-		ups += p->up && p->probe.joined && !p->is_local;
+		due = tp_probe_due(tp, p, u, now, look, &token, &failed, &next);
+		ups += p->up && u->probe.joined && !p->is_local;
 		pthread_mutex_unlock(&p->lock);
 		if (failed)
 			tp_probe_failed(tp, p);
@@ -273,11 +284,16 @@ void tp_probe_take(struct tp_probes *b, struct peer *p,
 static void tp_probe_ping(struct tp *tp, struct peer *p, uint32_t token,
 			  uint64_t now)
 {
-	struct peer_probe *pr = &p->probe;
+	struct peer_use *u = peer_used(p);
+	struct peer_probe *pr;
 	int answer, again = 0;
 
+	if (!u) /* never used: neither joined nor up */
+		return;
+	pr = &u->probe;
+
 	pthread_mutex_lock(&p->lock);
-	answer = (pr->joined || p->up) && p->ah &&
+	answer = (pr->joined || p->up) && u->ah &&
 		 now >= pr->answered_ms + TP_PROBE_GAP_MS;
 	if (answer)
 		pr->answered_ms = now;
@@ -296,12 +312,16 @@ static void tp_probe_ping(struct tp *tp, struct peer *p, uint32_t token,
 /* p answered: up, if the answer is to a recent ping of ours. */
 static void tp_probe_pong(struct tp *tp, struct peer *p, uint32_t token)
 {
-	struct peer_probe *pr = &p->probe;
+	struct peer_use *u = peer_used(p);
+	struct peer_probe *pr;
 	static struct log_rl rl;
 	int up = 0, was_unreachable = 0;
 
-	tp_add(&p->cnt.probe_rx, 1);
 	tp_add(&tp->totals.probe_rx, 1);
+	if (!u) /* never used: not joined, so no ping of ours */
+		return;
+	pr = &u->probe;
+	tp_add(&u->cnt.probe_rx, 1);
 	pthread_mutex_lock(&p->lock);
 	if (pr->joined && !p->up && !pr->held &&
 	    (uint32_t)(pr->token - token) < TP_PROBE_WINDOW) {
@@ -310,12 +330,11 @@ static void tp_probe_pong(struct tp *tp, struct peer *p, uint32_t token)
 		pr->unreachable = 0;
 		pr->at = 0;
 		pr->wtries = 0;
-		pr->w_sent = tp_probe_sent(p);
+		pr->w_sent = tp_probe_sent(u);
 		p->up = 1;
-		p->epoch++;
-		p->since = time(NULL);
-		p->last_err = 0;
-		p->last_error[0] = '\0';
+		u->epoch++;
+		u->since = time(NULL);
+		peer_set_error_locked(p, 0, NULL);
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (!up)
@@ -348,6 +367,8 @@ void tp_probe_deliver(struct tp *tp, struct tp_probes *b, uint64_t now)
  * peer is down with that reason and no longer probed; back, every peer
  * joined is probed again from its first try, and up once answered.
  * Returns the count of peers (not the local node) that wait for it.
+ * Down is a failure every peer carries, with its words: each gets its
+ * in-use part then, as .status said "down" of every node before.
  */
 int tp_probe_hold(struct tp *tp, int held, const char *why)
 {
@@ -357,24 +378,24 @@ int tp_probe_hold(struct tp *tp, int held, const char *why)
 	tp->probe.port_down = held;
 	for (i = 0; i < tp->npeers; i++) {
 		struct peer *p = &tp->peers[i];
+		struct peer_use *u = held ? peer_use(p) : peer_used(p);
 
+		if (!u) /* never used (or no memory): nothing to hold */
+			continue;
 		pthread_mutex_lock(&p->lock);
 		was_up = p->up;
-		p->probe.held = held;
+		u->probe.held = held;
 		if (held) {
 			p->up = 0;
-			p->last_err = ENETDOWN;
-			snprintf(p->last_error, sizeof(p->last_error), "%s",
-				 why);
+			peer_set_error_locked(p, ENETDOWN, why);
 			if (was_up)
-				p->since = time(NULL);
+				u->since = time(NULL);
 		} else if (p->last_err == ENETDOWN) {
-			p->last_err = 0;
-			p->last_error[0] = '\0';
+			peer_set_error_locked(p, 0, NULL);
 		}
-		if (!held && p->probe.joined)
+		if (!held && u->probe.joined)
 			tp_probe_start(tp, p, now);
-		n += p->probe.joined && !p->is_local;
+		n += u->probe.joined && !p->is_local;
 		pthread_mutex_unlock(&p->lock);
 		if (held && was_up && tp->ops.peer_failed)
 			tp->ops.peer_failed(tp->arg, p);
@@ -392,9 +413,12 @@ void tp_probe_restart(struct tp *tp)
 
 	for (i = 0; i < tp->npeers; i++) {
 		struct peer *p = &tp->peers[i];
+		struct peer_use *u = peer_used(p);
 
+		if (!u)
+			continue;
 		pthread_mutex_lock(&p->lock);
-		if (p->probe.joined && !p->up && !p->probe.held)
+		if (u->probe.joined && !p->up && !u->probe.held)
 			tp_probe_start(tp, p, now);
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -408,8 +432,12 @@ int tp_probe_met(struct tp *tp)
 	int i, n = 0;
 
 	for (i = 0; i < tp->npeers; i++) {
+		struct peer_use *u = peer_used(&tp->peers[i]);
+
+		if (!u)
+			continue; /* never used: never met */
 		pthread_mutex_lock(&tp->peers[i].lock);
-		n += tp->peers[i].ah && !tp->peers[i].is_local;
+		n += u->ah && !tp->peers[i].is_local;
 		pthread_mutex_unlock(&tp->peers[i].lock);
 	}
 	return n;
@@ -431,22 +459,23 @@ int tp_probe_flush(struct tp *tp, const char *why)
 
 	for (i = 0; i < tp->npeers; i++) {
 		struct peer *p = &tp->peers[i];
+		struct peer_use *u = peer_used(p);
 
+		if (!u) /* never used: no AH, not installed */
+			continue;
 		pthread_mutex_lock(&tp->ring.lock);
 		pthread_mutex_lock(&p->lock);
-		need = p->up || p->probe.joined;
-		if (p->ah) {
-			tp_ring_retire_ah(tp, p->ah);
-			p->ah = NULL;
+		need = p->up || u->probe.joined;
+		if (u->ah) {
+			tp_ring_retire_ah(tp, u->ah);
+			u->ah = NULL;
 			n++;
 		}
 		if (need) {
 			p->up = 0;
-			p->since = time(NULL);
+			u->since = time(NULL);
 			tp_probe_stop(p);
-			p->last_err = EHOSTUNREACH;
-			snprintf(p->last_error, sizeof(p->last_error), "%s",
-				 why);
+			peer_set_error_locked(p, EHOSTUNREACH, why);
 		}
 		pthread_mutex_unlock(&p->lock);
 		pthread_mutex_unlock(&tp->ring.lock);

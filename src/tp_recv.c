@@ -277,7 +277,7 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 			tp_add(&tp->totals.mcast_self_dropped, 1);
 			return 0;
 		}
-		tp_add(&p->cnt.mcast_rx, 1);
+		PEER_ADD(p, mcast_rx, 1);
 		tp_add(&tp->totals.mcast_rx, 1);
 	} else if (tp_peer_reliable(tp, p)) {
 		if (!tp->rel.drop_permille || !tp_rel_lose(tp))

@@ -105,6 +105,44 @@ static uint32_t tp_rel_sess(const struct tp *tp, uint32_t from, uint32_t to)
 	return util_fnv1a(msg, sizeof(msg), 2166136261u);
 }
 
+/* Both streams afresh in the sessions of our boot id and addr's: ours at
+ * psn 0 (what waited for the old one fails), p's followed from psn 0. */
+static void tp_rel_restart(struct tp *tp, struct tp_rel *r,
+			   const struct peer_addr *addr)
+{
+	r->boot = addr->boot;
+	rel_tx_reset(&r->tx, -ENOTCONN,
+		     tp_rel_sess(tp, tp->info.boot, addr->boot));
+	rel_rx_join(&r->rx, tp_rel_sess(tp, addr->boot, tp->info.boot));
+	tp_rel_drop_held(r);
+}
+
+/*
+ * r, just made for p met at addr: where p's streams were let go after an
+ * idle session, when the same two incarnations meet again, they go on in
+ * their sessions from there (the peer may have kept its own, and would
+ * take psn 0 for an old duplicate); else afresh.
+ */
+static void tp_rel_make(struct tp *tp, struct peer *p, struct tp_rel *r,
+			const struct peer_addr *addr)
+{
+	struct peer_use *u = peer_used(p);
+	uint32_t pt = (uint32_t)tp->cfg->peer_timeout_ms;
+
+	rel_tx_init(&r->tx, 0, REL_WINDOW_DEFAULT, pt);
+	rel_rx_init(&r->rx, REL_WINDOW_DEFAULT);
+	if (!u || !u->rel_mark.kept || u->rel_mark.boot != addr->boot ||
+	    u->rel_mark.self != tp->info.boot) {
+		tp_rel_restart(tp, r, addr);
+		return;
+	}
+	r->boot = addr->boot;
+	rel_tx_resume(&r->tx, tp_rel_sess(tp, tp->info.boot, addr->boot),
+		      u->rel_mark.tx, REL_WINDOW_DEFAULT, pt);
+	rel_rx_resume(&r->rx, tp_rel_sess(tp, addr->boot, tp->info.boot),
+		      u->rel_mark.rx, REL_WINDOW_DEFAULT);
+}
+
 /*
  * p (delivery = reliable) is being met at addr: give it its streams
  * unless it has them, and when addr is another incarnation of p (its boot
@@ -122,33 +160,46 @@ void tp_rel_attach(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 
 	if (!tp_peer_reliable(tp, p))
 		return;
-	if (!rs->peer[p->idx]) {
+	pthread_mutex_lock(&rs->lock);
+	/* made here alone (this thread), let go by the progress thread's
+	 * sweep, which may run between a look and the lock: look again */
+	while (!rs->peer[p->idx] && !fresh) {
+		pthread_mutex_unlock(&rs->lock);
 		fresh = calloc(1, sizeof(*fresh));
 		if (!fresh) {
 			log_warnx("transport: no memory for %s's streams",
 				  p->conf->name);
 			return;
 		}
-		rel_tx_init(&fresh->tx, 0, REL_WINDOW_DEFAULT,
-			    (uint32_t)tp->cfg->peer_timeout_ms);
-		rel_rx_init(&fresh->rx, REL_WINDOW_DEFAULT);
-	}
-	pthread_mutex_lock(&rs->lock);
-	if (fresh) {
-		rs->peer[p->idx] = fresh;
-		rs->active[rs->nactive++] = p->idx;
+		pthread_mutex_lock(&rs->lock);
 	}
 	r = rs->peer[p->idx];
-	if (fresh || r->boot != addr->boot) {
-		r->boot = addr->boot;
-		rel_tx_reset(&r->tx, -ENOTCONN,
-			     tp_rel_sess(tp, tp->info.boot, addr->boot));
-		rel_rx_join(&r->rx, tp_rel_sess(tp, addr->boot, tp->info.boot));
-		tp_rel_drop_held(r);
+	if (r) {
+		free(fresh); /* cannot be: one thread makes them */
+		fresh = NULL;
+	} else {
+		r = rs->peer[p->idx] = fresh;
+		rs->active[rs->nactive++] = p->idx;
 	}
+	if (r->retire) { /* met again before the sweep let it go */
+		r->retire = 0;
+		rs->nretire--;
+	}
+	if (fresh)
+		tp_rel_make(tp, p, r, addr);
+	else if (r->boot != addr->boot)
+		tp_rel_restart(tp, r, addr);
 	done = rel_tx_take_done(&r->tx);
 	pthread_mutex_unlock(&rs->lock);
 	tp_up_done(tp, p, done);
+}
+
+/* Free r (its peer's entry is cleared by the caller). */
+static void tp_rel_free(struct tp_rel *r)
+{
+	tp_rel_drop_held(r);
+	free(r->ahead);
+	free(r);
 }
 
 /* Free what tp_rel_open made (after tp_rel_reset of every peer). */
@@ -156,13 +207,8 @@ void tp_rel_close(struct tp *tp)
 {
 	int i;
 
-	for (i = 0; i < tp->rel.nactive; i++) {
-		struct tp_rel *r = tp->rel.peer[tp->rel.active[i]];
-
-		tp_rel_drop_held(r);
-		free(r->ahead);
-		free(r);
-	}
+	for (i = 0; i < tp->rel.nactive; i++)
+		tp_rel_free(tp->rel.peer[tp->rel.active[i]]);
 	pthread_mutex_destroy(&tp->rel.lock);
 	free(tp->rel.offer);
 	free(tp->rel.active);
@@ -294,9 +340,13 @@ static void tp_rel_pub(atomic_uint_fast64_t *peer, atomic_uint_fast64_t *total,
 /* Counters for .status (under rel.lock). */
 static void tp_rel_publish(struct tp *tp, struct peer *p, struct tp_rel *r)
 {
-	struct peer_counters *c = &p->cnt, *t = &tp->totals;
+	struct peer_use *u = peer_use(p);
+	struct peer_counters *c, *t = &tp->totals;
 	struct rel_stats s;
 
+	if (!u)
+		return;
+	c = &u->cnt;
 	rel_stats_get(&r->tx, &r->rx, &s);
 	atomic_store(&c->rel_window, s.window);
 	atomic_store(&c->rel_inflight, s.inflight);
@@ -461,6 +511,75 @@ out:
 }
 
 /*
+ * p's idle session ended (the bootstrap thread): its streams are let go
+ * by the progress thread, which alone holds them outside rel.lock, at
+ * its next sweep, if quiet by then; else they stay, as for a peer that
+ * went down.
+ */
+void tp_rel_idle(struct tp *tp, struct peer *p)
+{
+	struct tp_rel *r;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&tp->rel.lock);
+	r = tp->rel.peer[p->idx];
+	if (r && !r->retire) {
+		r->retire = 1;
+		tp->rel.nretire++;
+	}
+	pthread_mutex_unlock(&tp->rel.lock);
+	if (r && write(tp->prog.efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("transport: eventfd");
+}
+
+/* Whether r may be let go: nothing of it waits anywhere but in the
+ * sequence numbers (rel_tx_quiet, rel_rx_quiet). */
+static int tp_rel_quiet(const struct tp_rel *r)
+{
+	return !r->held && !r->queued && !r->seq.buf && !r->nfull &&
+	       !r->full_all && rel_tx_quiet(&r->tx) && rel_rx_quiet(&r->rx);
+}
+
+/*
+ * Let go of the streams of peers that idled out (tp_rel_idle) where they
+ * are quiet, keeping where they stood in the peer's in-use part; a
+ * stream that is not quiet stays, its mark dropped.  Progress thread,
+ * under rel.lock, before it takes any stream outside the lock.
+ */
+static void tp_rel_sweep(struct tp *tp)
+{
+	struct tp_relset *rs = &tp->rel;
+	struct peer_use *u;
+	struct tp_rel *r;
+	int i = 0, k;
+
+	while (rs->nretire && i < rs->nactive) {
+		k = rs->active[i];
+		r = rs->peer[k];
+		if (!r->retire) {
+			i++;
+			continue;
+		}
+		r->retire = 0;
+		rs->nretire--;
+		u = peer_use(&tp->peers[k]);
+		if (!u || !tp_rel_quiet(r)) {
+			i++;
+			continue;
+		}
+		tp_rel_publish(tp, &tp->peers[k], r);
+		u->rel_mark.kept = 1;
+		u->rel_mark.boot = r->boot;
+		u->rel_mark.self = tp->info.boot;
+		u->rel_mark.tx = r->tx.nxt;
+		u->rel_mark.rx = r->rx.nxt;
+		rs->peer[k] = NULL;
+		rs->active[i] = rs->active[--rs->nactive];
+		tp_rel_free(r);
+	}
+}
+
+/*
  * Offer each queued held message to deliver, with no lock held, then
  * settle its stream (tp_rel_settle): taken or refused, the stream moves
  * on, and its writer hears at once.  A stream reset meanwhile (gen)
@@ -522,11 +641,14 @@ int tp_rel_service(struct tp *tp, int tick)
 	struct rel_msg *done;
 	int i, n, busy = 0;
 
+	pthread_mutex_lock(&tp->rel.lock);
+	tp_rel_sweep(tp);
+	pthread_mutex_unlock(&tp->rel.lock);
 	if (tick)
 		tp_rel_queue_held(tp);
 	tp_rel_offer(tp);
-	/* Only streams made, never the whole config: active[] only grows,
-	 * and an entry once made stays. */
+	/* Only streams made, never the whole config: only this thread's
+	 * sweep takes entries out of active[], and others only append. */
 	pthread_mutex_lock(&tp->rel.lock);
 	n = tp->rel.nactive;
 	pthread_mutex_unlock(&tp->rel.lock);

@@ -285,22 +285,26 @@ static int tp_dest_group(struct tp *tp, struct tp_dest *d)
  * when no session stands either. */
 int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d, int joined_ok)
 {
+	struct peer_use *u;
 	int rc = 0;
 
 	if (!p)
 		return tp_dest_group(tp, d);
+	u = peer_used(p);
+	if (!u) /* never used: never met */
+		return -ENOTCONN;
 	pthread_mutex_lock(&p->lock);
-	if (!(p->up || (joined_ok && p->probe.joined)) || !p->ah) {
+	if (!(p->up || (joined_ok && u->probe.joined)) || !u->ah) {
 		rc = -ENOTCONN;
 	} else {
-		d->ah = p->ah;
-		d->qpn = p->addr.qpn;
-		d->qkey = p->addr.qkey;
+		d->ah = u->ah;
+		d->qpn = u->addr.qpn;
+		d->qkey = u->addr.qkey;
 		d->mtu = tp->info.mtu_bytes;
-		d->max_message = p->addr.max_message;
+		d->max_message = u->addr.max_message;
 		/* Never send more than the peer's port can take. */
-		if (tp_addr_mtu(&p->addr) && tp_addr_mtu(&p->addr) < d->mtu)
-			d->mtu = tp_addr_mtu(&p->addr);
+		if (tp_addr_mtu(&u->addr) && tp_addr_mtu(&u->addr) < d->mtu)
+			d->mtu = tp_addr_mtu(&u->addr);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return rc;
@@ -402,8 +406,8 @@ static void tp_ring_count(struct tp *tp, struct peer *p, size_t len,
 			  uint32_t nfrags)
 {
 	if (p) {
-		tp_add(&p->cnt.msgs_tx, 1);
-		tp_add(&p->cnt.bytes_tx, len);
+		PEER_ADD(p, msgs_tx, 1);
+		PEER_ADD(p, bytes_tx, len);
 	} else {
 		tp_add(&tp->totals.mcast_tx, nfrags);
 	}

@@ -31,8 +31,8 @@ void tp_up_count_wire(struct tp *tp, struct peer *p, int rc)
 /* A whole message was taken into a channel queue. */
 static void tp_up_count_rx(struct tp *tp, struct peer *p, size_t len)
 {
-	tp_add(&p->cnt.msgs_rx, 1);
-	tp_add(&p->cnt.bytes_rx, len);
+	PEER_ADD(p, msgs_rx, 1);
+	PEER_ADD(p, bytes_rx, len);
 	tp_add(&tp->totals.msgs_rx, 1);
 	tp_add(&tp->totals.bytes_rx, len);
 }
@@ -77,8 +77,8 @@ void tp_up_done(struct tp *tp, struct peer *p, struct rel_msg *m)
 	for (; m; m = next) {
 		next = m->next;
 		if (!m->status) {
-			tp_add(&p->cnt.msgs_tx, 1);
-			tp_add(&p->cnt.bytes_tx, m->len);
+			PEER_ADD(p, msgs_tx, 1);
+			PEER_ADD(p, bytes_tx, m->len);
 			tp_add(&tp->totals.msgs_tx, 1);
 			tp_add(&tp->totals.bytes_tx, m->len);
 		}

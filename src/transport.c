@@ -408,10 +408,10 @@ void tp_peer_expect(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 }
 
 /* Whether p's AH was made for addr: the same QP at the same place. */
-static int tp_ah_fits(const struct peer *p, const struct peer_addr *addr)
+static int tp_ah_fits(const struct peer_use *u, const struct peer_addr *addr)
 {
-	return p->ah && p->addr.qpn == addr->qpn && p->addr.lid == addr->lid &&
-	       !memcmp(&p->addr.gid, &addr->gid, sizeof(addr->gid));
+	return u->ah && u->addr.qpn == addr->qpn && u->addr.lid == addr->lid &&
+	       !memcmp(&u->addr.gid, &addr->gid, sizeof(addr->gid));
 }
 
 /*
@@ -420,25 +420,24 @@ static int tp_ah_fits(const struct peer *p, const struct peer_addr *addr)
  * very address already; the AH it replaces, to retire.  *up: it is.
  */
 static struct ibv_ah *tp_peer_install(struct tp *tp, struct peer *p,
+				      struct peer_use *u,
 				      const struct peer_addr *addr,
 				      struct ibv_ah *ah,
 				      enum config_route route, int *up)
 {
-	struct ibv_ah *old = p->ah;
+	struct ibv_ah *old = u->ah;
 
-	*up = p->up && old == ah && peer_addr_same(&p->addr, addr);
-	p->ah = ah;
-	p->addr = *addr;
-	p->route_used = route;
+	*up = p->up && old == ah && peer_addr_same(&u->addr, addr);
+	u->ah = ah;
+	u->addr = *addr;
+	u->route_used = route;
 	if (!*up) {
 		p->up = 0;
-		p->since = time(NULL);
+		u->since = time(NULL);
 		tp_probe_start(tp, p, util_now_ms());
 	}
-	if (!p->probe.held) { /* else our port's reason stays */
-		p->last_err = 0;
-		p->last_error[0] = '\0';
-	}
+	if (!u->probe.held) /* else our port's reason stays */
+		peer_set_error_locked(p, 0, NULL);
 	return old != ah ? old : NULL;
 }
 
@@ -447,9 +446,12 @@ static struct ibv_ah *tp_peer_install(struct tp *tp, struct peer *p,
 int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	       struct ibv_ah *ah, enum config_route route)
 {
+	struct peer_use *u = peer_use(p);
 	struct ibv_ah *old;
 	int up, stale;
 
+	if (!u)
+		return -ENOMEM;
 	pthread_mutex_lock(&tp->ring.lock);
 	/* made on a device since gone (tp_heal.c): its context is closed */
 	stale = ah && ah->pd != tp->dev.pd;
@@ -457,7 +459,7 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	if (stale)
 		return -ENETDOWN;
 	pthread_mutex_lock(&p->lock);
-	if (!ah && !tp_ah_fits(p, addr)) {
+	if (!ah && !tp_ah_fits(u, addr)) {
 		pthread_mutex_unlock(&p->lock);
 		return -ESTALE;
 	}
@@ -468,14 +470,14 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	tp_recv_src_set(tp, p, addr);
 	pthread_mutex_lock(&tp->ring.lock);
 	pthread_mutex_lock(&p->lock);
-	old = tp_peer_install(tp, p, addr, ah ? ah : p->ah, route, &up);
+	old = tp_peer_install(tp, p, u, addr, ah ? ah : u->ah, route, &up);
 	pthread_mutex_unlock(&p->lock);
 	tp_mcast_fit(tp, addr);
 	if (old)
 		tp_ring_retire_ah(tp, old);
 	pthread_mutex_unlock(&tp->ring.lock);
 	if (ah) {
-		tp_add(&p->cnt.ah_resolutions, 1);
+		PEER_ADD(p, ah_resolutions, 1);
 		tp_add(&tp->totals.ah_resolutions, 1);
 	}
 	if (!up)
@@ -495,14 +497,15 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
  */
 void tp_peer_down(struct tp *tp, struct peer *p)
 {
+	struct peer_use *u = peer_used(p);
 	int was_up;
 
 	pthread_mutex_lock(&p->lock);
-	was_up = p->up || p->probe.joined;
+	was_up = p->up || (u && u->probe.joined);
 	p->up = 0;
 	tp_probe_stop(p);
 	if (was_up)
-		p->since = time(NULL);
+		u->since = time(NULL);
 	pthread_mutex_unlock(&p->lock);
 
 	tp_rel_reset(tp, p, -ENOTCONN, 0);
@@ -512,13 +515,20 @@ void tp_peer_down(struct tp *tp, struct peer *p)
 	tp_recv_src_linger(tp, p);
 }
 
+/* The streams are the progress thread's: it lets them go. */
+void tp_peer_idle(struct tp *tp, struct peer *p)
+{
+	tp_rel_idle(tp, p);
+}
+
 /* p's AH went with a fabric event while it was installed. */
 int tp_peer_flushed(struct tp *tp, struct peer *p)
 {
+	struct peer_use *u = peer_used(p);
 	int flushed;
 
 	pthread_mutex_lock(&p->lock);
-	flushed = !p->ah && !p->up && !p->probe.joined;
+	flushed = !p->up && (!u || (!u->ah && !u->probe.joined));
 	pthread_mutex_unlock(&p->lock);
 	return flushed;
 }

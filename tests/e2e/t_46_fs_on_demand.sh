@@ -11,7 +11,8 @@
 # ENOTCONN after peer_timeout, and .status says state=down and why; one
 # whose name does not resolve fails EHOSTUNREACH; O_NONBLOCK gets EAGAIN
 # at once.  With delivery = reliable, a stream met, idled out and met
-# again delivers both ways (a new session number, joined).  alpha runs as
+# again delivers both ways (its streams let go at idle and made again in
+# the sessions of the same two boot ids, where they stood).  alpha runs as
 # a user starts it, without -f: the forking parent exits 0 once mounted,
 # having said so on stderr, and the daemon it leaves exits 0 when the
 # mount is unmounted (scripts/lib/reaper.py keeps it ours to see).

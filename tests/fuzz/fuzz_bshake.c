@@ -87,6 +87,10 @@ void tp_peer_failed(struct tp *tp, struct peer *p)
 	calls.failed++;
 }
 
+void tp_peer_idle(struct tp *tp, struct peer *p)
+{
+}
+
 int route_resolve(struct route *r, const struct config_node *node,
 		  const struct peer_addr *remote, struct ibv_ah **ah)
 {
@@ -219,6 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!calls.expect && !calls.up);
 	if (stranger)
 		CHECK(!calls.expect && !calls.up && !calls.failed &&
-		      !beta->last_error[0]);
+		      !beta->last_err &&
+		      (!peer_used(beta) || !peer_used(beta)->last_error[0]));
 	return 0;
 }

@@ -279,10 +279,12 @@ static int uc_check(const uint8_t *buf, size_t len, uint32_t id,
 /* The sender's QPN as the transport knows it (for short messages). */
 static uint32_t uc_peer_qpn(struct peer *p)
 {
-	uint32_t qpn;
+	struct peer_use *u = peer_used(p); /* it sent: it was met */
+	uint32_t qpn = 0;
 
 	pthread_mutex_lock(&p->lock); /* a leaf lock: safe in deliver */
-	qpn = p->addr.qpn;
+	if (u)
+		qpn = u->addr.qpn;
 	pthread_mutex_unlock(&p->lock);
 	return qpn;
 }
@@ -430,12 +432,13 @@ static int uc_parse_spec(const char *arg, struct uc_spec *s)
 /* Whether peer i is up, read under its lock; its epoch in *epoch. */
 static int uc_peer_up(struct peer *p, uint64_t *epoch)
 {
+	struct peer_use *u = peer_used(p);
 	int up;
 
 	pthread_mutex_lock(&p->lock);
 	up = p->up;
 	if (epoch)
-		*epoch = p->epoch;
+		*epoch = u ? u->epoch : 0;
 	pthread_mutex_unlock(&p->lock);
 	return up;
 }
@@ -624,8 +627,9 @@ static void uc_print_counters(const struct config *cfg, struct peer *peers,
 	int i, d;
 
 	for (i = 0; i <= cfg->nnodes; i++) {
-		struct peer_counters *c =
-			i < cfg->nnodes ? &peers[i].cnt : tp_totals(tp);
+		struct peer_counters *c = i < cfg->nnodes
+						  ? peer_counts(&peers[i])
+						  : tp_totals(tp);
 		char drops[512];
 		size_t off = 0;
 

@@ -374,8 +374,8 @@ static void test_make(void **state)
 	memset(nodes, 0, sizeof(nodes));
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&ti, 0, sizeof(ti));
-	strcpy(nodes[0].name, "alpha");
-	strcpy(nodes[1].name, "beta");
+	nodes[0].name = "alpha";
+	nodes[1].name = "beta";
 	nodes[1].delivery = DELIVERY_RELIABLE;
 	cfg.nodes = nodes;
 	cfg.nnodes = 2;

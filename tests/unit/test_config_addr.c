@@ -85,12 +85,11 @@ static void bad(const char *text, int line, const char *what)
 }
 
 /* An IPv4 sockaddr's address and port, as text and a number. */
-static void assert_in(const struct sockaddr_storage *ss, socklen_t len,
-		      const char *ip, int port)
+static void assert_in(const void *sa, socklen_t len, const char *ip, int port)
 {
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in *sin = sa;
 
-	assert_int_equal(ss->ss_family, AF_INET);
+	assert_int_equal(sin->sin_family, AF_INET);
 	assert_int_equal(len, sizeof(*sin));
 	assert_int_equal(sin->sin_addr.s_addr, inet_addr(ip));
 	assert_int_equal(ntohs(sin->sin_port), port);

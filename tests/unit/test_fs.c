@@ -209,7 +209,7 @@ static void test_tree_status_files(void **state)
  */
 static void test_tree_status_counters(void **state)
 {
-	struct peer_counters *c = &t.peers[ALPHA].cnt;
+	struct peer_counters *c = &peer_use(&t.peers[ALPHA])->cnt;
 	struct fuse_file_info fi;
 	char want[4096], *s, *at;
 	size_t n = 0;

@@ -94,7 +94,7 @@ static void test_all_too_big(void **state)
 	r = write_fi(&fi, big);
 	assert_err(r, EMSGSIZE);
 	/* one node takes less: no copy goes, the writer is told */
-	t.peers[GAMMA].addr.max_message = 4;
+	peer_use(&t.peers[GAMMA])->addr.max_message = 4;
 	r = write_fi(&fi, "hello");
 	assert_err(r, EMSGSIZE);
 	assert_int_equal(t.tp.nsent, 0);

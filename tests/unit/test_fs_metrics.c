@@ -184,9 +184,9 @@ static void test_metrics_values(void **state)
 {
 	char *s;
 
-	atomic_store(&t.peers[ALPHA].cnt.msgs_tx, 5);
-	atomic_store(&t.peers[ALPHA].cnt.rel_inflight, 3);
-	atomic_store(&t.peers[ALPHA].cnt.drops[DROP_QUEUE_FULL], 2);
+	atomic_store(&peer_use(&t.peers[ALPHA])->cnt.msgs_tx, 5);
+	atomic_store(&peer_use(&t.peers[ALPHA])->cnt.rel_inflight, 3);
+	atomic_store(&peer_use(&t.peers[ALPHA])->cnt.drops[DROP_QUEUE_FULL], 2);
 	atomic_store(&t.tp.totals.drops[DROP_QUEUE_FULL], 2 + 4);
 	assert_rc(deliver("chat", "hello"), 0);
 	t.peers[GAMMA].up = 0;
@@ -210,8 +210,7 @@ static void test_metrics_escapes(void **state)
 	struct parsed p;
 	char *s;
 
-	snprintf(t.cfg.nodes[ALPHA].name, sizeof(t.cfg.nodes[ALPHA].name),
-		 "a\"b\\c\nd");
+	t.cfg.nodes[ALPHA].name = "a\"b\\c\nd";
 	s = metrics();
 	assert_non_null(strstr(
 		s, "\nibfs_msgs_tx_total{peer=\"a\\\"b\\\\c\\nd\"} 0\n"));

@@ -242,11 +242,11 @@ static void set_fabric(struct fabric_counters *c, unsigned base, int64_t when,
 static void set_addr(struct peer *p, uint32_t qpn, uint16_t lid,
 		     const char *gid, enum config_route route, struct want *w)
 {
-	p->addr.qpn = qpn;
-	p->addr.qkey = 0x1b1f5000;
-	p->addr.lid = lid;
-	set_gid(&p->addr.gid, gid);
-	p->route_used = route;
+	peer_use(p)->addr.qpn = qpn;
+	peer_use(p)->addr.qkey = 0x1b1f5000;
+	peer_use(p)->addr.lid = lid;
+	set_gid(&peer_use(p)->addr.gid, gid);
+	peer_use(p)->route_used = route;
 	want(w, "qpn=%u", qpn);
 	want(w, "qkey=0x1b1f5000");
 	want(w, "lid=%u", lid);
@@ -393,13 +393,13 @@ static void test_peer_up(void **state)
 
 	park_some();
 	p->up = 1;
-	p->since = 1700000000;
+	peer_use(p)->since = 1700000000;
 	want_peer(&w, ALPHA, "up", "", "");
 	set_addr(p, 66, 9, "fe80::a", ROUTE_SA, &w);
 	want(&w, "since=1700000000");
 	want(&w, "channels=2");
 	want_parked(&w, 2, 1, 1);
-	set_counters(&p->cnt, 100, 1, &w);
+	set_counters(&peer_use(p)->cnt, 100, 1, &w);
 	/* the totals are the root's, never a peer's */
 	set_counters(&t.tp.totals, 200, 0, &(struct want){0});
 	assert_lines(render(&t.nodes[ALPHA]), &w);
@@ -415,7 +415,7 @@ static void test_peer_never_up(void **state)
 	want(&w, "since=0");
 	want(&w, "channels=0");
 	want_parked(&w, 0, 0, 0);
-	set_counters(&t.peers[BETA].cnt, 0, 1, &w);
+	set_counters(&peer_use(&t.peers[BETA])->cnt, 0, 1, &w);
 	assert_lines(render(&t.nodes[BETA]), &w);
 }
 
@@ -427,16 +427,16 @@ static void test_peer_went_down(void **state)
 	struct want w = {0};
 
 	park_some();
-	p->since = 1700000500;
+	peer_use(p)->since = 1700000500;
 	peer_set_error(p, ECONNRESET, "its session closed");
-	p->last_attempt = 1796170503042LL; /* UTC, with its ms */
+	peer_use(p)->last_attempt = 1796170503042LL; /* UTC, with its ms */
 	want_peer(&w, GAMMA, "down", "its session closed",
 		  "2026-12-02T00:15:03.042Z");
 	set_addr(p, 153, 11, "fe80::c", ROUTE_GID, &w);
 	want(&w, "since=1700000500");
 	want(&w, "channels=1");
 	want_parked(&w, 3, 1, 0);
-	set_counters(&p->cnt, 300, 1, &w);
+	set_counters(&peer_use(p)->cnt, 300, 1, &w);
 	assert_lines(render(&t.nodes[GAMMA]), &w);
 }
 

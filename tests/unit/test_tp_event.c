@@ -154,13 +154,14 @@ static void assert_flushed(const char *why)
 {
 	struct peer_addr addr;
 
-	assert_null(peers[BETA].ah);
+	assert_null(peer_use(&peers[BETA])->ah);
 	assert_non_null(tp->ring.retired);
 	assert_ptr_equal(tp->ring.retired->ah, (struct ibv_ah *)&dev.ah);
 	assert_null(tp->ring.retired->next);
 	assert_string_equal(beta_state(), "down");
-	assert_non_null(strstr(peers[BETA].last_error, why));
-	assert_non_null(strstr(peers[BETA].last_error, "resolving the path"));
+	assert_non_null(strstr(peer_use(&peers[BETA])->last_error, why));
+	assert_non_null(strstr(peer_use(&peers[BETA])->last_error,
+			       "resolving the path"));
 	assert_int_equal(needs, 1);
 	assert_int_equal(rejoins, 1);
 	assert_string_equal(rejoin_why, why);
@@ -181,7 +182,7 @@ static void assert_flushed(const char *why)
 			 0);
 	assert_false(tp_peer_flushed(tp, &peers[BETA]));
 	assert_string_equal(beta_state(), "probing");
-	assert_string_equal(peers[BETA].last_error, "");
+	assert_string_equal(peer_use(&peers[BETA])->last_error, "");
 	tp_harness_probe_beta();
 	assert_int_equal(ups, 2);
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);
@@ -310,7 +311,7 @@ static void test_event_gid_and_lid(void **state)
 static void test_event_gid_other_entry(void **state)
 {
 	event(IBV_EVENT_GID_CHANGE);
-	assert_non_null(peers[BETA].ah);
+	assert_non_null(peer_use(&peers[BETA])->ah);
 	assert_string_equal(beta_state(), "up");
 	assert_int_equal(needs, 0);
 	assert_int_equal(rejoins, 0);
@@ -406,7 +407,7 @@ static void test_event_port_counted(void **state)
 	assert_int_equal(atomic_load(&tp->fabric.fabric_recoveries), 1);
 	assert_int_equal(atomic_load(&tp->fabric.ah_flushed), 0);
 	assert_int_equal(rejoins, 0);
-	assert_non_null(peers[BETA].ah);
+	assert_non_null(peer_use(&peers[BETA])->ah);
 }
 
 int main(void)

@@ -82,7 +82,7 @@ static void test_probe_before_up(void **state)
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), -ENOTCONN);
 	assert_int_equal(tp_probe_tick(tp, t0), TP_PROBE_FIRST_MS);
 	assert_int_equal(pings(), 1);
-	assert_int_equal(peers[BETA].cnt.probe_tx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.probe_tx, 1);
 	token = tp_harness_last_ping();
 	/* an answer to a ping we never sent changes nothing */
 	beta_probe(WIRE_PONG, (uint32_t)token + 1);
@@ -93,7 +93,7 @@ static void test_probe_before_up(void **state)
 	assert_int_equal(tp_recv_drain(tp), 1);
 	assert_string_equal(beta_state(), "up");
 	assert_int_equal(ups, 1);
-	assert_int_equal(peers[BETA].cnt.probe_rx, 2);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.probe_rx, 2);
 	assert_int_equal(tp->totals.probe_rx, 2);
 	/* up: no more pings but the watch's look, and data goes */
 	assert_int_equal(tp_probe_tick(tp, t0 + 5000), TP_PROBE_WATCH_MS);
@@ -119,7 +119,7 @@ static void test_probe_unreachable_recovers(void **state)
 	assert_int_equal(tp_probe_tick(tp, t0 + 1050), TP_PROBE_SLOW_MS);
 	assert_int_equal(pings(), 4);
 	assert_string_equal(beta_state(), "unreachable");
-	assert_string_equal(peers[BETA].last_error, why);
+	assert_string_equal(peer_use(&peers[BETA])->last_error, why);
 	assert_int_equal(fails, 1);
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), -ENOTCONN);
 	/* pinged on, once a second, failed only once */
@@ -129,7 +129,7 @@ static void test_probe_unreachable_recovers(void **state)
 	beta_probe(WIRE_PONG, (uint32_t)tp_harness_last_ping());
 	assert_int_equal(tp_recv_drain(tp), 1);
 	assert_string_equal(beta_state(), "up");
-	assert_string_equal(peers[BETA].last_error, "");
+	assert_string_equal(peer_use(&peers[BETA])->last_error, "");
 	assert_int_equal(ups, 1);
 }
 
@@ -220,7 +220,7 @@ static void test_probe_answers_joined(void **state)
 		}
 	}
 	assert_int_equal(pongs, 1);
-	assert_int_equal(peers[BETA].cnt.probe_answered, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.probe_answered, 1);
 	tp_probe_tick(tp, util_now_ms());
 	assert_int_equal(pings(), 1);
 }
@@ -269,14 +269,15 @@ static void test_probe_port_events(void **state)
 	assert_string_equal(beta_state(), "up");
 	assert_int_equal(event(IBV_EVENT_PORT_ERR, 1), 1);
 	assert_string_equal(beta_state(), "down");
-	assert_string_equal(peers[BETA].last_error, "port 1 of rxe0 is down");
+	assert_string_equal(peer_use(&peers[BETA])->last_error,
+			    "port 1 of rxe0 is down");
 	assert_int_equal(fails, 1);
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), -ENOTCONN);
 	assert_int_equal(tp_probe_tick(tp, util_now_ms()), -1);
 	assert_int_equal(pings(), 0);
 	assert_int_equal(event(IBV_EVENT_PORT_ACTIVE, 1), 1);
 	assert_string_equal(beta_state(), "probing");
-	assert_string_equal(peers[BETA].last_error, "");
+	assert_string_equal(peer_use(&peers[BETA])->last_error, "");
 	tp_harness_probe_beta();
 	assert_int_equal(ups, 2);
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);

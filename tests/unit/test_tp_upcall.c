@@ -182,8 +182,8 @@ static void test_datagram_deliver_sends(void **state)
 	assert_int_equal(replied, 1);
 	assert_int_equal(done_status, 0);
 	assert_int_equal(sent_on("pong"), 1);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
-	assert_int_equal(peers[BETA].cnt.msgs_tx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_tx, 1);
 }
 
 /*
@@ -213,9 +213,9 @@ static void test_datagram_sender_named(void **state)
 	assert_int_equal(tp_recv_drain(tp), 1);
 	assert_int_equal(delivered, 1);
 	assert_string_equal(got, "ping:hello");
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
-	assert_int_equal(peers[2].cnt.drops[DROP_MALFORMED], 0);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_MALFORMED], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 1);
+	assert_int_equal(peer_use(&peers[2])->cnt.drops[DROP_MALFORMED], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_MALFORMED], 0);
 }
 
 /* datagram: a refused message is a drop, never offered again. */
@@ -225,8 +225,8 @@ static void test_datagram_refused_drops(void **state)
 	beta_sends(2);
 	assert_int_equal(tp_recv_drain(tp), 1);
 	assert_int_equal(delivered, 0);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 1);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 0);
 	assert_int_equal(sent_on("pong"), 0);
 }
 
@@ -250,10 +250,11 @@ static void test_datagram_refusal_causes(void **state)
 		refuse_rc = causes[i].rc;
 		beta_sends(10 + (uint32_t)i);
 		assert_int_equal(tp_recv_drain(tp), 1);
-		assert_int_equal(peers[BETA].cnt.drops[causes[i].why], 1);
+		assert_int_equal(
+			peer_use(&peers[BETA])->cnt.drops[causes[i].why], 1);
 	}
 	assert_int_equal(delivered, 0);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 0);
 }
 
 /* reliable: deliver runs unlocked, after the batch; its reply joins our
@@ -267,7 +268,7 @@ static void test_reliable_deliver_sends(void **state)
 	assert_int_equal(replied, 1);
 	assert_int_equal(done_status, 1); /* not acked yet */
 	assert_int_equal(sent_on("pong"), 1);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 1);
 }
 
 /*
@@ -315,6 +316,91 @@ static int beta_arrives(const char *chan, uint32_t psn, uint32_t rflags)
 	return acked_code(psn);
 }
 
+/* Beta's "hello" at psn on "ping" is delivered, in order. */
+static void beta_delivers(uint32_t psn)
+{
+	int before = delivered;
+
+	beta_sends_on("ping", 20 + psn, psn, 0);
+	assert_int_equal(tp_recv_drain(tp), 1);
+	tp_rel_service(tp, 1);
+	assert_int_equal(delivered, before + 1);
+	assert_int_equal(rel_rx_next(&tp->rel.peer[BETA]->rx), psn + 1);
+}
+
+/* Beta (installed again, its cached AH) announces max_message and mtu,
+ * booted as boot; the bootstrap's tp_peer_up. */
+static void beta_hello_as(uint32_t max_message, enum ibv_mtu mtu, uint32_t boot)
+{
+	struct peer_addr addr;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.qpn = BETA_QPN;
+	addr.mtu = mtu;
+	addr.max_message = max_message;
+	addr.boot = boot;
+	beta_gid(&addr.gid);
+	assert_int_equal(tp_peer_up(tp, &peers[BETA], &addr, NULL, ROUTE_GID),
+			 0);
+}
+
+/* The same, in the incarnation the harness met. */
+static void beta_hello(uint32_t max_message, enum ibv_mtu mtu)
+{
+	beta_hello_as(max_message, mtu, 0);
+}
+
+/* Beta met again at its address, booted as boot, and up (probed). */
+static void beta_met(uint32_t boot)
+{
+	beta_hello_as(0, IBV_MTU_1024, boot);
+	tp_harness_probe_beta();
+}
+
+/*
+ * reliable (issue 33): beta's session idles out, its streams (15 KiB)
+ * go on the progress thread's next pass, and where they stood stays;
+ * met again, the same incarnation's streams go on from there in their
+ * sessions (beta may have kept its own), a new incarnation's afresh.
+ */
+static void test_reliable_idle_lets_go(void **state)
+{
+	uint32_t rx_sess, tx_sess;
+
+	beta_delivers(0);
+	assert_int_equal(replied, 1); /* our stream to beta moved too */
+	rx_sess = tp->rel.peer[BETA]->rx.sess;
+	tx_sess = tp->rel.peer[BETA]->tx.sess;
+	tp_peer_down(tp, &peers[BETA]);
+	tp_peer_idle(tp, &peers[BETA]);
+	assert_non_null(tp->rel.peer[BETA]); /* the progress thread's */
+	tp_rel_service(tp, 0);
+	assert_null(tp->rel.peer[BETA]);
+	assert_int_equal(tp->rel.nactive, 0);
+	beta_met(0);
+	assert_non_null(tp->rel.peer[BETA]);
+	assert_int_equal(tp->rel.peer[BETA]->rx.sess, rx_sess);
+	assert_int_equal(tp->rel.peer[BETA]->tx.sess, tx_sess);
+	assert_int_equal(tp->rel.peer[BETA]->tx.nxt, 1);
+	beta_delivers(1);
+	/* met again before the pass: kept */
+	tp_peer_down(tp, &peers[BETA]);
+	tp_peer_idle(tp, &peers[BETA]);
+	beta_met(0);
+	tp_rel_service(tp, 0);
+	assert_non_null(tp->rel.peer[BETA]);
+	beta_delivers(2);
+	/* let go, then a new incarnation of beta: both afresh */
+	tp_peer_down(tp, &peers[BETA]);
+	tp_peer_idle(tp, &peers[BETA]);
+	tp_rel_service(tp, 0);
+	assert_null(tp->rel.peer[BETA]);
+	beta_met(0x5eed);
+	assert_int_not_equal(tp->rel.peer[BETA]->rx.sess, rx_sess);
+	assert_int_equal(tp->rel.peer[BETA]->tx.nxt, 0);
+	beta_delivers(0);
+}
+
 /*
  * reliable: a message refused for a full queue is not held (the stream
  * moves on, no drop counted) and the ack says FULL; a later one to that
@@ -329,7 +415,7 @@ static void test_reliable_full_channel_alone(void **state)
 	assert_int_equal(beta_arrives("ping", 0, 0), REL_CODE_FULL);
 	assert_int_equal(delivered, 0);
 	assert_int_equal(refuse, 0);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 0);
 	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_FULL);
 	assert_int_equal(delivered, 0); /* not offered: it waits its turn */
 	assert_int_equal(beta_arrives("other", 2, 0), REL_CODE_NONE);
@@ -341,8 +427,8 @@ static void test_reliable_full_channel_alone(void **state)
 	assert_string_equal(got, "ping:hello");
 	assert_int_equal(beta_arrives("ping", 4, 0), REL_CODE_NONE);
 	assert_int_equal(delivered, 3);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
-	assert_int_equal(peers[BETA].cnt.msgs_rx, 3);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 0);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.msgs_rx, 3);
 }
 
 /*
@@ -391,8 +477,8 @@ static void test_reliable_bad_name(void **state)
 	tp_rel_service(tp, 1);
 	assert_int_equal(acked_code(0), REL_CODE_INVAL);
 	assert_int_equal(delivered, 0);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_MALFORMED], 1);
-	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_MALFORMED], 1);
+	beta_delivers(1);
 	assert_int_equal(delivered, 1);
 }
 
@@ -404,25 +490,11 @@ static void test_reliable_refused_for_good(void **state)
 	refuse = 1;
 	refuse_rc = -ENOSPC;
 	assert_int_equal(beta_arrives("ping", 0, 0), REL_CODE_NOSPC);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_MAX_CHANNELS], 1);
-	assert_int_equal(peers[BETA].cnt.drops[DROP_QUEUE_FULL], 0);
-	assert_int_equal(beta_arrives("ping", 1, 0), REL_CODE_NONE);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_MAX_CHANNELS],
+			 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.drops[DROP_QUEUE_FULL], 0);
+	beta_delivers(1);
 	assert_int_equal(delivered, 1);
-}
-
-/* Beta (installed again) announces max_message and mtu; the bootstrap's
- * tp_peer_up. */
-static void beta_hello(uint32_t max_message, enum ibv_mtu mtu)
-{
-	struct peer_addr addr;
-
-	memset(&addr, 0, sizeof(addr));
-	addr.qpn = BETA_QPN;
-	addr.mtu = mtu;
-	addr.max_message = max_message;
-	beta_gid(&addr.gid);
-	assert_int_equal(tp_peer_up(tp, &peers[BETA], &addr, NULL, ROUTE_GID),
-			 0);
 }
 
 /*
@@ -463,7 +535,7 @@ static void test_group_bounds_follow_members(void **state)
  */
 static void test_datagram_reasm_drops(void **state)
 {
-	atomic_uint_fast64_t *d = peers[BETA].cnt.drops;
+	atomic_uint_fast64_t *d = peer_use(&peers[BETA])->cnt.drops;
 	unsigned i, held;
 
 	assert_int_equal(cfg.max_message, 1 << 20);
@@ -478,7 +550,7 @@ static void test_datagram_reasm_drops(void **state)
 	assert_int_equal(d[DROP_QUEUE_FULL], 0);
 	beta_first(0, WIRE_FLAG_MCAST);
 	assert_int_equal(tp_recv_drain(tp), 1);
-	assert_int_equal(peers[BETA].cnt.mcast_rx, 1);
+	assert_int_equal(peer_use(&peers[BETA])->cnt.mcast_rx, 1);
 	assert_int_equal(d[DROP_REASM_SHARE], 101 - held);
 	assert_int_equal(wire_reasm_pending(tp->rx.reasm), held);
 	usleep(20 * 1000);
@@ -505,6 +577,8 @@ int main(void)
 			test_group_bounds_follow_members, setup_datagram,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_reliable_deliver_sends,
+						setup_reliable, teardown),
+		cmocka_unit_test_setup_teardown(test_reliable_idle_lets_go,
 						setup_reliable, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_reliable_full_channel_alone, setup_reliable,
