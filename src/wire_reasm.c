@@ -33,7 +33,10 @@
 
 /* Recently completed msg_ids remembered per peer to spot late duplicates. */
 #define WIRE_RING 64
-#define HTAB_MIN  16
+/* Buckets counting the ring's keys by msg_id, so that a message whose
+ * bucket is empty, as a sender's next msg_id is, needs no scan of it. */
+#define WIRE_RING_BUCKETS 256
+#define HTAB_MIN	  16
 /* glibc's malloc serves requests from here on with mmap, by whole pages. */
 #define HEAP_MMAP_MIN ((size_t)128 << 10)
 
@@ -96,6 +99,7 @@ struct wpeer {
 	unsigned pos;
 	unsigned n;
 	struct msg_key id[WIRE_RING];
+	uint8_t nbucket[WIRE_RING_BUCKETS]; /* id[]'s keys by ring_bucket */
 };
 
 struct wire_reasm {
@@ -277,14 +281,21 @@ static struct wpeer *wpeer_get(struct wire_reasm *r, int peer)
 	return g;
 }
 
-/* Whether peer completed k lately: a late duplicate. */
-static bool ring_has(const struct wire_reasm *r, int peer,
-		     const struct msg_key *k)
+/* k's count in nbucket: consecutive msg_ids fall apart, and a group's
+ * sequence beside the same peer's unicast one. */
+static unsigned ring_bucket(const struct msg_key *k)
 {
-	const struct wpeer *g = wpeer_find(r, peer);
+	return (k->msg_id + (k->mcast ? WIRE_RING_BUCKETS / 2 : 0)) %
+	       WIRE_RING_BUCKETS;
+}
+
+/* Whether g (the peer's entry, or NULL) completed k lately: a late
+ * duplicate.  A scan of the ring only when k's bucket holds any. */
+static bool ring_has(const struct wpeer *g, const struct msg_key *k)
+{
 	unsigned i;
 
-	if (!g)
+	if (!g || !g->nbucket[ring_bucket(k)])
 		return false;
 	for (i = 0; i < g->n; i++)
 		if (key_eq(&g->id[i], k))
@@ -293,20 +304,24 @@ static bool ring_has(const struct wire_reasm *r, int peer,
 }
 
 /*
- * Remember a completed message.  Best effort: without memory for the
- * peer's entry a late duplicate may be delivered again, which UD allows
- * anyway.
+ * Remember a completed message in g (the peer's entry, made now when
+ * NULL).  Best effort: without memory for the peer's entry a late
+ * duplicate may be delivered again, which UD allows anyway.
  */
-static void ring_add(struct wire_reasm *r, int peer, const struct msg_key *k)
+static void ring_add(struct wire_reasm *r, struct wpeer *g, int peer,
+		     const struct msg_key *k)
 {
-	struct wpeer *g = wpeer_get(r, peer);
-
+	if (!g)
+		g = wpeer_get(r, peer);
 	if (!g)
 		return;
-	g->id[g->pos] = *k;
-	g->pos = (g->pos + 1) % WIRE_RING;
-	if (g->n < WIRE_RING)
+	if (g->n == WIRE_RING)
+		g->nbucket[ring_bucket(&g->id[g->pos])]--;
+	else
 		g->n++;
+	g->id[g->pos] = *k;
+	g->nbucket[ring_bucket(k)]++;
+	g->pos = (g->pos + 1) % WIRE_RING;
 }
 
 /* Unlink p from table, age list and its peer, and release its charge. */
@@ -593,6 +608,7 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 	struct wire_hdr h;
 	struct msg_key k;
 	struct partial *p;
+	struct wpeer *g;
 	size_t plen;
 	uint32_t room, bit;
 	int rc;
@@ -621,13 +637,14 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 	} else {
 		if (chan_ok(chan, h.chan_len))
 			return -WIRE_DROP_MALFORMED;
-		if (ring_has(r, peer, &k))
+		g = wpeer_find(r, peer);
+		if (ring_has(g, &k))
 			return -WIRE_DROP_DUPLICATE;
 		if (h.frag_cnt == 1) {
 			/* Whole already: no table, one copy. */
 			rc = msg_whole(out, peer, &h, chan, payload, plen);
 			if (rc == 1)
-				ring_add(r, peer, &k);
+				ring_add(r, g, peer, &k);
 			return rc;
 		}
 		rc = part_new(r, peer, &h, &k, chan, room, now_ms, &p);
@@ -645,7 +662,7 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 		return 0;
 
 	part_unlink(r, p);
-	ring_add(r, peer, &p->key);
+	ring_add(r, p->owner, peer, &p->key);
 	msg_fill(out, peer, p->key.msg_id, p->chan, p->chan_len, p->buf,
 		 p->total_len);
 	free(p);
