@@ -731,6 +731,9 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	fs->chan_base = fs->next_ino =
 		fs_node_ino(cfg->nnodes + 1, FS_SLOT_DIR);
 	TAILQ_INIT(&fs->waiters);
+	freelist_init(&fs->free_msgs, sizeof(struct fs_msg), FS_FREE_KEEP);
+	freelist_init(&fs->free_waiters, sizeof(struct fs_waiter),
+		      FS_FREE_KEEP);
 	TAILQ_INIT(&fs->writes);
 	TAILQ_INIT(&fs->answers);
 	LIST_INIT(&fs->fhs);

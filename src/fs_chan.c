@@ -12,9 +12,10 @@
  * no lookup, open or parked read refers to it.  An open file (struct
  * fs_fh) is held by each request using it and each read parked on it,
  * and freed at the last drop after RELEASE.  Everything here runs under
- * fs->lock (lock rules: the top of fs_int.h) but fs_chan_msg, fs_fh_hold
- * and fs_fh_drop, which take it or need none, and fs_chan_free_all, at
- * close.
+ * fs->lock (lock rules: the top of fs_int.h) but fs_fh_hold and
+ * fs_fh_drop, which take it, and fs_chan_free_all, at close.  A struct
+ * fs_msg is made by fs_chan_msg and goes back by fs_chan_msg_free alone,
+ * to fs->free_msgs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -191,7 +192,7 @@ static void fs_chan_discard(struct fs *fs, struct fs_chan *c)
 		TAILQ_REMOVE(&c->msgs, m, link);
 		fs_chan_uncharge(fs, c, m);
 		free(m->data);
-		free(m);
+		fs_chan_msg_free(fs, m);
 	}
 	c->queued = 0;
 }
@@ -228,15 +229,19 @@ void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n)
 }
 
 /* A message holding len bytes of data (which it owns once queued). */
-struct fs_msg *fs_chan_msg(void *data, size_t len)
+struct fs_msg *fs_chan_msg(struct fs *fs, void *data, size_t len)
 {
-	struct fs_msg *m = calloc(1, sizeof(*m));
+	struct fs_msg *m = freelist_get(&fs->free_msgs);
 
-	if (m) {
-		m->data = data;
-		m->len = len;
-	}
+	if (m)
+		*m = (struct fs_msg){.data = data, .len = len};
 	return m;
+}
+
+/* m, out of every queue, is kept for the next (its data is not m's). */
+void fs_chan_msg_free(struct fs *fs, struct fs_msg *m)
+{
+	freelist_put(&fs->free_msgs, m);
 }
 
 /*
@@ -327,13 +332,13 @@ int fs_chan_take(struct fs *fs, struct fs_chan *c, size_t size, char **out,
 		free(m->data);
 		TAILQ_REMOVE(&c->msgs, m, link);
 		fs_chan_uncharge(fs, c, m);
-		free(m);
+		fs_chan_msg_free(fs, m);
 		return 0;
 	}
 	c->queued -= m->len;
 	TAILQ_REMOVE(&c->msgs, m, link);
 	fs_chan_uncharge(fs, c, m);
-	free(m);
+	fs_chan_msg_free(fs, m);
 	return 0;
 }
 
@@ -462,6 +467,7 @@ void fs_chan_free_all(struct fs *fs)
 		fs_chan_discard(fs, c);
 		free(c);
 	}
+	freelist_drain(&fs->free_msgs);
 	free(fs->chans);
 	free(fs->free_slots);
 	for (i = 0; i <= (size_t)fs->nnodes; i++)

@@ -94,6 +94,7 @@
 #include <time.h>
 
 #include "budget.h"
+#include "freelist.h"
 #include "fs.h"
 
 /*
@@ -101,6 +102,13 @@
  * ones after the transport's acks (see fs_park_arrived).
  */
 #define FS_ANSWER_NOW_MAX (64 * 1024)
+
+/*
+ * Freed queued messages and parked reads kept for the next (struct
+ * freelist): one of each comes and goes with every message received, and
+ * a burst leaves at most this many of each behind.
+ */
+#define FS_FREE_KEEP 128
 
 /* One message queued on a channel. */
 struct fs_msg {
@@ -247,6 +255,10 @@ struct fs {
 	fuse_ino_t next_ino;	 /* fs->lock */
 	uint64_t generations;	 /* fs->lock: channels ever made */
 	struct fs_waitq waiters; /* fs->lock: every parked read */
+	/* fs->lock: struct fs_msg and struct fs_waiter freed, for reuse
+	 * (fs_chan_msg, fs_park_read) */
+	struct freelist free_msgs;
+	struct freelist free_waiters;
 	struct fs_writeq writes; /* fs->lock: the writes MEETING */
 	/* fs->lock: open files, which a stop never releases */
 	LIST_HEAD(, fs_fh) fhs;
@@ -346,8 +358,11 @@ void fs_chan_unlink(struct fs *fs, struct fs_chan *c);
 /* FORGET of n lookups of c. */
 void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n);
 
-/* A message of len bytes at data, not queued yet; no lock needed. */
-struct fs_msg *fs_chan_msg(void *data, size_t len);
+/* A message of len bytes at data, not queued yet, NULL without memory;
+ * under fs->lock, as is fs_chan_msg_free, which frees m but not its
+ * data. */
+struct fs_msg *fs_chan_msg(struct fs *fs, void *data, size_t len);
+void fs_chan_msg_free(struct fs *fs, struct fs_msg *m);
 
 /* Queue message m on node's channel name, made if need be; 0 or the
  * refusals fs_deliver returns (fs.h). */
