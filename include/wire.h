@@ -165,6 +165,12 @@ void wire_reasm_free(struct wire_reasm *r);
 int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 		    size_t len, uint64_t now_ms, struct wire_msg *out);
 
+/* wire_reasm_feed for a caller that decoded dgram's header into h
+ * (wire_hdr_decode, which succeeded) already. */
+int wire_reasm_feed_hdr(struct wire_reasm *r, int peer,
+			const struct wire_hdr *h, const void *dgram, size_t len,
+			uint64_t now_ms, struct wire_msg *out);
+
 /* Drop partial messages older than the timeout, oldest first, at most
  * WIRE_REASM_EXPIRE_SLICE; returns how many.  Call again while
  * wire_reasm_next_timeout says 0. */

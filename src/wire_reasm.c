@@ -599,13 +599,13 @@ static int part_new(struct wire_reasm *r, int peer, const struct wire_hdr *h,
  * One datagram in, at most one message out.  Every check runs before any
  * byte is copied; a bad datagram never disturbs the partial it names.
  */
-int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
-		    size_t len, uint64_t now_ms, struct wire_msg *out)
+int wire_reasm_feed_hdr(struct wire_reasm *r, int peer,
+			const struct wire_hdr *h, const void *dgram, size_t len,
+			uint64_t now_ms, struct wire_msg *out)
 {
 	const uint8_t *d = dgram;
 	const char *chan;
 	const uint8_t *payload;
-	struct wire_hdr h;
 	struct msg_key k;
 	struct partial *p;
 	struct wpeer *g;
@@ -613,46 +613,47 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 	uint32_t room, bit;
 	int rc;
 
-	if (wire_hdr_decode(&h, dgram, len) || h.type != WIRE_DATA)
+	if (h->type != WIRE_DATA)
 		return -WIRE_DROP_MALFORMED;
-	if (len - WIRE_HDR_LEN < h.chan_len)
+	if (len - WIRE_HDR_LEN < h->chan_len)
 		return -WIRE_DROP_MALFORMED;
 	chan = (const char *)d + WIRE_HDR_LEN;
-	payload = d + WIRE_HDR_LEN + h.chan_len;
-	plen = len - WIRE_HDR_LEN - h.chan_len;
-	if (h.total_len > r->max_message)
+	payload = d + WIRE_HDR_LEN + h->chan_len;
+	plen = len - WIRE_HDR_LEN - h->chan_len;
+	if (h->total_len > r->max_message)
 		return -WIRE_DROP_TOO_BIG;
-	if (frag_geometry(&h, plen, &room))
+	if (frag_geometry(h, plen, &room))
 		return -WIRE_DROP_MALFORMED;
 
-	k.src = h.src;
-	k.msg_id = h.msg_id;
-	k.mcast = !!(h.flags & WIRE_FLAG_MCAST);
+	k.src = h->src;
+	k.msg_id = h->msg_id;
+	k.mcast = !!(h->flags & WIRE_FLAG_MCAST);
 	p = part_find(r, peer, &k);
 	if (p) {
-		if (h.frag_cnt != p->frag_cnt || h.total_len != p->total_len ||
-		    room != p->room || h.chan_len != p->chan_len ||
-		    memcmp(chan, p->chan, h.chan_len))
+		if (h->frag_cnt != p->frag_cnt ||
+		    h->total_len != p->total_len || room != p->room ||
+		    h->chan_len != p->chan_len ||
+		    memcmp(chan, p->chan, h->chan_len))
 			return -WIRE_DROP_MALFORMED;
 	} else {
-		if (chan_ok(chan, h.chan_len))
+		if (chan_ok(chan, h->chan_len))
 			return -WIRE_DROP_MALFORMED;
 		g = wpeer_find(r, peer);
 		if (ring_has(g, &k))
 			return -WIRE_DROP_DUPLICATE;
-		if (h.frag_cnt == 1) {
+		if (h->frag_cnt == 1) {
 			/* Whole already: no table, one copy. */
-			rc = msg_whole(out, peer, &h, chan, payload, plen);
+			rc = msg_whole(out, peer, h, chan, payload, plen);
 			if (rc == 1)
 				ring_add(r, g, peer, &k);
 			return rc;
 		}
-		rc = part_new(r, peer, &h, &k, chan, room, now_ms, &p);
+		rc = part_new(r, peer, h, &k, chan, room, now_ms, &p);
 		if (rc)
 			return rc;
 	}
 
-	bit = h.frag_idx;
+	bit = h->frag_idx;
 	if (p->bits[bit / 64] & (1ull << (bit % 64)))
 		return -WIRE_DROP_DUPLICATE;
 	p->bits[bit / 64] |= 1ull << (bit % 64);
@@ -667,6 +668,17 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 		 p->total_len);
 	free(p);
 	return 1;
+}
+
+/* wire_reasm_feed_hdr of a datagram whose header is decoded here. */
+int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
+		    size_t len, uint64_t now_ms, struct wire_msg *out)
+{
+	struct wire_hdr h;
+
+	if (wire_hdr_decode(&h, dgram, len))
+		return -WIRE_DROP_MALFORMED;
+	return wire_reasm_feed_hdr(r, peer, &h, dgram, len, now_ms, out);
 }
 
 /* Take the next fragment of a reliable stream, which comes in order. */
