@@ -89,11 +89,20 @@ uint32_t wire_frag_count(size_t len, size_t mtu, size_t chan_len);
 
 /*
  * Build fragment idx of message (src, msg_id, chan, msg, len) into buf,
- * which holds mtu bytes.  Returns the datagram length.
+ * which holds mtu bytes.  Returns the datagram length, 0 when chan is no
+ * name (util.h), the message cannot go or idx is past its last fragment.
  */
 size_t wire_frag_build(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
 		       const char *chan, const void *msg, size_t len,
 		       uint32_t idx);
+
+/*
+ * wire_frag_build for a sender that checked the name once per message
+ * (chan_len, from util_name_len), not once per fragment.
+ */
+size_t wire_frag_put(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
+		     const char *chan, size_t chan_len, const void *msg,
+		     size_t len, uint32_t idx);
 
 /* A message put back together; data is malloc'ed and owned by the caller. */
 struct wire_msg {
@@ -155,6 +164,12 @@ void wire_reasm_free(struct wire_reasm *r);
  */
 int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 		    size_t len, uint64_t now_ms, struct wire_msg *out);
+
+/* wire_reasm_feed for a caller that decoded dgram's header into h
+ * (wire_hdr_decode, which succeeded) already. */
+int wire_reasm_feed_hdr(struct wire_reasm *r, int peer,
+			const struct wire_hdr *h, const void *dgram, size_t len,
+			uint64_t now_ms, struct wire_msg *out);
 
 /* Drop partial messages older than the timeout, oldest first, at most
  * WIRE_REASM_EXPIRE_SLICE; returns how many.  Call again while

@@ -322,7 +322,7 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 	enum fs_kind k;
 	int rc = 0, i;
 
-	fh = calloc(1, sizeof(*fh));
+	fh = fs_fh_new();
 	if (!fh) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -392,9 +392,7 @@ static void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino,
 
 	pthread_mutex_lock(&fs->lock);
 	LIST_REMOVE(fh, link);
-	fh->released = 1;
-	if (fh->refs == 0)
-		fs_fh_destroy(fs, fh);
+	fs_fh_drop_locked(fs, fh); /* its open's */
 	pthread_mutex_unlock(&fs->lock);
 	fuse_reply_err(req, 0);
 }
@@ -436,7 +434,7 @@ static void fs_op_open(fuse_req_t req, fuse_ino_t ino,
 			rc = -EACCES;
 			break;
 		}
-		fh = calloc(1, sizeof(*fh));
+		fh = fs_fh_new();
 		/* under fs->lock, which the rendering never takes */
 		if (!fh)
 			rc = -ENOMEM;
@@ -556,12 +554,10 @@ static void fs_op_release(fuse_req_t req, fuse_ino_t ino,
 
 	pthread_mutex_lock(&fs->lock);
 	LIST_REMOVE(fh, link);
-	fh->released = 1;
 	/* Reads its killed owner left parked must not take messages. */
 	if (fh->chan)
 		fs_park_release(fs, fh, &gone);
-	if (fh->refs == 0)
-		fs_fh_destroy(fs, fh);
+	fs_fh_drop_locked(fs, fh); /* its open's */
 	pthread_mutex_unlock(&fs->lock);
 	fs_park_end_all(fs, &gone, EINTR);
 	fuse_reply_err(req, 0);
@@ -731,6 +727,9 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 	fs->chan_base = fs->next_ino =
 		fs_node_ino(cfg->nnodes + 1, FS_SLOT_DIR);
 	TAILQ_INIT(&fs->waiters);
+	freelist_init(&fs->free_msgs, sizeof(struct fs_msg), FS_FREE_KEEP);
+	freelist_init(&fs->free_waiters, sizeof(struct fs_waiter),
+		      FS_FREE_KEEP);
 	TAILQ_INIT(&fs->writes);
 	TAILQ_INIT(&fs->answers);
 	LIST_INIT(&fs->fhs);

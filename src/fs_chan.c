@@ -8,13 +8,14 @@
  * O_CREATs as many again of their own; each message is charged its
  * payload plus FS_MSG_OVERHEAD, against its channel's queue_limit and
  * against memory_limit (fs->budget: the sending peer's share of the
- * daemon).  A removed channel lives on, unlinked, until
- * no lookup, open or parked read refers to it.  An open file (struct
- * fs_fh) is held by each request using it and each read parked on it,
- * and freed at the last drop after RELEASE.  Everything here runs under
- * fs->lock (lock rules: the top of fs_int.h) but fs_chan_msg, fs_fh_hold
- * and fs_fh_drop, which take it or need none, and fs_chan_free_all, at
- * close.
+ * daemon).  A removed channel lives on, unlinked, until no lookup, open
+ * or parked read refers to it.  An open file (struct fs_fh) is held by
+ * its open until RELEASE, by each request using it and each read parked
+ * on it, and freed by the last drop.  Everything here runs under fs->lock
+ * (lock rules: the top of fs_int.h) but fs_fh_new, fs_fh_hold and
+ * fs_fh_drop, which takes it only for the last drop, and
+ * fs_chan_free_all, at close.  A struct fs_msg is made by fs_chan_msg
+ * and goes back by fs_chan_msg_free alone, to fs->free_msgs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -191,7 +192,7 @@ static void fs_chan_discard(struct fs *fs, struct fs_chan *c)
 		TAILQ_REMOVE(&c->msgs, m, link);
 		fs_chan_uncharge(fs, c, m);
 		free(m->data);
-		free(m);
+		fs_chan_msg_free(fs, m);
 	}
 	c->queued = 0;
 }
@@ -228,15 +229,19 @@ void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n)
 }
 
 /* A message holding len bytes of data (which it owns once queued). */
-struct fs_msg *fs_chan_msg(void *data, size_t len)
+struct fs_msg *fs_chan_msg(struct fs *fs, void *data, size_t len)
 {
-	struct fs_msg *m = calloc(1, sizeof(*m));
+	struct fs_msg *m = freelist_get(&fs->free_msgs);
 
-	if (m) {
-		m->data = data;
-		m->len = len;
-	}
+	if (m)
+		*m = (struct fs_msg){.data = data, .len = len};
 	return m;
+}
+
+/* m, out of every queue, is kept for the next (its data is not m's). */
+void fs_chan_msg_free(struct fs *fs, struct fs_msg *m)
+{
+	freelist_put(&fs->free_msgs, m);
 }
 
 /*
@@ -327,13 +332,13 @@ int fs_chan_take(struct fs *fs, struct fs_chan *c, size_t size, char **out,
 		free(m->data);
 		TAILQ_REMOVE(&c->msgs, m, link);
 		fs_chan_uncharge(fs, c, m);
-		free(m);
+		fs_chan_msg_free(fs, m);
 		return 0;
 	}
 	c->queued -= m->len;
 	TAILQ_REMOVE(&c->msgs, m, link);
 	fs_chan_uncharge(fs, c, m);
-	free(m);
+	fs_chan_msg_free(fs, m);
 	return 0;
 }
 
@@ -349,11 +354,21 @@ void fs_chan_unread(struct fs *fs, struct fs_chan *c, struct fs_msg *m)
 	budget_force(&fs->budget, fs_chan_peer(fs, c), cost);
 }
 
+/* A zeroed open file, held by its open. */
+struct fs_fh *fs_fh_new(void)
+{
+	struct fs_fh *fh = calloc(1, sizeof(*fh));
+
+	if (fh)
+		atomic_init(&fh->refs, 1);
+	return fh;
+}
+
 /* Attach an open file to chan, opened by req's process; under lock. */
 struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan, fuse_req_t req,
 			   struct fuse_file_info *fi)
 {
-	struct fs_fh *fh = calloc(1, sizeof(*fh));
+	struct fs_fh *fh = fs_fh_new();
 
 	if (!fh)
 		return NULL;
@@ -428,24 +443,24 @@ struct fs_fh *fs_fh_hold(struct fs *fs, struct fuse_file_info *fi)
 {
 	struct fs_fh *fh = (struct fs_fh *)(uintptr_t)fi->fh;
 
-	pthread_mutex_lock(&fs->lock);
-	fh->refs++;
-	pthread_mutex_unlock(&fs->lock);
+	atomic_fetch_add(&fh->refs, 1);
 	return fh;
 }
 
-/* Drop a hold; under lock.  The last drop after RELEASE frees. */
+/* Drop a hold; under lock.  The last drop, after RELEASE's, frees. */
 void fs_fh_drop_locked(struct fs *fs, struct fs_fh *fh)
 {
-	if (--fh->refs == 0 && fh->released)
+	if (atomic_fetch_sub(&fh->refs, 1) == 1)
 		fs_fh_destroy(fs, fh);
 }
 
-/* Drop a hold without the lock held. */
+/* Drop a hold without the lock held: only the last takes it, to free. */
 void fs_fh_drop(struct fs *fs, struct fs_fh *fh)
 {
+	if (atomic_fetch_sub(&fh->refs, 1) != 1)
+		return;
 	pthread_mutex_lock(&fs->lock);
-	fs_fh_drop_locked(fs, fh);
+	fs_fh_destroy(fs, fh);
 	pthread_mutex_unlock(&fs->lock);
 }
 
@@ -462,6 +477,7 @@ void fs_chan_free_all(struct fs *fs)
 		fs_chan_discard(fs, c);
 		free(c);
 	}
+	freelist_drain(&fs->free_msgs);
 	free(fs->chans);
 	free(fs->free_slots);
 	for (i = 0; i <= (size_t)fs->nnodes; i++)

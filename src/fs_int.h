@@ -81,13 +81,17 @@
  *     wakes the reaper, which owns the EINTR reply.
  *   - Whoever unlinks a waiter or a MEETING write from its list under
  *     fs->lock owns its reply: every request is answered exactly once.
- *   - An open file is held (refs) by each request using it and by each
- *     read parked on it; it is freed at the last drop after RELEASE.
+ *   - An open file is held (refs) by its open until RELEASE, by each
+ *     request using it and by each read parked on it; the drop that
+ *     takes refs to zero frees it, under fs->lock.  A hold needs no lock:
+ *     it is taken only by a request on the open file, which holds it
+ *     already.
  */
 #ifndef IBFS_FS_INT_H
 #define IBFS_FS_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
@@ -95,6 +99,7 @@
 #include <time.h>
 
 #include "budget.h"
+#include "freelist.h"
 #include "fs.h"
 
 /*
@@ -102,6 +107,13 @@
  * ones after the transport's acks (see fs_park_arrived).
  */
 #define FS_ANSWER_NOW_MAX (64 * 1024)
+
+/*
+ * Freed queued messages and parked reads kept for the next (struct
+ * freelist): one of each comes and goes with every message received, and
+ * a burst leaves at most this many of each behind.
+ */
+#define FS_FREE_KEEP 128
 
 /* One message queued on a channel. */
 struct fs_msg {
@@ -211,10 +223,11 @@ struct fs_node {
 struct fs_fh {
 	LIST_ENTRY(fs_fh) link; /* fs->lock: in fs->fhs, freed at unmount */
 	struct fs_chan *chan;
-	int got;      /* fs->lock: a read returned data; empty means EOF */
-	int follow;   /* opened O_RDWR, a conversation: reads always wait */
-	int refs;     /* fs->lock: requests and parked reads using it */
-	int released; /* fs->lock: RELEASE came, free at the last drop */
+	int got;    /* fs->lock: a read returned data; empty means EOF */
+	int follow; /* opened O_RDWR, a conversation: reads always wait */
+	/* its open until RELEASE, the requests and parked reads using it:
+	 * atomic, so that a request holds it without fs->lock */
+	atomic_int refs;
 	char *buf;
 	size_t len;
 
@@ -248,6 +261,10 @@ struct fs {
 	fuse_ino_t next_ino;	 /* fs->lock */
 	uint64_t generations;	 /* fs->lock: channels ever made */
 	struct fs_waitq waiters; /* fs->lock: every parked read */
+	/* fs->lock: struct fs_msg and struct fs_waiter freed, for reuse
+	 * (fs_chan_msg, fs_park_read) */
+	struct freelist free_msgs;
+	struct freelist free_waiters;
 	struct fs_writeq writes; /* fs->lock: the writes MEETING */
 	/* fs->lock: open files, which a stop never releases */
 	LIST_HEAD(, fs_fh) fhs;
@@ -347,8 +364,11 @@ void fs_chan_unlink(struct fs *fs, struct fs_chan *c);
 /* FORGET of n lookups of c. */
 void fs_chan_forget(struct fs *fs, struct fs_chan *c, uint64_t n);
 
-/* A message of len bytes at data, not queued yet; no lock needed. */
-struct fs_msg *fs_chan_msg(void *data, size_t len);
+/* A message of len bytes at data, not queued yet, NULL without memory;
+ * under fs->lock, as is fs_chan_msg_free, which frees m but not its
+ * data. */
+struct fs_msg *fs_chan_msg(struct fs *fs, void *data, size_t len);
+void fs_chan_msg_free(struct fs *fs, struct fs_msg *m);
 
 /* Queue message m on node's channel name, made if need be; 0 or the
  * refusals fs_deliver returns (fs.h). */
@@ -361,6 +381,10 @@ int fs_chan_take(struct fs *fs, struct fs_chan *c, size_t size, char **out,
 
 /* Put m back at the head of c's queue: a reply refused it. */
 void fs_chan_unread(struct fs *fs, struct fs_chan *c, struct fs_msg *m);
+
+/* A new open file (not a channel's), held once, by its open, until
+ * RELEASE; NULL without memory. */
+struct fs_fh *fs_fh_new(void);
 
 /* An open file on chan for req, set up in fi; NULL without memory. */
 struct fs_fh *fs_chan_open(struct fs *fs, struct fs_chan *chan, fuse_req_t req,
@@ -378,10 +402,12 @@ uint64_t fs_chan_size(const struct fs_chan *c, const struct fs_fh *fh,
 /* Drop every poll parked on c, telling none (under fs->lock or alone). */
 void fs_chan_polls_drop(struct fs_chan *c);
 
-/* Hold the open file of fi across a request (takes fs->lock). */
+/* Hold the open file of fi across a request (no lock needed). */
 struct fs_fh *fs_fh_hold(struct fs *fs, struct fuse_file_info *fi);
 
-/* Drop a hold on an open file, under fs->lock (_locked) or not. */
+/* Drop a hold on an open file, under fs->lock (_locked) or not (then
+ * fs->lock is taken only by the last drop, which frees it); RELEASE drops
+ * its open's. */
 void fs_fh_drop_locked(struct fs *fs, struct fs_fh *fh);
 void fs_fh_drop(struct fs *fs, struct fs_fh *fh);
 

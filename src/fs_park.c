@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fs_int.h"
 #include "util.h"
@@ -26,11 +27,24 @@ struct fs_park_wake {
 	unsigned npolls;
 };
 
-/* A finished waiter: drop the hold on its file and free it. */
+/* A waiter for a read to park, zeroed, from fs->free_waiters (under
+ * lock); NULL without memory.  fs_park_free gives it back. */
+static struct fs_waiter *fs_park_waiter(struct fs *fs)
+{
+	struct fs_waiter *w = freelist_get(&fs->free_waiters);
+
+	if (w)
+		memset(w, 0, sizeof(*w));
+	return w;
+}
+
+/* A finished waiter: drop the hold on its file and keep it for the next. */
 static void fs_park_free(struct fs *fs, struct fs_waiter *w)
 {
-	fs_fh_drop(fs, w->fh);
-	free(w);
+	pthread_mutex_lock(&fs->lock);
+	fs_fh_drop_locked(fs, w->fh);
+	freelist_put(&fs->free_waiters, w);
+	pthread_mutex_unlock(&fs->lock);
 }
 
 /* Park w on both wait lists; caller holds lock. */
@@ -130,12 +144,11 @@ static void fs_park_reply(struct fs *fs, struct fs_chan *c, struct fs_fh *fh,
 		free(buf);
 		return;
 	}
-	m = fs_chan_msg(buf, len);
 	pthread_mutex_lock(&fs->lock);
 	fh->nread -= len;
-	if (!m || c->unlinked) {
+	m = c->unlinked ? NULL : fs_chan_msg(fs, buf, len);
+	if (!m) {
 		pthread_mutex_unlock(&fs->lock);
-		free(m);
 		free(buf);
 		return;
 	}
@@ -196,12 +209,6 @@ void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 	size_t len = 0;
 	int rc = 0;
 
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		fs_fh_drop(fs, fh);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
 	/* Registered before the waiter is visible: see fs_park_interrupt. */
 	fuse_req_interrupt_func(req, fs_park_interrupt, fs);
 	pthread_mutex_lock(&fs->lock);
@@ -213,6 +220,8 @@ void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 		rc = -EAGAIN;
 	} else if (fuse_req_interrupted(req)) {
 		rc = -EINTR;
+	} else if (!(w = fs_park_waiter(fs))) {
+		rc = -ENOMEM;
 	} else {
 		w->req = req;
 		w->chan = c;
@@ -227,7 +236,6 @@ void fs_park_read(struct fs *fs, fuse_req_t req, struct fs_fh *fh, size_t size,
 		return; /* the waiter keeps the hold on fh */
 	}
 	pthread_mutex_unlock(&fs->lock);
-	free(w);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
@@ -408,23 +416,23 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	       size_t len)
 {
 	struct fs *fs = arg;
-	struct fs_msg *m = fs_chan_msg(data, len);
 	struct fs_park_wake wake = {0};
+	struct fs_msg *m;
 	struct fs_chan *c;
-	int rc;
+	int rc = -ENOMEM;
 
-	if (!m)
-		return -ENOMEM;
 	pthread_mutex_lock(&fs->lock);
-	rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
+	m = fs_chan_msg(fs, data, len);
+	if (m)
+		rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
 	if (!rc)
 		fs_park_arrived(fs, c, len, &wake);
+	else if (m)
+		fs_chan_msg_free(fs, m);
 	pthread_mutex_unlock(&fs->lock);
-	if (rc) {
-		free(m);
+	if (rc)
 		return rc; /* the transport frees data and counts the drop:
 			    * its cause is rc (fs.h) */
-	}
 	fs_park_tell(fs, &wake);
 	return 0;
 }
@@ -604,7 +612,8 @@ void fs_park_stop(struct fs *fs)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-/* Pollers an announce never told, and the reaper's condition. */
+/* Pollers an announce never told, the waiters kept, and the reaper's
+ * condition. */
 void fs_park_close(struct fs *fs)
 {
 	size_t i;
@@ -612,5 +621,6 @@ void fs_park_close(struct fs *fs)
 	for (i = 0; i < fs->npolls; i++)
 		fuse_pollhandle_destroy(fs->polls[i]);
 	free(fs->polls);
+	freelist_drain(&fs->free_waiters);
 	pthread_cond_destroy(&fs->reaper_cond);
 }

@@ -285,8 +285,8 @@ static int tp_recv_one(struct tp *tp, const struct ibv_wc *wc, uint64_t now,
 		return 0;
 	}
 	/* the group's msg_ids, apart by their flag, count in p's share */
-	rc = wire_reasm_feed(tp->rx.reasm, p->idx, slot + grhlen, dlen, now,
-			     &done->msg);
+	rc = wire_reasm_feed_hdr(tp->rx.reasm, p->idx, &h, slot + grhlen, dlen,
+				 now, &done->msg);
 	if (rc == 1) {
 		done->p = p;
 		return 1;

@@ -478,8 +478,8 @@ int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 		if (rc)
 			goto out;
 		sb = tp_ring_slot(tp);
-		dlen = wire_frag_build(sb, mtu, tp->self_id, msg_id, chan, buf,
-				       len, idx);
+		dlen = wire_frag_put(sb, mtu, tp->self_id, msg_id, chan,
+				     chan_len, buf, len, idx);
 		if (!dlen) {
 			rc = -EINVAL;
 			goto out;

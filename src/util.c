@@ -33,37 +33,60 @@ const char *util_gid_str(const union ibv_gid *gid, char *buf, size_t len)
 }
 
 /*
- * The bytes a name may not hold, in one scan: '/' splits a path, NUL ends
- * a string, and a control byte (below 0x20, or 0x7f) would let a name
- * from the wire forge a second log line or garble a terminal.
+ * The bytes a name may not hold, by byte: '/' splits a path, NUL ends a
+ * string, and a control byte (below 0x20, or 0x7f) would let a name from
+ * the wire forge a second log line or garble a terminal.  A table, so
+ * that the check every message sent and received makes costs one load
+ * a byte.
  */
-static const char *util_name_bad_byte(const char *name, size_t len)
+enum util_name_byte { NAME_OK, NAME_SLASH, NAME_NUL, NAME_CTRL };
+
+#define NAME_CTRL8(b)                                                          \
+	[b] = NAME_CTRL, [b + 1] = NAME_CTRL, [b + 2] = NAME_CTRL,             \
+	[b + 3] = NAME_CTRL, [b + 4] = NAME_CTRL, [b + 5] = NAME_CTRL,         \
+	[b + 6] = NAME_CTRL, [b + 7] = NAME_CTRL
+
+static const uint8_t util_name_bytes[256] = {
+	[0] = NAME_NUL,	    [1] = NAME_CTRL,  [2] = NAME_CTRL,
+	[3] = NAME_CTRL,    [4] = NAME_CTRL,  [5] = NAME_CTRL,
+	[6] = NAME_CTRL,    [7] = NAME_CTRL,  NAME_CTRL8(0x08),
+	NAME_CTRL8(0x10),   NAME_CTRL8(0x18), ['/'] = NAME_SLASH,
+	[0x7f] = NAME_CTRL,
+};
+
+static const char *const util_name_why[] = {
+	[NAME_SLASH] = "contains '/'",
+	[NAME_NUL] = "contains a NUL byte",
+	[NAME_CTRL] = "contains a control byte",
+};
+
+/* The first byte of name[0..len) a name may not hold, or NAME_OK. */
+static enum util_name_byte util_name_bad_byte(const char *name, size_t len)
 {
 	size_t i;
+	uint8_t c;
 
 	for (i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)name[i];
-
-		if (ch == '/')
-			return "contains '/'";
-		if (!ch)
-			return "contains a NUL byte";
-		if (ch < 0x20 || ch == 0x7f)
-			return "contains a control byte";
+		c = util_name_bytes[(unsigned char)name[i]];
+		if (c)
+			return (enum util_name_byte)c;
 	}
-	return NULL;
+	return NAME_OK;
 }
 
 /* The name rule, on len bytes that need no NUL. */
 const char *util_name_problem_n(const char *name, size_t len)
 {
+	enum util_name_byte c;
+
 	if (!name || !len)
 		return "is empty";
 	if (len > UTIL_NAME_MAX)
 		return "is longer than 63 bytes";
 	if (*name == '.')
 		return "starts with '.'";
-	return util_name_bad_byte(name, len);
+	c = util_name_bad_byte(name, len);
+	return c ? util_name_why[c] : NULL;
 }
 
 /* The name rule on a C string. */
@@ -75,17 +98,20 @@ const char *util_name_problem(const char *name)
 }
 
 /* A valid name's length; 0 otherwise.  It runs for every message sent:
- * one scan for the length, one for the bytes, no more. */
+ * one scan, which the NUL ends, reading at most UTIL_NAME_MAX + 1 bytes. */
 size_t util_name_len(const char *name)
 {
 	size_t n;
+	uint8_t c = NAME_OK;
 
 	if (!name || *name == '.')
 		return 0;
-	n = strnlen(name, UTIL_NAME_MAX + 1);
-	if (!n || n > UTIL_NAME_MAX || util_name_bad_byte(name, n))
-		return 0;
-	return n;
+	for (n = 0; n <= UTIL_NAME_MAX; n++) {
+		c = util_name_bytes[(unsigned char)name[n]];
+		if (c)
+			break;
+	}
+	return c == NAME_NUL && n ? n : 0;
 }
 
 /* Random, or the clock and salt when the pool will not say (see util.h). */

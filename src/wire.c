@@ -127,22 +127,20 @@ uint32_t wire_frag_count(size_t len, size_t mtu, size_t chan_len)
 }
 
 /*
- * Lay out fragment idx so a receiver can place it by index alone.
- * Returns 0 for a bad channel name, an unsendable message or idx out of
- * range; otherwise the datagram length (at most mtu).
+ * Lay out fragment idx so a receiver can place it by index alone, for a
+ * channel name of chan_len bytes already checked (util_name_len).
+ * Returns 0 for an unsendable message or idx out of range; otherwise the
+ * datagram length (at most mtu).
  */
-size_t wire_frag_build(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
-		       const char *chan, const void *msg, size_t len,
-		       uint32_t idx)
+size_t wire_frag_put(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
+		     const char *chan, size_t chan_len, const void *msg,
+		     size_t len, uint32_t idx)
 {
 	struct wire_hdr h;
 	uint8_t *b = buf;
-	size_t chan_len, room, off, plen;
+	size_t room, off, plen;
 	uint32_t cnt;
 
-	chan_len = util_name_len(chan);
-	if (!chan_len)
-		return 0;
 	cnt = wire_frag_count(len, mtu, chan_len);
 	if (!cnt || idx >= cnt)
 		return 0;
@@ -165,6 +163,19 @@ size_t wire_frag_build(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
 		memcpy(b + WIRE_HDR_LEN + chan_len, (const uint8_t *)msg + off,
 		       plen);
 	return WIRE_HDR_LEN + chan_len + plen;
+}
+
+/* wire_frag_put of a name checked here: 0 for a bad one too. */
+size_t wire_frag_build(void *buf, size_t mtu, uint32_t src, uint32_t msg_id,
+		       const char *chan, const void *msg, size_t len,
+		       uint32_t idx)
+{
+	size_t chan_len = util_name_len(chan);
+
+	if (!chan_len)
+		return 0;
+	return wire_frag_put(buf, mtu, src, msg_id, chan, chan_len, msg, len,
+			     idx);
 }
 
 /* Flags are the one header field set after the fragment is built. */

@@ -33,7 +33,10 @@
 
 /* Recently completed msg_ids remembered per peer to spot late duplicates. */
 #define WIRE_RING 64
-#define HTAB_MIN  16
+/* Buckets counting the ring's keys by msg_id, so that a message whose
+ * bucket is empty, as a sender's next msg_id is, needs no scan of it. */
+#define WIRE_RING_BUCKETS 256
+#define HTAB_MIN	  16
 /* glibc's malloc serves requests from here on with mmap, by whole pages. */
 #define HEAP_MMAP_MIN ((size_t)128 << 10)
 
@@ -96,6 +99,7 @@ struct wpeer {
 	unsigned pos;
 	unsigned n;
 	struct msg_key id[WIRE_RING];
+	uint8_t nbucket[WIRE_RING_BUCKETS]; /* id[]'s keys by ring_bucket */
 };
 
 struct wire_reasm {
@@ -277,14 +281,21 @@ static struct wpeer *wpeer_get(struct wire_reasm *r, int peer)
 	return g;
 }
 
-/* Whether peer completed k lately: a late duplicate. */
-static bool ring_has(const struct wire_reasm *r, int peer,
-		     const struct msg_key *k)
+/* k's count in nbucket: consecutive msg_ids fall apart, and a group's
+ * sequence beside the same peer's unicast one. */
+static unsigned ring_bucket(const struct msg_key *k)
 {
-	const struct wpeer *g = wpeer_find(r, peer);
+	return (k->msg_id + (k->mcast ? WIRE_RING_BUCKETS / 2 : 0)) %
+	       WIRE_RING_BUCKETS;
+}
+
+/* Whether g (the peer's entry, or NULL) completed k lately: a late
+ * duplicate.  A scan of the ring only when k's bucket holds any. */
+static bool ring_has(const struct wpeer *g, const struct msg_key *k)
+{
 	unsigned i;
 
-	if (!g)
+	if (!g || !g->nbucket[ring_bucket(k)])
 		return false;
 	for (i = 0; i < g->n; i++)
 		if (key_eq(&g->id[i], k))
@@ -293,20 +304,24 @@ static bool ring_has(const struct wire_reasm *r, int peer,
 }
 
 /*
- * Remember a completed message.  Best effort: without memory for the
- * peer's entry a late duplicate may be delivered again, which UD allows
- * anyway.
+ * Remember a completed message in g (the peer's entry, made now when
+ * NULL).  Best effort: without memory for the peer's entry a late
+ * duplicate may be delivered again, which UD allows anyway.
  */
-static void ring_add(struct wire_reasm *r, int peer, const struct msg_key *k)
+static void ring_add(struct wire_reasm *r, struct wpeer *g, int peer,
+		     const struct msg_key *k)
 {
-	struct wpeer *g = wpeer_get(r, peer);
-
+	if (!g)
+		g = wpeer_get(r, peer);
 	if (!g)
 		return;
-	g->id[g->pos] = *k;
-	g->pos = (g->pos + 1) % WIRE_RING;
-	if (g->n < WIRE_RING)
+	if (g->n == WIRE_RING)
+		g->nbucket[ring_bucket(&g->id[g->pos])]--;
+	else
 		g->n++;
+	g->id[g->pos] = *k;
+	g->nbucket[ring_bucket(k)]++;
+	g->pos = (g->pos + 1) % WIRE_RING;
 }
 
 /* Unlink p from table, age list and its peer, and release its charge. */
@@ -584,58 +599,61 @@ static int part_new(struct wire_reasm *r, int peer, const struct wire_hdr *h,
  * One datagram in, at most one message out.  Every check runs before any
  * byte is copied; a bad datagram never disturbs the partial it names.
  */
-int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
-		    size_t len, uint64_t now_ms, struct wire_msg *out)
+int wire_reasm_feed_hdr(struct wire_reasm *r, int peer,
+			const struct wire_hdr *h, const void *dgram, size_t len,
+			uint64_t now_ms, struct wire_msg *out)
 {
 	const uint8_t *d = dgram;
 	const char *chan;
 	const uint8_t *payload;
-	struct wire_hdr h;
 	struct msg_key k;
 	struct partial *p;
+	struct wpeer *g;
 	size_t plen;
 	uint32_t room, bit;
 	int rc;
 
-	if (wire_hdr_decode(&h, dgram, len) || h.type != WIRE_DATA)
+	if (h->type != WIRE_DATA)
 		return -WIRE_DROP_MALFORMED;
-	if (len - WIRE_HDR_LEN < h.chan_len)
+	if (len - WIRE_HDR_LEN < h->chan_len)
 		return -WIRE_DROP_MALFORMED;
 	chan = (const char *)d + WIRE_HDR_LEN;
-	payload = d + WIRE_HDR_LEN + h.chan_len;
-	plen = len - WIRE_HDR_LEN - h.chan_len;
-	if (h.total_len > r->max_message)
+	payload = d + WIRE_HDR_LEN + h->chan_len;
+	plen = len - WIRE_HDR_LEN - h->chan_len;
+	if (h->total_len > r->max_message)
 		return -WIRE_DROP_TOO_BIG;
-	if (frag_geometry(&h, plen, &room))
+	if (frag_geometry(h, plen, &room))
 		return -WIRE_DROP_MALFORMED;
 
-	k.src = h.src;
-	k.msg_id = h.msg_id;
-	k.mcast = !!(h.flags & WIRE_FLAG_MCAST);
+	k.src = h->src;
+	k.msg_id = h->msg_id;
+	k.mcast = !!(h->flags & WIRE_FLAG_MCAST);
 	p = part_find(r, peer, &k);
 	if (p) {
-		if (h.frag_cnt != p->frag_cnt || h.total_len != p->total_len ||
-		    room != p->room || h.chan_len != p->chan_len ||
-		    memcmp(chan, p->chan, h.chan_len))
+		if (h->frag_cnt != p->frag_cnt ||
+		    h->total_len != p->total_len || room != p->room ||
+		    h->chan_len != p->chan_len ||
+		    memcmp(chan, p->chan, h->chan_len))
 			return -WIRE_DROP_MALFORMED;
 	} else {
-		if (chan_ok(chan, h.chan_len))
+		if (chan_ok(chan, h->chan_len))
 			return -WIRE_DROP_MALFORMED;
-		if (ring_has(r, peer, &k))
+		g = wpeer_find(r, peer);
+		if (ring_has(g, &k))
 			return -WIRE_DROP_DUPLICATE;
-		if (h.frag_cnt == 1) {
+		if (h->frag_cnt == 1) {
 			/* Whole already: no table, one copy. */
-			rc = msg_whole(out, peer, &h, chan, payload, plen);
+			rc = msg_whole(out, peer, h, chan, payload, plen);
 			if (rc == 1)
-				ring_add(r, peer, &k);
+				ring_add(r, g, peer, &k);
 			return rc;
 		}
-		rc = part_new(r, peer, &h, &k, chan, room, now_ms, &p);
+		rc = part_new(r, peer, h, &k, chan, room, now_ms, &p);
 		if (rc)
 			return rc;
 	}
 
-	bit = h.frag_idx;
+	bit = h->frag_idx;
 	if (p->bits[bit / 64] & (1ull << (bit % 64)))
 		return -WIRE_DROP_DUPLICATE;
 	p->bits[bit / 64] |= 1ull << (bit % 64);
@@ -645,11 +663,22 @@ int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
 		return 0;
 
 	part_unlink(r, p);
-	ring_add(r, peer, &p->key);
+	ring_add(r, p->owner, peer, &p->key);
 	msg_fill(out, peer, p->key.msg_id, p->chan, p->chan_len, p->buf,
 		 p->total_len);
 	free(p);
 	return 1;
+}
+
+/* wire_reasm_feed_hdr of a datagram whose header is decoded here. */
+int wire_reasm_feed(struct wire_reasm *r, int peer, const void *dgram,
+		    size_t len, uint64_t now_ms, struct wire_msg *out)
+{
+	struct wire_hdr h;
+
+	if (wire_hdr_decode(&h, dgram, len))
+		return -WIRE_DROP_MALFORMED;
+	return wire_reasm_feed_hdr(r, peer, &h, dgram, len, now_ms, out);
 }
 
 /* Take the next fragment of a reliable stream, which comes in order. */

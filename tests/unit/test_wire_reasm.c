@@ -278,6 +278,56 @@ static void test_completed_ring(void **state __attribute__((unused)))
 	wire_reasm_free(r);
 }
 
+/* Feed one whole message (src 1, channel "c") of msg_id id from peer 4,
+ * unicast or to the group; wire_reasm_feed's answer. */
+static int feed_id(struct wire_reasm *r, uint32_t id, int mcast)
+{
+	uint8_t buf[64], msg[8] = "payload";
+	struct wire_msg m;
+	size_t l = wire_frag_build(buf, 64, 1, id, "c", msg, 8, 0);
+	int rc;
+
+	if (mcast)
+		wire_set_flag(buf, WIRE_FLAG_MCAST);
+	rc = wire_reasm_feed(r, 4, buf, l, 0, &m);
+	if (rc == 1)
+		free(m.data);
+	return rc;
+}
+
+/*
+ * The ring is counted by msg_id bucket so that a new msg_id needs no scan;
+ * the counts must follow the ring exactly: msg_ids that share a bucket
+ * (256 apart) are told apart, one pushed out of the ring is forgotten
+ * while another of its bucket is still remembered, and a group's msg_id
+ * is not its unicast twin.
+ */
+static void test_completed_ring_buckets(void **state __attribute__((unused)))
+{
+	struct wire_reasm *r = wire_reasm_new(MIB, MIB, 1000);
+	uint32_t id;
+
+	assert_int_equal(feed_id(r, 7, 0), 1);
+	assert_int_equal(feed_id(r, 7 + 256, 0), 1);
+	assert_int_equal(feed_id(r, 7 + 512, 0), 1);
+	assert_int_equal(feed_id(r, 7 + 256, 0), -WIRE_DROP_DUPLICATE);
+	assert_int_equal(feed_id(r, 7, 1), 1);
+	assert_int_equal(feed_id(r, 7, 1), -WIRE_DROP_DUPLICATE);
+	/* 60 more push 7 out; 263, 519 and the group's 7 stay */
+	for (id = 1000; id < 1061; id++)
+		assert_int_equal(feed_id(r, id, 0), 1);
+	assert_int_equal(feed_id(r, 7, 0), 1);
+	assert_int_equal(feed_id(r, 7 + 512, 0), -WIRE_DROP_DUPLICATE);
+	/* 64 more in bucket 7's neighbours: every older one is forgotten */
+	for (id = 2000; id < 2064; id++)
+		assert_int_equal(feed_id(r, id, 0), 1);
+	assert_int_equal(feed_id(r, 7 + 256, 0), 1);
+	assert_int_equal(feed_id(r, 7 + 512, 0), 1);
+	assert_int_equal(feed_id(r, 7, 1), 1);
+	assert_int_equal(feed_id(r, 2063, 0), -WIRE_DROP_DUPLICATE);
+	wire_reasm_free(r);
+}
+
 /* 3 peers x 4 msg_ids, every fragment interleaved in a seeded order. */
 static void test_interleaved(void **state __attribute__((unused)))
 {
@@ -726,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_loss_expire),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_completed_ring),
+		cmocka_unit_test(test_completed_ring_buckets),
 		cmocka_unit_test(test_interleaved),
 		cmocka_unit_test(test_same_msg_id),
 		cmocka_unit_test(test_mismatch_frag_cnt),
