@@ -160,7 +160,7 @@ struct end {
 static struct config cfg;
 static struct peer *peers;
 static struct announce *a;
-static const struct ann_key key = {"sesame-sesame-16", 16};
+static const struct ann_key key = {.secret = "sesame-sesame-16", .len = 16};
 static struct end beta, stranger;
 
 /* alpha's announce thread state, beta at R (qpn 0x12), a stranger. */
@@ -223,7 +223,7 @@ static void challenge_from(struct end *e, int64_t now)
 {
 	struct ann_msg m;
 
-	ann_auth_start(&e->auth, &e->me, e->fresh, &m);
+	ann_auth_start(&e->auth, &key, &e->me, e->fresh, &m);
 	e->fresh[0]++;
 	ann_exchange_in(a, BETA, &m, now);
 }
@@ -233,7 +233,8 @@ static int end_recv(struct end *e, const struct ann_msg *in,
 		    struct ann_msg *out)
 {
 	struct hello who;
-	int rc = ann_auth_recv(&e->auth, &key, &e->me, e->fresh, in, out, &who);
+	int rc = ann_auth_recv(&e->auth, &key, &e->me, e->fresh, in, out, &who,
+			       NULL, 0);
 
 	e->fresh[0]++;
 	return rc;
