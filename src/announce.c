@@ -579,6 +579,10 @@ int ann_open(struct announce **out, const struct config *cfg,
 	rc = ann_cert_fresh(a);
 	if (rc)
 		goto fail;
+	if (cert)
+		log_info("announce: nodes prove who they are with certificates "
+			 "of the cluster CA (%zu bytes a proof)",
+			 (size_t)ANN_CERT_DGRAM(a->key.derlen));
 	ann_make(a);
 	rc = bootstrap_peer_up(tp, rt, me, &a->mine.h.addr, cfg->route);
 	if (rc < 0) {

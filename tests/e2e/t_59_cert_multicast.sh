@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Node certificates under bootstrap = multicast (issue 31): the challenge
+# and response after an announce carries each side's certificate and its
+# signature, in one UD datagram.  On one VM, where every node has the
+# same address, so that only the certificate tells them apart; the CA and
+# certificates are docs/certificates.md's (tests/unit/mkcerts.sh):
+#   (1) alpha and beta, each with its own certificate, come up from
+#       announces alone and talk both ways;
+#   (2) gamma with a certificate of another CA (its own ca that one) is
+#       refused both ways: alpha and beta never mark it up, alpha says why
+#       once ("not signed by the cluster CA") and keeps it as gamma's
+#       last_error, and gamma marks nobody up either;
+#   (3) gamma without a ca is refused ("it has no certificate, we have a
+#       ca");
+#   (4) gamma with its own certificate is met by both and talks;
+#   (5) a daemon started as beta with gamma's certificate and key stops
+#       at start (exit 2): a stock daemon checks its own certificate.  A
+#       running impostor (hello "beta", gamma's certificate) would need a
+#       patched daemon; announce_auth.c's refusal of it, as D and as L, is
+#       test_announce_cert's (test_impostor_as_l, test_impostor_as_d).
+# timeout: 300
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fslib.sh"
+need_bin
+command -v openssl >/dev/null || fail "openssl is not installed (make deps)"
+
+PKI=$WORK/pki
+mkdir -p "$PKI"
+"$IBFS_ROOT/tests/unit/mkcerts.sh" "$IBFS_ROOT/docs/certificates.md" "$PKI" ||
+	fail "mkcerts: the CA and certificates were not made"
+IBFS_CONF_EXTRA="bootstrap = multicast
+peer_timeout = 3s
+announce_interval = 500ms
+ca = $PKI/ca1/ca.pem
+cert = $PKI/ca1/%n.pem
+key = $PKI/ca1/%n.key"
+ibfs_write_conf alpha beta gamma
+IBFS_NODES=(alpha beta) # gamma is launched by hand below
+A=$(ibfs_mnt alpha)
+B=$(ibfs_mnt beta)
+C=$(ibfs_mnt gamma)
+
+# Wait until MNT's view of NODE says state WANT (default 20 s).
+wait_state() {
+	wait_for "[ \"\$(peer_status '$1' '$2' state)\" = '$3' ]" "${4:-20}" || {
+		ibfs_dump_logs
+		fail "$1/$2: state=$(peer_status "$1" "$2" state), want $3"
+	}
+}
+
+# gamma on config CONF, which is refused: alpha logs WHY and keeps it as
+# gamma's last_error; nobody has the other up, at least for peer_timeout
+# after the refusal, and a write from alpha to gamma fails.
+expect_refused() {
+	local conf=$1 why=$2 n
+	ibfs_launch_conf gamma "$conf"
+	ibfs_wait_up gamma
+	wait_for "grep -qE 'peer gamma: authentication failed: $why' '$WORK/alpha.log'" 30 || {
+		ibfs_dump_logs
+		fail "alpha did not log gamma's refusal ($why)"
+	}
+	wait_for "peer_status '$A' gamma last_error | grep -qE '$why'" 10 ||
+		fail "alpha's last_error for gamma: $(peer_status "$A" gamma last_error)"
+	errno_of bash -c "echo x > '$A/gamma/chat'" >"$WORK/a-g.err"
+	[[ -s $WORK/a-g.err ]] || fail "alpha's write to gamma did not fail"
+	for n in alpha beta; do
+		assert_eq down "$(peer_status "$(ibfs_mnt "$n")" gamma state)" \
+			"$n sees gamma"
+		assert_eq down "$(peer_status "$C" "$n" state)" "gamma sees $n"
+	done
+	assert_no_line 'peer gamma (up|restarted)' "alpha had gamma up" \
+		"$WORK/alpha.log" "$WORK/beta.log"
+	ibfs_stop gamma
+}
+
+# (1) alpha and beta prove who they are, come up, and talk.
+for n in alpha beta; do
+	_ibfs_launch "$n"
+done
+for n in alpha beta; do
+	ibfs_wait_up "$n"
+done
+wait_state "$A" beta up
+wait_state "$B" alpha up
+grep -q 'announce: nodes prove who they are with certificates' \
+	"$WORK/alpha.log" || fail "alpha does not say it checks certificates"
+echo hi >"$A/beta/chat" || fail "echo hi > alpha's beta/chat"
+wait_file "$B/alpha/chat"
+assert_eq hi "$(timeout 10 cat "$B/alpha/chat")" "alpha -> beta"
+echo back >"$B/alpha/chat" || fail "echo back > beta's alpha/chat"
+wait_file "$A/beta/chat"
+assert_eq back "$(timeout 10 cat "$A/beta/chat")" "beta -> alpha"
+assert_no_line 'authentication failed' "a refusal between alpha and beta" \
+	"$WORK/alpha.log" "$WORK/beta.log"
+log "(1) alpha and beta up over certificates, traffic both ways"
+
+# The config, with gamma's certificate files (and ca) replaced.
+gamma_conf() {
+	local ca=$1 cert=$2 key=$3 out=$4
+	sed -e "s|^ca = .*|ca = $ca|" -e "s|^cert = .*|cert = $cert|" \
+		-e "s|^key = .*|key = $key|" "$WORK/ibfs.conf" >"$out"
+	chmod 600 "$out"
+}
+
+# (2) another CA's certificate: refused both ways, said once.
+gamma_conf "$PKI/ca2/ca.pem" "$PKI/ca2/gamma.pem" "$PKI/ca2/gamma.key" \
+	"$WORK/otherca.conf"
+expect_refused "$WORK/otherca.conf" 'not signed by the cluster CA'
+grep -qE 'peer alpha: authentication failed: not signed by the cluster CA' \
+	"$WORK/gamma.log" || fail "gamma did not refuse alpha's certificate"
+assert_eq 1 "$(grep -c 'peer gamma: authentication failed: not signed by the cluster CA' "$WORK/alpha.log")" \
+	"alpha's warnings for gamma's certificate"
+log "(2) another CA's certificate is refused both ways"
+
+# (3) no ca at all.
+grep -vE '^(ca|cert|key) = ' "$WORK/ibfs.conf" >"$WORK/noca.conf"
+chmod 600 "$WORK/noca.conf"
+expect_refused "$WORK/noca.conf" 'it has no certificate, we have a ca'
+log "(3) a node without a ca is refused"
+
+# (4) gamma with its own certificate: met by both.
+ibfs_launch_conf gamma "$WORK/ibfs.conf"
+ibfs_wait_up gamma
+for n in alpha beta; do
+	wait_state "$(ibfs_mnt "$n")" gamma up 30
+	wait_state "$C" "$n" up 30
+done
+echo third >"$C/alpha/chat" || fail "gamma -> alpha"
+wait_file "$A/gamma/chat"
+assert_eq third "$(timeout 10 cat "$A/gamma/chat")" "gamma -> alpha"
+log "(4) gamma with its own certificate is met and talks"
+
+# (5) as beta with gamma's certificate: the daemon refuses itself.
+gamma_conf "$PKI/ca1/ca.pem" "$PKI/ca1/gamma.pem" "$PKI/ca1/gamma.key" \
+	"$WORK/impostor.conf"
+mkdir -p "$WORK/mnt/impostor"
+rc=0
+out=$(timeout 20 "$IBFS_BIN" -c "$WORK/impostor.conf" -n beta -f \
+	"$WORK/mnt/impostor" 2>&1) || rc=$?
+echo "$out"
+assert_eq 2 "$rc" "exit status as beta with gamma's certificate"
+assert_match 'certificate names gamma, not beta' "$out" \
+	"message as beta with gamma's certificate"
+log "(5) beta with gamma's certificate stops at start (exit 2)"
