@@ -73,6 +73,15 @@ static void end_init(struct end *e, const char *name, uint32_t qpn,
 	}
 }
 
+/* alpha and beta with their own certificates of ca1 (and secret). */
+static void good_ends(const char *secret)
+{
+	end_init(&alpha, "alpha", 0x11, open_cert("ca1", "alpha", 0), secret,
+		 0xa0);
+	end_init(&beta, "beta", 0x12, open_cert("ca1", "beta", 0), secret,
+		 0xb0);
+}
+
 static int teardown(void **state)
 {
 	cert_close(alpha.cert);
@@ -132,10 +141,7 @@ static void exchange_good(const char *secret)
 	struct ann_msg answer, proof, confirm;
 	struct hello at_beta, at_alpha;
 
-	end_init(&alpha, "alpha", 0x11, open_cert("ca1", "alpha", 0), secret,
-		 0xa0);
-	end_init(&beta, "beta", 0x12, open_cert("ca1", "beta", 0), secret,
-		 0xb0);
+	good_ends(secret);
 	to_proof(&answer, &proof);
 	assert_int_equal(recv_at(&beta, &proof, &confirm, &at_beta),
 			 ANN_AUTH_REPLY | ANN_AUTH_OK);
@@ -221,9 +227,7 @@ static void test_replayed_signature(void **state)
 	struct ann_msg answer, proof, old, confirm;
 	struct hello who;
 
-	end_init(&alpha, "alpha", 0x11, open_cert("ca1", "alpha", 0), NULL,
-		 0xa0);
-	end_init(&beta, "beta", 0x12, open_cert("ca1", "beta", 0), NULL, 0xb0);
+	good_ends(NULL);
 	to_proof(&answer, &old);
 	/* a new exchange both ways, the old signature in the new PROOF */
 	memset(&alpha.a, 0, sizeof(alpha.a));
@@ -242,9 +246,7 @@ static void test_no_certificate(void **state)
 	struct ann_msg answer, proof, out;
 	struct hello who;
 
-	end_init(&alpha, "alpha", 0x11, open_cert("ca1", "alpha", 0), NULL,
-		 0xa0);
-	end_init(&beta, "beta", 0x12, open_cert("ca1", "beta", 0), NULL, 0xb0);
+	good_ends(NULL);
 	to_proof(&answer, &proof);
 	/* the step stripped, the flag left: the codec refuses it */
 	{
@@ -270,9 +272,7 @@ static void test_codec(void **state)
 	uint8_t buf[ANN_MSG_MAX + 1];
 	size_t n;
 
-	end_init(&alpha, "alpha", 0x11, open_cert("ca1", "alpha", 0), NULL,
-		 0xa0);
-	end_init(&beta, "beta", 0x12, open_cert("ca1", "beta", 0), NULL, 0xb0);
+	good_ends(NULL);
 	to_proof(&answer, &proof);
 	n = ann_msg_encode(&proof, buf);
 	assert_int_equal(ann_msg_decode(&d, buf, n), 0);
