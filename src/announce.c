@@ -291,7 +291,7 @@ static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
 	struct ann_peer *ap = &a->ap[i];
 	enum ann_verdict v;
 
-	if (ann_proves(a) && !ann_trusted(ap, &m->h)) {
+	if (ann_proves(a) && !ann_trusted(a, i, &m->h)) {
 		ann_challenge(a, i, &m->h, now);
 		return;
 	}

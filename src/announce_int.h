@@ -75,6 +75,7 @@ struct ann_peer {
 	/* with a secret or a ca (announce_trust.c) */
 	struct ann_xchg *x; /* ANN_XCHG_MAX of them, made when first met */
 	int trusted;	    /* tboot and taddr proved themselves */
+	uint64_t tgen;	    /* ... under our certificates' der_gen */
 	uint32_t tboot;
 	struct peer_addr taddr;
 };
@@ -132,7 +133,7 @@ void ann_exchange_in(struct announce *a, int i, const struct ann_msg *m,
 /* announce_trust.c */
 int ann_proves(const struct announce *a);
 int ann_cert_fresh(struct announce *a);
-int ann_trusted(const struct ann_peer *ap, const struct hello *h);
+int ann_trusted(const struct announce *a, int i, const struct hello *h);
 void ann_challenge(struct announce *a, int i, const struct hello *h,
 		   int64_t now);
 enum ann_verdict ann_exchange(struct announce *a, int i,

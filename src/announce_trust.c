@@ -82,10 +82,18 @@ int ann_cert_fresh(struct announce *a)
 	return -EMSGSIZE;
 }
 
-/* Whether h is the incarnation node ap proved. */
-int ann_trusted(const struct ann_peer *ap, const struct hello *h)
+/*
+ * Whether h is the incarnation node i proved, under the certificate
+ * files in use: after a SIGHUP read new ones (a new CA, a new CRL), each
+ * node proves itself again at its next announce, and one that no longer
+ * can falls silent here.
+ */
+int ann_trusted(const struct announce *a, int i, const struct hello *h)
 {
-	return ap->trusted && ap->tboot == h->addr.boot &&
+	const struct ann_peer *ap = &a->ap[i];
+
+	return ap->trusted && ap->tgen == a->der_gen &&
+	       ap->tboot == h->addr.boot &&
 	       peer_addr_same(&ap->taddr, &h->addr);
 }
 
@@ -268,6 +276,7 @@ static enum ann_verdict ann_proven(struct announce *a, struct ann_xchg *x,
 	int i = x->node;
 
 	ap->trusted = 1;
+	ap->tgen = a->der_gen;
 	ap->tboot = who->addr.boot;
 	ap->taddr = who->addr;
 	log_debug("announce: %s authenticated (qpn 0x%06x, boot 0x%08x)",

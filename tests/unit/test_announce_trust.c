@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +45,8 @@ static struct {
 	int ups;
 	struct peer_counters totals;
 	struct tp_info info;
+	char note[256]; /* bootstrap_note's last, as it would log it */
+	int note_err;
 } f;
 
 /* ---- fakes of the transport, the route and the bootstrap ---- */
@@ -122,6 +125,9 @@ int tp_peer_flushed(struct tp *tp, struct peer *p)
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {
+	snprintf(f.note, sizeof(f.note), "%s %s: %s", prefix, p->conf->name,
+		 msg);
+	f.note_err = err;
 }
 
 void bootstrap_recovered(struct peer *p)
@@ -256,7 +262,7 @@ static void test_stranger_challenge(void **state)
 	sent_to(&beta, ANN_CONFIRM);
 	assert_int_equal(f.expected, 1);
 	assert_true(peer_addr_same(&f.up, &beta.me.addr));
-	assert_true(ann_trusted(&a->ap[BETA], &beta.me));
+	assert_true(ann_trusted(a, BETA, &beta.me));
 }
 
 /* S1: many strangers' CHALLENGEs cost a bounded table and AHs, and
@@ -318,6 +324,46 @@ static void test_resend_to_own_address(void **state)
 	assert_ptr_equal(f.ah[f.n - 1], ah);
 }
 
+/* A PROOF that does not check out is beta's last_error in the TCP
+ * handshake's words (the reason ann_auth_recv gives), and nothing is
+ * confirmed or installed. */
+static void test_refusal_noted(void **state)
+{
+	struct ann_msg answer, proof;
+
+	challenge_from(&beta, 1000);
+	answer = *sent_to(&beta, ANN_ANSWER);
+	assert_int_equal(end_recv(&beta, &answer, &proof), ANN_AUTH_REPLY);
+	proof.proof[0] ^= 1;
+	ann_exchange_in(a, BETA, &proof, 1001);
+	assert_string_equal(f.note, "peer beta: authentication failed: wrong "
+				    "proof (a different secret?)");
+	assert_int_equal(f.note_err, EACCES);
+	sent_to(&beta, ANN_ANSWER); /* nothing sent since */
+	assert_int_equal(f.expected, 0);
+	assert_false(ann_trusted(a, BETA, &beta.me));
+}
+
+/* New certificate files (a SIGHUP's new generation): beta, proven
+ * before, is trusted again only once it proves itself again. */
+static void test_reload_proves_again(void **state)
+{
+	struct ann_msg answer, proof;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&beta.auth, 0, sizeof(beta.auth));
+		challenge_from(&beta, 1000 + 10 * i);
+		answer = *sent_to(&beta, ANN_ANSWER);
+		assert_int_equal(end_recv(&beta, &answer, &proof),
+				 ANN_AUTH_REPLY);
+		ann_exchange_in(a, BETA, &proof, 1001 + 10 * i);
+		assert_true(ann_trusted(a, BETA, &beta.me));
+		a->der_gen++; /* what ann_cert_fresh does after a reload */
+		assert_false(ann_trusted(a, BETA, &beta.me));
+	}
+}
+
 /* Beta challenges alpha, n strangers speaking as beta challenge after
  * it, and then beta's PROOF: whether alpha confirms. */
 static int beta_through_strangers(int n, int64_t now)
@@ -336,7 +382,7 @@ static int beta_through_strangers(int n, int64_t now)
 	ann_exchange_in(a, BETA, &proof, now + 100);
 	return f.m[f.n - 1].kind == ANN_CONFIRM &&
 	       peer_addr_same(&f.to[f.n - 1], &beta.me.addr) &&
-	       ann_trusted(&a->ap[BETA], &beta.me);
+	       ann_trusted(a, BETA, &beta.me);
 }
 
 /*
@@ -416,6 +462,10 @@ static void test_restarts_rate_limited(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_refusal_noted, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reload_proves_again, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_stranger_challenge, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_strangers_bounded, setup,
