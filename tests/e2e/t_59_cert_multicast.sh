@@ -13,7 +13,11 @@
 #       last_error, and gamma marks nobody up either;
 #   (3) gamma without a ca is refused ("it has no certificate, we have a
 #       ca");
-#   (4) gamma with its own certificate is met by both and talks.
+#   (4) gamma with its own certificate is met by both and talks;
+#   (5) alpha, given a CRL that revokes gamma and sent SIGHUP, has every
+#       node prove itself again: gamma is down at alpha within
+#       peer_timeout and its last_error says "certificate revoked"; beta
+#       stays up.
 # A daemon started as beta with gamma's certificate stops at start (exit
 # 2), whatever the bootstrap: t_57 shows it.  A running impostor (hello
 # "beta", gamma's certificate) would need a patched daemon; its refusal,
@@ -114,3 +118,29 @@ echo third >"$C/alpha/chat" || fail "gamma -> alpha"
 wait_file "$A/gamma/chat"
 assert_eq third "$(timeout 10 cat "$A/gamma/chat")" "gamma -> alpha"
 log "(4) gamma with its own certificate is met and talks"
+
+# (5) a new CRL on SIGHUP: gamma, revoked, goes down at alpha; beta stays.
+cp "$PKI/ca1/crl0.pem" "$WORK/crl.pem"
+sed "/^key = /a crl = $WORK/crl.pem" "$WORK/ibfs.conf" >"$WORK/crl.conf"
+chmod 600 "$WORK/crl.conf"
+ibfs_stop alpha
+ibfs_launch_conf alpha "$WORK/crl.conf"
+ibfs_wait_up alpha
+wait_state "$A" beta up 30
+wait_state "$A" gamma up 30
+cp "$PKI/ca1/crl.pem" "$WORK/crl.pem"
+kill -HUP "${IBFS_PID[alpha]}"
+wait_for "grep -q 'SIGHUP: ca, cert, key and crl read again (generation 2)' '$WORK/alpha.log'" 20 || {
+	ibfs_dump_logs alpha
+	fail "alpha did not read its certificates again"
+}
+wait_state "$A" gamma down 20
+wait_for "peer_status '$A' gamma last_error | grep -q 'certificate revoked'" 20 || {
+	ibfs_dump_logs alpha
+	fail "alpha's last_error for gamma: $(peer_status "$A" gamma last_error)"
+}
+grep -q 'peer gamma: authentication failed: certificate revoked' \
+	"$WORK/alpha.log" || fail "alpha did not say gamma is revoked"
+sleep 4 # longer than peer_timeout: beta, proven again, stays up
+assert_eq up "$(peer_status "$A" beta state)" "alpha sees beta after SIGHUP"
+log "(5) a CRL read on SIGHUP: revoked gamma down at alpha, beta up"
