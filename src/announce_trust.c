@@ -358,9 +358,12 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
  * Our challenge to node i went unanswered to the end: noted, unless the
  * node failed its authentication already (EACCES): a wrong proof says
  * more than silence, and two reasons in turn would both be logged each
- * time.
+ * time.  Nor when it answered (answered: our PROOF went out): its
+ * CONFIRM was refused, or lost, and silence is not what happened (a
+ * node up until a SIGHUP's new CRL revoked it is down by now, for
+ * silence, and its next exchange says why).
  */
-static void ann_gave_up(struct announce *a, int i)
+static void ann_gave_up(struct announce *a, int i, int answered)
 {
 	struct peer *p = &a->peers[i];
 	char why[96];
@@ -371,7 +374,7 @@ static void ann_gave_up(struct announce *a, int i)
 	pthread_mutex_lock(&p->lock);
 	failed = p->last_err == EACCES;
 	pthread_mutex_unlock(&p->lock);
-	if (failed) {
+	if (failed || answered) {
 		tp_peer_failed(a->tp, p);
 		return;
 	}
@@ -388,13 +391,15 @@ int64_t ann_pending(struct announce *a, int64_t now, int64_t wake)
 {
 	struct ann_xchg *x, *tmp;
 	struct ann_msg out;
+	int answered;
 
 	for (x = TAILQ_FIRST(&a->pend); x; x = tmp) {
 		tmp = TAILQ_NEXT(x, plink);
 		if (now >= x->until) {
+			answered = x->auth.d == ANN_AUTH_PROVED;
 			ann_unpend(a, x);
 			x->after = now + a->cfg->peer_timeout_ms / 2;
-			ann_gave_up(a, x->node);
+			ann_gave_up(a, x->node, answered);
 			continue;
 		}
 		if (now >= x->next && ann_auth_resend(&x->auth, &out)) {

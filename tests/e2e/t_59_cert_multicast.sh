@@ -141,6 +141,8 @@ wait_for "peer_status '$A' gamma last_error | grep -q 'certificate revoked'" 20 
 }
 grep -q 'peer gamma: authentication failed: certificate revoked' \
 	"$WORK/alpha.log" || fail "alpha did not say gamma is revoked"
+assert_no_line 'no answer to our challenge' \
+	"alpha said a node that answered did not" "$WORK/alpha.log"
 sleep 4 # longer than peer_timeout: beta, proven again, stays up
 assert_eq up "$(peer_status "$A" beta state)" "alpha sees beta after SIGHUP"
 log "(5) a CRL read on SIGHUP: revoked gamma down at alpha, beta up"

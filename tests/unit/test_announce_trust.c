@@ -344,6 +344,29 @@ static void test_refusal_noted(void **state)
 	assert_false(ann_trusted(a, BETA, &beta.me));
 }
 
+/* Our challenge answered, but beta's CONFIRM refused: when it runs out,
+ * alpha does not say beta did not answer. */
+static void test_answered_not_silent(void **state)
+{
+	struct ann_msg chal, answer, proof, confirm;
+
+	ann_challenge(a, BETA, &beta.me, 1000);
+	chal = *sent_to(&beta, ANN_CHALLENGE);
+	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
+	ann_exchange_in(a, BETA, &answer, 1001);
+	proof = *sent_to(&beta, ANN_PROOF);
+	assert_int_equal(end_recv(&beta, &proof, &confirm),
+			 ANN_AUTH_REPLY | ANN_AUTH_OK);
+	confirm.proof[0] ^= 1;
+	ann_exchange_in(a, BETA, &confirm, 1002);
+	assert_string_equal(f.note, "peer beta: authentication failed: wrong "
+				    "proof (a different secret?)");
+	f.note[0] = 0;
+	ann_pending(a, 1000 + cfg.peer_timeout_ms, INT64_MAX);
+	assert_string_equal(f.note, "");
+	assert_false(ann_trusted(a, BETA, &beta.me));
+}
+
 /* New certificate files (a SIGHUP's new generation): beta, proven
  * before, is trusted again only once it proves itself again. */
 static void test_reload_proves_again(void **state)
@@ -465,6 +488,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refusal_noted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reload_proves_again, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_answered_not_silent, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stranger_challenge, setup,
 						teardown),
