@@ -286,21 +286,31 @@ static void test_strangers_bounded(void **state)
 	assert_int_equal(f.expected, 1);
 }
 
+/* alpha challenges beta at now, beta answers, alpha proves: beta's
+ * CONFIRM, not yet taken. */
+static struct ann_msg beta_confirms(int64_t now)
+{
+	struct ann_msg chal, answer, proof, confirm;
+
+	ann_challenge(a, BETA, &beta.me, now);
+	chal = *sent_to(&beta, ANN_CHALLENGE);
+	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
+	ann_exchange_in(a, BETA, &answer, now + 1);
+	proof = *sent_to(&beta, ANN_PROOF);
+	assert_int_equal(end_recv(&beta, &proof, &confirm),
+			 ANN_AUTH_REPLY | ANN_AUTH_OK);
+	return confirm;
+}
+
 /* S2: our challenge to a stranger announcing as beta does not hold off
  * the one to beta, which then comes up at R. */
 static void test_two_pending(void **state)
 {
-	struct ann_msg chal, answer, proof, confirm;
+	struct ann_msg confirm;
 
 	ann_challenge(a, BETA, &stranger.me, 1000);
 	sent_to(&stranger, ANN_CHALLENGE);
-	ann_challenge(a, BETA, &beta.me, 1001);
-	chal = *sent_to(&beta, ANN_CHALLENGE);
-	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
-	ann_exchange_in(a, BETA, &answer, 1002);
-	proof = *sent_to(&beta, ANN_PROOF);
-	assert_int_equal(end_recv(&beta, &proof, &confirm),
-			 ANN_AUTH_REPLY | ANN_AUTH_OK);
+	confirm = beta_confirms(1001);
 	ann_exchange_in(a, BETA, &confirm, 1003);
 	assert_int_equal(f.ups, 1);
 	assert_true(peer_addr_same(&f.up, &beta.me.addr));
@@ -348,15 +358,8 @@ static void test_refusal_noted(void **state)
  * alpha does not say beta did not answer. */
 static void test_answered_not_silent(void **state)
 {
-	struct ann_msg chal, answer, proof, confirm;
+	struct ann_msg confirm = beta_confirms(1000);
 
-	ann_challenge(a, BETA, &beta.me, 1000);
-	chal = *sent_to(&beta, ANN_CHALLENGE);
-	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
-	ann_exchange_in(a, BETA, &answer, 1001);
-	proof = *sent_to(&beta, ANN_PROOF);
-	assert_int_equal(end_recv(&beta, &proof, &confirm),
-			 ANN_AUTH_REPLY | ANN_AUTH_OK);
 	confirm.proof[0] ^= 1;
 	ann_exchange_in(a, BETA, &confirm, 1002);
 	assert_string_equal(f.note, "peer beta: authentication failed: wrong "
