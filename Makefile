@@ -374,8 +374,8 @@ FUZZ_OBJ_rel    := wire wire_reasm wire_rel reliable rel_wait util log
 FUZZ_OBJ_relseq := wire wire_reasm wire_rel reliable rel_wait util log
 FUZZ_OBJ_hostlist := hostlist
 FUZZ_OBJ_ann    := announce_msg announce_auth bootstrap_hello cert peer wire util \
-		   log
-FUZZ_LIB_ann    := -lcrypto
+		   log $(CONFIG_MODS) hostlist
+FUZZ_LIB_ann    := -lcrypto -linih
 FUZZ_OBJ_cert   := cert util log
 FUZZ_LIB_cert   := -lcrypto
 
@@ -410,7 +410,8 @@ fuzz-seeds:
 	$(CC) $(CFLAGS) -o $(B)/fuzz/mkseeds tests/fuzz/mkseeds.c \
 		src/wire.c src/wire_reasm.c src/wire_rel.c src/bootstrap_hello.c \
 		src/announce_msg.c src/peer.c src/cert.c \
-		src/util.c src/log.c -lcrypto
+		$(wildcard src/config*.c) src/hostlist.c \
+		src/util.c src/log.c -lcrypto -linih
 	$(B)/fuzz/mkseeds tests/fuzz/corpus
 
 # Ten minutes of steady traffic among three nodes in the bed, RSS sampled

@@ -25,10 +25,11 @@
  * The progress thread only queues them (tp_set_announce); the announce
  * thread does the rest, since route resolution blocks.
  *
- * With a secret no announce is trusted until a challenge and response
- * has gone both ways over UD unicast, with the TCP handshake's proof
- * (below, and announce_trust.c for the order of things); until then the
- * node is not installed, so the source filter keeps its data out.
+ * With a secret or a ca no announce is trusted until a challenge and
+ * response has gone both ways over UD unicast, with the TCP handshake's
+ * proof and, with a ca, its certificate step (below, and
+ * announce_trust.c for the order of things); until then the node is not
+ * installed, so the source filter keeps its data out.
  *
  * Threads: ann_open and ann_close on main; the hooks only queue, under
  * the announce's lock (the progress thread's, for announces, and the
@@ -50,8 +51,8 @@
 #include "wire.h"
 
 /*
- * What a WIRE_ANN datagram says.  With a secret, the four after the
- * announce are the TCP handshake's steps (bootstrap_session.c) as UD
+ * What a WIRE_ANN datagram says.  With a secret or a ca, the four after
+ * the announce are the TCP handshake's steps (bootstrap_session.c) as UD
  * unicast datagrams, D the node that heard an announce it cannot trust
  * yet, L the announcer; each carries its sender's hello, so that the
  * receive path checks its source as an announce's:
@@ -59,8 +60,12 @@
  *   ANSWER     L -> D  hello(L, nL), echo nD
  *   PROOF      D -> L  hello(D, nD), echo nL, HMAC(K, "D->L" || nL || hD || hL)
  *   CONFIRM    L -> D  hello(L, nL), echo nD, HMAC(K, "L->D" || nD || hD || hL)
- * (bootstrap_proof's construction and labels).  L trusts D once PROOF
- * checks out, D trusts L once CONFIRM does.
+ * (bootstrap_proof's construction and labels; the HMAC zero without a
+ * secret).  With a ca, PROOF and CONFIRM also carry the TCP handshake's
+ * certificate step (bs_cert_encode): the sender's certificate and its
+ * signature over hello_cert_payload(sender's hello, the other's), both
+ * names, nonces and boot ids and the sender's QPN, GID and LID.  L
+ * trusts D once PROOF checks out, D trusts L once CONFIRM does.
  */
 enum ann_kind {
 	ANN_ANNOUNCE = 1, /* to the group, or to a node just up: "I am" */
@@ -79,11 +84,28 @@ enum ann_kind {
  *      encodes it (its boot id in the hello's boot word)
  * 132  echo: the other side's nonce this answers (ANSWER, PROOF,
  *      CONFIRM; zero otherwise)
- * 148  proof, BS_PROOF_LEN bytes (PROOF, CONFIRM; zero otherwise)
- * Every kind but ANNOUNCE carries a hello with HELLO_F_AUTH and a nonce.
+ * 148  proof, BS_PROOF_LEN bytes (PROOF, CONFIRM with a secret; zero
+ *      otherwise)
+ * 180  with HELLO_F_CERT, PROOF and CONFIRM only: the certificate step
+ *      (bs_cert_encode: head, DER, signature), the body's last bytes
+ * Every kind but ANNOUNCE carries a hello with a nonce (HELLO_F_AUTH or
+ * HELLO_F_CERT).
+ *
+ * A body with a certificate step is one datagram like the rest, never
+ * fragmented (WIRE_ANN bypasses reassembly, which strangers must not
+ * fill): it must fit the port's MTU, which ann_open checks at start
+ * (Ed25519's step is about 400 bytes, P-256's about 480: a 1024-byte
+ * MTU takes either; 256 and 512 take neither), and the MTU the other
+ * node's hello announces, which a send checks (-EMSGSIZE).
  */
 #define ANN_WIRE_LEN 180
-_Static_assert(ANN_WIRE_LEN <= WIRE_ANN_MAX, "an announce fits WIRE_ANN_MAX");
+#define ANN_MSG_MAX  (ANN_WIRE_LEN + BS_CERT_MSG_MAX)
+/* The longest datagram a certificate of derlen bytes goes in. */
+#define ANN_CERT_DGRAM(derlen)                                                 \
+	(WIRE_HDR_LEN + ANN_WIRE_LEN + BS_CERT_HEAD + (derlen) + CERT_SIG_MAX)
+_Static_assert(ANN_MSG_MAX <= WIRE_ANN_MAX, "an announce fits WIRE_ANN_MAX");
+_Static_assert(WIRE_HDR_LEN + ANN_WIRE_LEN <= 256,
+	       "an announce without a certificate fits the smallest MTU");
 
 /* One announce body, decoded. */
 struct ann_msg {
@@ -92,16 +114,25 @@ struct ann_msg {
 	uint8_t hello[HELLO_WIRE_LEN]; /* ... and as it was sent */
 	uint8_t echo[HELLO_NONCE_LEN];
 	uint8_t proof[BS_PROOF_LEN];
+	/* the certificate step, or der NULL: der points into the buffer
+	 * decoded (the receive slot, then the inbox's copy) or, for one we
+	 * send, at our certificate (struct ann_key) */
+	const uint8_t *der;
+	uint16_t derlen;
+	uint8_t siglen;
+	uint8_t sig[CERT_SIG_MAX];
 };
 
-/* Encode m (m->hello as sent: hello_encode's bytes) into buf,
- * ANN_WIRE_LEN bytes; returns that. */
+/* Encode m (m->hello as sent: hello_encode's bytes) into buf
+ * (ANN_MSG_MAX bytes); returns its length, ANN_WIRE_LEN without a
+ * certificate step. */
 size_t ann_msg_encode(const struct ann_msg *m, void *buf);
 
 /*
  * Decode a body of len bytes: -EBADMSG when anything is off (length,
- * kind, padding, a field its kind leaves zero), hello_decode's error for
- * the hello.
+ * kind, padding, a field its kind leaves zero, a certificate step where
+ * none belongs, or missing, or not filling the rest), hello_decode's
+ * error for the hello.  m->der points into buf.
  */
 int ann_msg_decode(struct ann_msg *m, const void *buf, size_t len);
 
@@ -112,7 +143,7 @@ int ann_msg_decode(struct ann_msg *m, const void *buf, size_t len);
  */
 int ann_datagram_decode(struct ann_msg *m, const void *dg, size_t len);
 
-/* The datagram for m from src into buf (WIRE_HDR_LEN + ANN_WIRE_LEN
+/* The datagram for m from src into buf (WIRE_HDR_LEN + ANN_MSG_MAX
  * bytes); returns its length. */
 size_t ann_datagram_build(void *buf, uint32_t src, const struct ann_msg *m);
 
@@ -160,6 +191,17 @@ enum ann_addr_fit {
 int ann_addr_fits(const struct config_node *n, const struct peer_addr *addr);
 
 /*
+ * Whether the receive path may queue m for the announce thread: the
+ * index of the node its hello names, -ENOENT when the config has no such
+ * node, -EPERM when strict_source is on and m's address is surely not
+ * that node's (ann_addr_fits: ANN_ADDR_NO).  A stranger's announces are
+ * refused here, before they take a place in the announce thread's inbox,
+ * where a flood of them would crowd the nodes' own out.  It reads only
+ * the config, which does not change while the daemon runs: any thread.
+ */
+int ann_admit(const struct config *cfg, const struct ann_msg *m);
+
+/*
  * Whether an up node has been silent for timeout_ms by now.  lost_ms is
  * when we last lost announces ourselves (our inbox overflowed, say while
  * a route resolution held the thread): silence before it is not the
@@ -176,7 +218,7 @@ int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
  * drawn from r. */
 int64_t ann_next(int64_t now, int interval_ms, uint32_t r);
 
-/* ---- with a secret: the challenge and response (announce_auth.c) ---- */
+/* ---- with a secret or a ca: the challenge and response (announce_auth.c) */
 
 /* Where one node's exchange stands, as D and as L. */
 enum ann_auth_state {
@@ -204,19 +246,28 @@ struct ann_auth {
 
 /* What ann_auth_recv did: bits, or a negative refusal. */
 #define ANN_AUTH_REPLY 0x1 /* send *out to the node */
-#define ANN_AUTH_OK    0x2 /* the node proved the secret: *who is its hello */
+#define ANN_AUTH_OK    0x2 /* the node proved itself: *who is its hello */
 
-/* The shared secret an exchange proves. */
+/*
+ * What an exchange proves: the shared secret (len 0 without one), and
+ * with a ca the node's certificate (cert, and our own in DER, which our
+ * PROOF and CONFIRM carry: der must outlive the exchange).  At least one
+ * of the two.
+ */
 struct ann_key {
 	const void *secret;
 	size_t len;
+	struct cert *cert;
+	const uint8_t *der;
+	size_t derlen;
 };
 
 /*
- * Start an exchange as D with our hello me and a fresh nonce: *out is
- * the CHALLENGE (kept for ann_auth_resend).
+ * Start an exchange as D with our hello me (flagged as k says) and a
+ * fresh nonce: *out is the CHALLENGE (kept for ann_auth_resend).
  */
-void ann_auth_start(struct ann_auth *a, const struct hello *me,
+void ann_auth_start(struct ann_auth *a, const struct ann_key *k,
+		    const struct hello *me,
 		    const uint8_t nonce[HELLO_NONCE_LEN], struct ann_msg *out);
 
 /*
@@ -227,13 +278,17 @@ void ann_auth_start(struct ann_auth *a, const struct hello *me,
  * ANN_AUTH_REPLY and/or ANN_AUTH_OK (then *who is the proven hello), 0
  * when there is nothing to do, or -EPROTO (it belongs to no exchange of
  * ours: a replay, a reflection, a stale or lost one), -EACCES (a wrong
- * proof: the exchange stays as it was, since a forged one must not end
- * it; D gives up on its own time) or -EIO (libcrypto).
+ * proof, or a certificate refused: the exchange stays as it was, since a
+ * forged one must not end it; D gives up on its own time; why, when not
+ * NULL, says which in config words: "wrong proof (a different
+ * secret?)", cert_verify's "certificate names gamma, not beta", ...),
+ * -ENOMEM or -EIO (libcrypto).  With a ca, a PROOF and a CONFIRM are
+ * signed when made and verified when taken, so once per exchange.
  */
 int ann_auth_recv(struct ann_auth *a, const struct ann_key *k,
 		  const struct hello *me, const uint8_t fresh[HELLO_NONCE_LEN],
 		  const struct ann_msg *in, struct ann_msg *out,
-		  struct hello *who);
+		  struct hello *who, char *why, size_t whylen);
 
 /* D's message waiting for an answer, to send again; 0 when none. */
 int ann_auth_resend(const struct ann_auth *a, struct ann_msg *out);
@@ -243,10 +298,14 @@ struct announce;
 /*
  * Bring the local peer up, make our announce, start the announce thread
  * (which announces at once) and take tp's need and announce hooks.  The
- * group must be joined (fabric.c checks).  0 or -errno, nothing left.
+ * group must be joined (fabric.c checks).  cert: with ca, the node's
+ * certificate (main's, outliving the announce), else NULL.  0 or -errno,
+ * nothing left: -EMSGSIZE (logged) when our certificate step does not
+ * fit one datagram at the port's MTU.
  */
 int ann_open(struct announce **out, const struct config *cfg,
-	     struct peer *peers, struct tp *tp, struct route *rt);
+	     struct peer *peers, struct cert *cert, struct tp *tp,
+	     struct route *rt);
 
 /* Let go of the hooks, stop the thread, take every peer down; a may be
  * NULL. */

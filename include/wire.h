@@ -287,7 +287,10 @@ struct wire_rel {
  * the datagram came from, and hands them to announce.c, never to
  * reassembly: no WIRE_ANN datagram is ever data.
  */
-#define WIRE_ANN_MAX 224 /* the longest body: it fits the smallest MTU */
+/* The longest body (announce.h's ANN_MSG_MAX): an announce fits the
+ * smallest MTU; a PROOF or CONFIRM with a certificate step is checked
+ * against the port's when sent. */
+#define WIRE_ANN_MAX 2304
 
 /*
  * The data path probe (tp_probe.c): a peer is up only once a WIRE_PING

@@ -12,7 +12,7 @@
  * A node's announce says nothing that a forged one could not (without a
  * secret there is no proof), but the transport kept only announces whose
  * hello names the QP and GID they came from: to announce a QP one must
- * send from it, as one must to send it data.  With a secret, an
+ * send from it, as one must to send it data.  With a secret or a ca, an
  * incarnation is trusted only once proven (announce_trust.c).
  *
  * Locks: a->lock guards the inbox, need and wake fields, taken by the
@@ -46,22 +46,49 @@ static void ann_wake(struct announce *a)
 		log_warn("announce: eventfd");
 }
 
+/* m into the inbox, its certificate copied beside it (m->der points
+ * into a receive slot, reposted once the hook returns); 0 when full.
+ * Under a->lock. */
+static int ann_queue(struct announce *a, const struct ann_msg *m)
+{
+	struct ann_msg *q;
+
+	if (a->nin == ANN_INBOX ||
+	    (m->der && a->nder + m->derlen > ANN_INBOX_DER))
+		return 0;
+	q = &a->inbox[a->nin++];
+	*q = *m;
+	if (m->der) {
+		memcpy(a->inder + a->nder, m->der, m->derlen);
+		q->der = a->inder + a->nder;
+		a->nder += m->derlen;
+	}
+	return 1;
+}
+
 /* tp's announce hook, on the progress thread: queue, never block. */
 static void ann_on_msg(void *arg, const struct ann_msg *m)
 {
 	struct announce *a = arg;
-	int wake = 0, full;
+	int wake = 0, full, i = ann_admit(a->cfg, m);
 
-	/* a name the config lacks never takes a slot (a hash lookup) */
-	if (config_node_index(a->cfg, m->h.name) < 0) {
+	/* a name the config lacks, or a node's from an address surely not
+	 * its own, never takes a slot (a hash lookup, a compare); the
+	 * latter is the thread's to say (ann_misplaced) */
+	if (i < 0) {
 		peer_count_drop(NULL, tp_totals(a->tp), DROP_ANN_REFUSED);
+		if (i == -EPERM) {
+			pthread_mutex_lock(&a->lock);
+			a->misplaced++;
+			a->misplaced_h = m->h;
+			pthread_mutex_unlock(&a->lock);
+		}
 		return;
 	}
 	pthread_mutex_lock(&a->lock);
-	full = a->nin == ANN_INBOX;
+	full = !ann_queue(a, m);
 	if (!full) {
-		wake = !a->nin;
-		a->inbox[a->nin++] = *m;
+		wake = a->nin == 1;
 	} else {
 		a->overflow_ms = (int64_t)util_now_ms();
 	}
@@ -248,18 +275,23 @@ static const char *ann_refusal(struct announce *a, int i, const struct hello *h,
 					   "secret, we have one"
 					 : "authentication failed: it has a "
 					   "secret, we have none";
+	if (!(h->flags & HELLO_F_CERT) != !a->key.cert)
+		return a->key.cert ? "authentication failed: it has no "
+				     "certificate, we have a ca"
+				   : "authentication failed: it has a ca, we "
+				     "have none";
 	return NULL;
 }
 
-/* An announce of node i: alive, new or restarted; with a secret, one
- * of an incarnation not proven yet is challenged first. */
+/* An announce of node i: alive, new or restarted; with a secret or a
+ * ca, one of an incarnation not proven yet is challenged first. */
 static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
 		      int64_t now)
 {
 	struct ann_peer *ap = &a->ap[i];
 	enum ann_verdict v;
 
-	if (a->key.len && !ann_trusted(ap, &m->h)) {
+	if (ann_proves(a) && !ann_trusted(a, i, &m->h)) {
 		ann_challenge(a, i, &m->h, now);
 		return;
 	}
@@ -274,29 +306,31 @@ static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
 }
 
 /*
- * Whether node i's message m comes from where the config puts node i
- * (ann_addr_fits); a stranger's, from elsewhere, is dropped before it is
- * challenged or answered, so it learns no proof to guess at offline.
- * strict_source = no (NAT, a node with several addresses) takes any.
+ * A node's announce from an address the config says is not its own:
+ * the progress thread dropped it (ann_admit), before it took a place in
+ * the inbox or was challenged or answered, so a stranger learns no proof
+ * to guess at offline; here it is said, rate-limited (n of them since
+ * the last look, h the last).  strict_source = no (NAT, a node with
+ * several addresses) takes any.
  */
-static int ann_from_addr(struct announce *a, int i, const struct ann_msg *m)
+static void ann_misplaced(struct announce *a, const struct hello *h,
+			  unsigned long n)
 {
-	const uint8_t *gid = m->h.addr.gid.raw;
+	const uint8_t *gid = h->addr.gid.raw;
 	char from[INET6_ADDRSTRLEN];
+	int i = config_node_index(a->cfg, h->name);
 
-	if (!a->cfg->strict_source ||
-	    ann_addr_fits(&a->cfg->nodes[i], &m->h.addr) != ANN_ADDR_NO)
-		return 1;
-	peer_count_drop(NULL, tp_totals(a->tp), DROP_ANN_REFUSED);
+	if (!n || i < 0)
+		return;
 	if (!(util_is_v4mapped(gid)
 		      ? inet_ntop(AF_INET, gid + 12, from, sizeof(from))
 		      : inet_ntop(AF_INET6, gid, from, sizeof(from))))
 		snprintf(from, sizeof(from), "?");
+	a->stranger_quiet += n - 1;
 	ann_stranger(a,
 		     "%s announces itself from %s (qpn 0x%06x), not from "
 		     "its addr %s",
-		     m->h.name, from, m->h.addr.qpn, a->cfg->nodes[i].addr);
-	return 0;
+		     h->name, from, h->addr.qpn, a->cfg->nodes[i].addr);
 }
 
 /* One message taken: whose, counted, refused or handled by its kind. */
@@ -307,7 +341,7 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 	char buf[PEER_ERROR_MAX];
 	int i = ann_who(a, m);
 
-	if (i < 0 || !ann_from_addr(a, i, m))
+	if (i < 0)
 		return;
 	p = &a->peers[i];
 	if (!a->ap[i].k.up)
@@ -395,7 +429,10 @@ static void ann_remake(struct announce *a)
 /* Take what the hooks queued, then deal with it without the lock. */
 static void ann_take(struct announce *a, int64_t now)
 {
+	unsigned long misplaced;
 	struct ann_msg *batch;
+	uint8_t *der;
+	struct hello mh;
 	int n, need, i, retell;
 
 	pthread_mutex_lock(&a->lock);
@@ -404,6 +441,13 @@ static void ann_take(struct announce *a, int64_t now)
 	a->inbox = a->work;
 	a->work = batch;
 	a->nin = 0;
+	der = a->inder;
+	a->inder = a->workder;
+	a->workder = der;
+	a->nder = 0;
+	misplaced = a->misplaced;
+	a->misplaced = 0;
+	mh = a->misplaced_h;
 	need = a->need;
 	a->need = 0;
 	retell = a->retell;
@@ -412,6 +456,8 @@ static void ann_take(struct announce *a, int64_t now)
 	pthread_mutex_unlock(&a->lock);
 	if (retell)
 		ann_remake(a);
+	ann_misplaced(a, &mh, misplaced);
+	ann_cert_fresh(a);
 	for (i = 0; i < n; i++)
 		ann_in(a, &batch[i], now);
 	if (need)
@@ -458,6 +504,8 @@ static void ann_make(struct announce *a)
 	hello_make(&a->mine.h, a->cfg, &ti);
 	if (a->cfg->secret[0])
 		a->mine.h.flags |= HELLO_F_AUTH;
+	if (a->key.cert)
+		a->mine.h.flags |= HELLO_F_CERT;
 	hello_encode(&a->mine.h, a->mine.hello);
 }
 
@@ -477,12 +525,15 @@ static void ann_free(struct announce *a)
 	free(a->ap);
 	free(a->inbox);
 	free(a->work);
+	free(a->inder);
+	free(a->workder);
 	free(a);
 }
 
 /* An announce with its tables and nothing started. */
 static int ann_new(struct announce **out, const struct config *cfg,
-		   struct peer *peers, struct tp *tp, struct route *rt)
+		   struct peer *peers, struct cert *cert, struct tp *tp,
+		   struct route *rt)
 {
 	struct announce *a = calloc(1, sizeof(*a));
 
@@ -497,6 +548,7 @@ static int ann_new(struct announce **out, const struct config *cfg,
 	TAILQ_INIT(&a->pend);
 	a->key.secret = cfg->secret;
 	a->key.len = strlen(cfg->secret);
+	a->key.cert = cert;
 	pthread_mutex_init(&a->lock, NULL);
 	a->seed = util_random32((uint32_t)getpid());
 	a->need_gap_ms = cfg->announce_interval_ms / 4;
@@ -506,8 +558,10 @@ static int ann_new(struct announce **out, const struct config *cfg,
 	a->ap = calloc(cfg->nnodes, sizeof(*a->ap));
 	a->inbox = calloc(ANN_INBOX, sizeof(*a->inbox));
 	a->work = calloc(ANN_INBOX, sizeof(*a->work));
+	a->inder = malloc(ANN_INBOX_DER);
+	a->workder = malloc(ANN_INBOX_DER);
 	a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!a->ap || !a->inbox || !a->work)
+	if (!a->ap || !a->inbox || !a->work || !a->inder || !a->workder)
 		return -ENOMEM;
 	return a->efd < 0 ? -errno : 0;
 }
@@ -515,15 +569,23 @@ static int ann_new(struct announce **out, const struct config *cfg,
 /* The local peer first (sends to ourselves loop through the HCA), then
  * the thread, then the hooks. */
 int ann_open(struct announce **out, const struct config *cfg,
-	     struct peer *peers, struct tp *tp, struct route *rt)
+	     struct peer *peers, struct cert *cert, struct tp *tp,
+	     struct route *rt)
 {
 	struct announce *a = NULL;
 	struct peer *me = &peers[cfg->local];
 	int rc;
 
-	rc = ann_new(&a, cfg, peers, tp, rt);
+	rc = ann_new(&a, cfg, peers, cert, tp, rt);
 	if (rc)
 		goto fail;
+	rc = ann_cert_fresh(a);
+	if (rc)
+		goto fail;
+	if (cert)
+		log_info("announce: nodes prove who they are with certificates "
+			 "of the cluster CA (%zu bytes a proof)",
+			 (size_t)ANN_CERT_DGRAM(a->key.derlen));
 	ann_make(a);
 	rc = bootstrap_peer_up(tp, rt, me, &a->mine.h.addr, cfg->route);
 	if (rc < 0) {

@@ -7,7 +7,7 @@
  *
  *   announce_msg.c    the codec and the judgements (pure)
  *   announce_auth.c   the challenge and response itself (pure)
- *   announce_trust.c  with a secret: whom to trust, the challenges this
+ *   announce_trust.c  with a secret or a ca: whom to trust, the challenges this
  *                     node runs (resent on loss, given up at
  *                     peer_timeout), and the AHs to nodes not up yet; a
  *                     node proven is the caller's to install (its verdict)
@@ -28,8 +28,11 @@
 
 #include "announce.h"
 
-#define ANN_INBOX	    256 /* announces queued for the thread; more drop */
-#define ANN_NEED_GAP_MIN    100 /* ms: announces a waiting write asks for */
+#define ANN_INBOX 256 /* announces queued for the thread; more drop */
+/* The certificates those carry, copied beside them: some 50 of the
+ * usual 300 to 600 bytes; more drop (a stranger's flood costs no more) */
+#define ANN_INBOX_DER	    (16 * CERT_DER_MAX)
+#define ANN_NEED_GAP_MIN    100	 /* ms: announces a waiting write asks for */
 #define ANN_STRANGER_LOG_MS 1000 /* lines about strangers: one a second */
 
 #define ANN_RTO_MIN 200	 /* ms: a challenge unanswered is sent again */
@@ -69,9 +72,10 @@ struct ann_peer {
 	TAILQ_ENTRY(ann_peer) link; /* in a->live while up */
 	struct ann_known k;
 
-	/* with a secret (announce_trust.c) */
+	/* with a secret or a ca (announce_trust.c) */
 	struct ann_xchg *x; /* ANN_XCHG_MAX of them, made when first met */
-	int trusted;	    /* tboot and taddr proved the secret */
+	int trusted;	    /* tboot and taddr proved themselves */
+	uint64_t tgen;	    /* ... under our certificates' der_gen */
 	uint32_t tboot;
 	struct peer_addr taddr;
 };
@@ -82,7 +86,12 @@ struct announce {
 	struct tp *tp;
 	struct route *rt;
 	struct ann_msg mine; /* our announce */
-	struct ann_key key;  /* the secret; len 0 without one */
+	/* the secret (len 0 without one), and with a ca the node's
+	 * certificate, key.der our own in DER (der_gen: the generation it
+	 * was read at, cert_generation) */
+	struct ann_key key;
+	uint8_t der[CERT_DER_MAX];
+	uint64_t der_gen;
 	struct ann_peer *ap;
 	TAILQ_HEAD(, ann_xchg) pend; /* our challenges waiting */
 	TAILQ_HEAD(, ann_peer) live; /* up, least recently heard first */
@@ -97,10 +106,18 @@ struct announce {
 	pthread_mutex_t lock;
 	struct ann_msg *inbox; /* under lock: ANN_INBOX, nin of them queued */
 	int nin;	       /* under lock */
+	uint8_t *inder; /* under lock: their certificates, ANN_INBOX_DER */
+	size_t nder;	/* under lock: bytes of inder in use */
+	/* under lock: how many announces ann_admit refused for their
+	 * address since the thread last looked, and the last one, for the
+	 * thread to log (the progress thread logs nothing) */
+	unsigned long misplaced;
+	struct hello misplaced_h;
 	int need;   /* under lock: a write waits for a node not heard */
 	int retell; /* under lock: the device is back (ann_retell) */
 	int64_t overflow_ms;  /* under lock: when the inbox last dropped one */
 	struct ann_msg *work; /* the thread's: swapped with inbox under lock */
+	uint8_t *workder;     /* the thread's: swapped with inder */
 	int efd;	      /* wakes the thread (set at open) */
 	atomic_int stop;
 
@@ -114,7 +131,9 @@ void ann_exchange_in(struct announce *a, int i, const struct ann_msg *m,
 		     int64_t now);
 
 /* announce_trust.c */
-int ann_trusted(const struct ann_peer *ap, const struct hello *h);
+int ann_proves(const struct announce *a);
+int ann_cert_fresh(struct announce *a);
+int ann_trusted(const struct announce *a, int i, const struct hello *h);
 void ann_challenge(struct announce *a, int i, const struct hello *h,
 		   int64_t now);
 enum ann_verdict ann_exchange(struct announce *a, int i,

@@ -42,7 +42,8 @@ static int ann_zero(const uint8_t *p, size_t n)
 	return 1;
 }
 
-/* Kind, padding, the hello as sent, echo and proof. */
+/* Kind, padding, the hello as sent, echo and proof; then the
+ * certificate step, in the TCP handshake's codec. */
 size_t ann_msg_encode(const struct ann_msg *m, void *buf)
 {
 	uint8_t *b = buf;
@@ -52,7 +53,31 @@ size_t ann_msg_encode(const struct ann_msg *m, void *buf)
 	memcpy(b + AO_HELLO, m->hello, HELLO_WIRE_LEN);
 	memcpy(b + AO_ECHO, m->echo, HELLO_NONCE_LEN);
 	memcpy(b + AO_PROOF, m->proof, BS_PROOF_LEN);
-	return ANN_WIRE_LEN;
+	if (!m->der)
+		return ANN_WIRE_LEN;
+	return AO_END +
+	       bs_cert_encode(b + AO_END, m->der, m->derlen, m->sig, m->siglen);
+}
+
+/*
+ * The certificate step after the fixed body (rest bytes at p): there
+ * exactly when the kind carries one (PROOF, CONFIRM) and the hello says
+ * HELLO_F_CERT, and filling the body to its end.
+ */
+static int ann_cert_decode(struct ann_msg *t, const uint8_t *p, size_t rest)
+{
+	size_t derlen, siglen;
+
+	if (!ann_kinds[t->kind].proof || !(t->h.flags & HELLO_F_CERT))
+		return rest ? -EBADMSG : 0;
+	if (rest < BS_CERT_HEAD || bs_cert_head(p, &derlen, &siglen) ||
+	    rest != BS_CERT_HEAD + derlen + siglen)
+		return -EBADMSG;
+	t->der = p + BS_CERT_HEAD;
+	t->derlen = (uint16_t)derlen;
+	t->siglen = (uint8_t)siglen;
+	memcpy(t->sig, p + BS_CERT_HEAD + derlen, siglen);
+	return 0;
 }
 
 /* Everything a stranger could get wrong is refused here. */
@@ -62,7 +87,7 @@ int ann_msg_decode(struct ann_msg *m, const void *buf, size_t len)
 	struct ann_msg t;
 	int rc;
 
-	if (!buf || len != ANN_WIRE_LEN)
+	if (!buf || len < ANN_WIRE_LEN || len > ANN_MSG_MAX)
 		return -EBADMSG;
 	memset(&t, 0, sizeof(t));
 	t.kind = b[AO_KIND];
@@ -79,8 +104,11 @@ int ann_msg_decode(struct ann_msg *m, const void *buf, size_t len)
 		return rc;
 	if (!t.h.addr.boot)
 		return -EBADMSG; /* every start draws one */
-	if (ann_kinds[t.kind].auth && !(t.h.flags & HELLO_F_AUTH))
+	if (ann_kinds[t.kind].auth &&
+	    !(t.h.flags & (HELLO_F_AUTH | HELLO_F_CERT)))
 		return -EBADMSG; /* a challenge without its nonce */
+	if (ann_cert_decode(&t, b + AO_END, len - AO_END))
+		return -EBADMSG;
 	memcpy(t.hello, b + AO_HELLO, HELLO_WIRE_LEN);
 	memcpy(t.echo, b + AO_ECHO, HELLO_NONCE_LEN);
 	memcpy(t.proof, b + AO_PROOF, BS_PROOF_LEN);
@@ -105,11 +133,13 @@ int ann_datagram_decode(struct ann_msg *m, const void *dg, size_t len)
 	return h.src == wire_node_id(m->h.name) ? 0 : -EBADMSG;
 }
 
-/* The bare header, then the body. */
+/* The body, then the bare header with its length. */
 size_t ann_datagram_build(void *buf, uint32_t src, const struct ann_msg *m)
 {
-	wire_bare_hdr(buf, WIRE_ANN, src, ANN_WIRE_LEN);
-	return WIRE_HDR_LEN + ann_msg_encode(m, (uint8_t *)buf + WIRE_HDR_LEN);
+	size_t n = ann_msg_encode(m, (uint8_t *)buf + WIRE_HDR_LEN);
+
+	wire_bare_hdr(buf, WIRE_ANN, src, (uint32_t)n);
+	return WIRE_HDR_LEN + n;
 }
 
 /* The source filter's own test (tp_recv_match), against the hello. */
@@ -160,6 +190,19 @@ int64_t ann_next(int64_t now, int interval_ms, uint32_t r)
 {
 	return now + interval_ms / 2 +
 	       (int64_t)(r % ((uint32_t)interval_ms + 1));
+}
+
+/* The progress thread's gate (announce.h): the config alone. */
+int ann_admit(const struct config *cfg, const struct ann_msg *m)
+{
+	int i = config_node_index(cfg, m->h.name);
+
+	if (i < 0)
+		return -ENOENT;
+	if (cfg->strict_source &&
+	    ann_addr_fits(&cfg->nodes[i], &m->h.addr) == ANN_ADDR_NO)
+		return -EPERM;
+	return i;
 }
 
 /*

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * bootstrap = multicast with a secret, on the announce thread: no
- * announce is trusted until the challenge and response of
- * announce_auth.c has gone both ways with its node.  Hearing an
+ * bootstrap = multicast with a secret or a ca, on the announce thread:
+ * no announce is trusted until the challenge and response of
+ * announce_auth.c has gone both ways with its node (with a ca, each side's
+ * certificate naming the node its hello names, and signing both hellos'
+ * nonces and boot ids and its own address).  Hearing an
  * incarnation (boot id and address) not proven yet, this node challenges
  * it as D, over UD unicast through an AH of its own (the node is not
  * installed, so the source filter still keeps it out), sends its message
  * again while unanswered (ANN_RTO_MIN doubling to ANN_RTO_MAX) and gives
  * up at peer_timeout ("authentication failed: ...").  Challenged by a
- * node, it answers as L.
+ * node, it answers as L.  A proof or certificate refused is the node's
+ * last_error in config words ("authentication failed: certificate names
+ * gamma, not beta"), logged once per cause (bootstrap_note).
  *
  * Each address that speaks for a node (QPN and GID, as the transport
  * checked them) has an exchange of its own (struct ann_xchg), both
@@ -37,10 +41,59 @@
 #include "log.h"
 #include "util.h"
 
-/* Whether h is the incarnation node ap proved. */
-int ann_trusted(const struct ann_peer *ap, const struct hello *h)
+/* Whether an incarnation must prove itself before it is trusted. */
+int ann_proves(const struct announce *a)
 {
-	return ap->trusted && ap->tboot == h->addr.boot &&
+	return a->key.len || a->key.cert;
+}
+
+/*
+ * With a ca: our certificate in DER, which our PROOF and CONFIRM carry,
+ * read at open and again once a SIGHUP swapped the files (a new
+ * cert_generation).  It goes in one datagram (announce.h): -EMSGSIZE,
+ * said once per generation, when the port's MTU is too small for it (at
+ * open the daemon stops; after a SIGHUP our proofs go unsent, and the
+ * nodes we meet say why).
+ */
+int ann_cert_fresh(struct announce *a)
+{
+	size_t mtu = tp_info(a->tp)->mtu_bytes;
+	uint64_t gen;
+	int n;
+
+	if (!a->key.cert)
+		return 0;
+	gen = cert_generation(a->key.cert);
+	if (gen == a->der_gen)
+		return 0;
+	a->der_gen = gen;
+	n = cert_der(a->key.cert, a->der, sizeof(a->der));
+	if (n < 0)
+		return n;
+	a->key.der = a->der;
+	a->key.derlen = (size_t)n;
+	if (ANN_CERT_DGRAM((size_t)n) <= mtu)
+		return 0;
+	log_warnx("announce: the certificate step takes %zu bytes in one "
+		  "datagram, more than the port's MTU of %zu: with bootstrap "
+		  "= multicast and ca, use a larger MTU or an Ed25519 "
+		  "certificate, or bootstrap = tcp",
+		  (size_t)ANN_CERT_DGRAM((size_t)n), mtu);
+	return -EMSGSIZE;
+}
+
+/*
+ * Whether h is the incarnation node i proved, under the certificate
+ * files in use: after a SIGHUP read new ones (a new CA, a new CRL), each
+ * node proves itself again at its next announce, and one that no longer
+ * can falls silent here.
+ */
+int ann_trusted(const struct announce *a, int i, const struct hello *h)
+{
+	const struct ann_peer *ap = &a->ap[i];
+
+	return ap->trusted && ap->tgen == a->der_gen &&
+	       ap->tboot == h->addr.boot &&
 	       peer_addr_same(&ap->taddr, &h->addr);
 }
 
@@ -179,7 +232,11 @@ static void ann_send_to(struct announce *a, struct ann_xchg *x,
 		if (!rc)
 			rc = tp_ann_send_to(a->tp, x->ah, &x->addr, m);
 	}
-	if (rc)
+	if (rc == -EMSGSIZE)
+		bootstrap_note(a->tp, &a->peers[x->node], EACCES, "peer",
+			       "authentication failed: our certificate step "
+			       "does not fit the MTU its hello announces");
+	else if (rc)
 		log_debug("announce: to %s: %s", a->peers[x->node].conf->name,
 			  strerror(-rc));
 }
@@ -200,7 +257,7 @@ void ann_challenge(struct announce *a, int i, const struct hello *h,
 		return;
 	}
 	x->heard = now;
-	ann_auth_start(&x->auth, &a->mine.h, nonce, &out);
+	ann_auth_start(&x->auth, &a->key, &a->mine.h, nonce, &out);
 	ann_send_to(a, x, &out);
 	x->pending = 1;
 	x->rto = ANN_RTO_MIN;
@@ -219,6 +276,7 @@ static enum ann_verdict ann_proven(struct announce *a, struct ann_xchg *x,
 	int i = x->node;
 
 	ap->trusted = 1;
+	ap->tgen = a->der_gen;
 	ap->tboot = who->addr.boot;
 	ap->taddr = who->addr;
 	log_debug("announce: %s authenticated (qpn 0x%06x, boot 0x%08x)",
@@ -232,18 +290,21 @@ static enum ann_verdict ann_proven(struct announce *a, struct ann_xchg *x,
 }
 
 /* A refused message of node i's exchange: counted, and a wrong proof
- * noted in the TCP handshake's words. */
-static void ann_refused(struct announce *a, int i, int rc)
+ * or certificate (why) noted in the TCP handshake's words. */
+static void ann_refused(struct announce *a, int i, int rc, const char *why)
 {
 	struct peer *p = &a->peers[i];
+	char msg[PEER_ERROR_MAX];
 
 	peer_count_drop(p, tp_totals(a->tp), DROP_ANN_REFUSED);
 	/* an up node keeps its state: a stranger can send a wrong proof */
-	if (rc == -EACCES && !a->ap[i].k.up)
-		bootstrap_note(a->tp, p, EACCES, "peer",
-			       "authentication failed: wrong proof (a "
-			       "different secret?)");
-	else
+	if (rc == -EACCES && !a->ap[i].k.up) {
+		snprintf(msg, sizeof(msg), "authentication failed: %s", why);
+		bootstrap_note(a->tp, p, EACCES, "peer", msg);
+	} else if (rc == -ENOMEM || rc == -EIO) {
+		bootstrap_note(a->tp, p, -rc, "announce:",
+			       "certificate not checked: libcrypto failed");
+	} else
 		log_debug("announce: %s: a message of no exchange of ours "
 			  "(%s)",
 			  p->conf->name, strerror(-rc));
@@ -261,6 +322,7 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
 			      struct hello *who)
 {
 	uint8_t fresh[HELLO_NONCE_LEN];
+	char why[CERT_WHY_MAX];
 	struct ann_xchg *x;
 	struct ann_msg out;
 	int rc;
@@ -270,7 +332,7 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
 	else
 		x = ann_xchg_find(a, i, &m->h.addr);
 	if (!x) {
-		ann_refused(a, i, -EPROTO);
+		ann_refused(a, i, -EPROTO, "");
 		return ANN_SAME;
 	}
 	if (RAND_bytes(fresh, sizeof(fresh)) != 1) {
@@ -278,9 +340,11 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
 		return ANN_SAME;
 	}
 	x->heard = now;
-	rc = ann_auth_recv(&x->auth, &a->key, &a->mine.h, fresh, m, &out, who);
+	why[0] = 0;
+	rc = ann_auth_recv(&x->auth, &a->key, &a->mine.h, fresh, m, &out, who,
+			   why, sizeof(why));
 	if (rc < 0) {
-		ann_refused(a, i, rc);
+		ann_refused(a, i, rc, why);
 		return ANN_SAME;
 	}
 	if (rc & ANN_AUTH_REPLY)
@@ -294,9 +358,12 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
  * Our challenge to node i went unanswered to the end: noted, unless the
  * node failed its authentication already (EACCES): a wrong proof says
  * more than silence, and two reasons in turn would both be logged each
- * time.
+ * time.  Nor when it answered (answered: our PROOF went out): its
+ * CONFIRM was refused, or lost, and silence is not what happened (a
+ * node up until a SIGHUP's new CRL revoked it is down by now, for
+ * silence, and its next exchange says why).
  */
-static void ann_gave_up(struct announce *a, int i)
+static void ann_gave_up(struct announce *a, int i, int answered)
 {
 	struct peer *p = &a->peers[i];
 	char why[96];
@@ -307,7 +374,7 @@ static void ann_gave_up(struct announce *a, int i)
 	pthread_mutex_lock(&p->lock);
 	failed = p->last_err == EACCES;
 	pthread_mutex_unlock(&p->lock);
-	if (failed) {
+	if (failed || answered) {
 		tp_peer_failed(a->tp, p);
 		return;
 	}
@@ -324,13 +391,15 @@ int64_t ann_pending(struct announce *a, int64_t now, int64_t wake)
 {
 	struct ann_xchg *x, *tmp;
 	struct ann_msg out;
+	int answered;
 
 	for (x = TAILQ_FIRST(&a->pend); x; x = tmp) {
 		tmp = TAILQ_NEXT(x, plink);
 		if (now >= x->until) {
+			answered = x->auth.d == ANN_AUTH_PROVED;
 			ann_unpend(a, x);
 			x->after = now + a->cfg->peer_timeout_ms / 2;
-			ann_gave_up(a, x->node);
+			ann_gave_up(a, x->node, answered);
 			continue;
 		}
 		if (now >= x->next && ann_auth_resend(&x->auth, &out)) {

@@ -704,8 +704,6 @@ static int ini_finish_memory(struct config_parse *p)
 /*
  * The certificate keys go together: ca with cert and key, cert, key and
  * crl only with a ca.  Absolute paths, for secret_file's reason (below).
- * The multicast announce does not carry certificates yet: refused rather
- * than a ca that checks nothing.
  */
 static int ini_finish_certs(struct config_parse *p)
 {
@@ -735,11 +733,6 @@ static int ini_finish_certs(struct config_parse *p)
 				"ca without %s: a node with a CA needs its own "
 				"certificate and key",
 				g[GK_CERT] ? "key" : "cert");
-	if (cfg->bootstrap == BOOTSTRAP_MULTICAST)
-		return ini_fail(p, ini_later(g[GK_CA], g[GK_BOOTSTRAP]),
-				"ca with bootstrap = multicast: the announce "
-				"carries no certificate yet (use bootstrap = "
-				"tcp)");
 	return 0;
 }
 

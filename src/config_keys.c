@@ -526,8 +526,12 @@ const struct config_key config_gkeys[GK_MAX] = {
 		"refusal is logged once per cause and kept as the peer's "
 		"`last_error` (`peer `*NAME*`: authentication failed: "
 		"certificate names gamma, not beta`). With a `secret` too, "
-		"both must hold. `bootstrap = multicast` does not take "
-		"certificates yet: the two together are refused. SIGHUP reads "
+		"both must hold. Under `bootstrap = multicast` the certificate "
+		"and signature ride in the challenge and response that "
+		"follows an announce, in one datagram: the port's MTU must "
+		"take the certificate (1024 bytes take an Ed25519 or P-256 "
+		"one; `ibfs` says so at start and exits otherwise). SIGHUP "
+		"reads "
 		"`ca`, `cert`, `key` and `crl` again; *docs/certificates.md* "
 		"gives the `openssl` commands." },
 	[GK_CERT] = { STR("cert", cert, 1, 4095), .arg = "*PATH*",

@@ -33,7 +33,7 @@ static int fabric_bootstrap_open(struct fabric *f, const struct config *cfg,
 {
 	if (cfg->bootstrap == BOOTSTRAP_TCP)
 		return bootstrap_open(&f->bs, cfg, peers, cert, f->tp, f->rt);
-	return ann_open(&f->ann, cfg, peers, f->tp, f->rt);
+	return ann_open(&f->ann, cfg, peers, cert, f->tp, f->rt);
 }
 
 /* The device is going (the transport's heal hook): what holds it above

@@ -50,7 +50,7 @@ void tp_ann_deliver(struct tp *tp, struct tp_anns *anns)
 static int tp_ann_post(struct tp *tp, struct peer *p, struct tp_dest *d,
 		       int fixed, const struct ann_msg *m)
 {
-	uint8_t dg[WIRE_HDR_LEN + ANN_WIRE_LEN];
+	uint8_t dg[WIRE_HDR_LEN + ANN_MSG_MAX];
 	size_t len = ann_datagram_build(dg, tp->self_id, m);
 	int rc;
 
@@ -82,6 +82,8 @@ int tp_ann_send_to(struct tp *tp, struct ibv_ah *ah,
 		.mtu = tp->info.mtu_bytes,
 	};
 
+	if (tp_addr_mtu(addr) && tp_addr_mtu(addr) < d.mtu)
+		d.mtu = tp_addr_mtu(addr);
 	return tp_ann_post(tp, NULL, &d, 1, m);
 }
 

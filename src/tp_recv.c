@@ -322,8 +322,10 @@ int tp_recv_drain(struct tp *tp)
 					  &pr);
 		pthread_mutex_unlock(&tp->rx.rlock);
 		pthread_rwlock_unlock(&tp->rx.srclock);
-		tp_recv_post(tp);
+		/* before the repost: an announce's certificate is read
+		 * in its receive slot */
 		tp_ann_deliver(tp, &anns);
+		tp_recv_post(tp);
 		tp_probe_deliver(tp, &pr, now);
 		for (i = 0; i < nd; i++)
 			tp_up_deliver(tp, done[i].p, &done[i].msg);

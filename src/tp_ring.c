@@ -314,7 +314,9 @@ int tp_dest_get(struct tp *tp, struct peer *p, struct tp_dest *d, int joined_ok)
  * One prebuilt datagram dg[0..len) posted at once, for what is rare
  * (announces, probes): to p joined or up, to the group (p NULL), or to
  * d as given (TP_ONE_FIXED).  TP_ONE_NOWAIT: -EAGAIN when the ring is
- * full rather than wait (the progress thread's).  0, -ENOTCONN or -EIO.
+ * full rather than wait (the progress thread's).  0, -ENOTCONN, -EIO,
+ * or -EMSGSIZE when len is more than d's MTU (an announce with a
+ * certificate may be).
  */
 int tp_ring_send_one(struct tp *tp, struct peer *p, struct tp_dest *d,
 		     int flags, const void *dg, size_t len)
@@ -330,6 +332,8 @@ int tp_ring_send_one(struct tp *tp, struct peer *p, struct tp_dest *d,
 		rc = (flags & TP_ONE_NOWAIT) ? -EAGAIN : tp_ring_wait(tp);
 	if (!rc && !(flags & TP_ONE_FIXED))
 		rc = tp_dest_get(tp, p, d, 1);
+	if (!rc && len > d->mtu)
+		rc = -EMSGSIZE;
 	if (!rc) {
 		sb = tp_ring_slot(tp);
 		memcpy(sb, dg, len);

@@ -64,3 +64,13 @@ status_of() {
 peer_status() {
 	_status_key "$1/$2/.status" "$3"
 }
+
+# Wait until MNT sees NODE in state WANT within T s (default 20); fail
+# with the nodes' logs otherwise.
+wait_state() {
+	local t=${4:-20}
+	wait_for "[ \"\$(peer_status '$1' '$2' state)\" = '$3' ]" "$t" || {
+		ibfs_dump_logs
+		fail "$1/$2: state=$(peer_status "$1" "$2" state), want $3 within $t s"
+	}
+}

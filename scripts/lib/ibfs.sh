@@ -242,6 +242,21 @@ ibfs_write_conf() {
 	chmod 600 "$WORK/ibfs.conf"
 }
 
+# Write OUT, mode 0600: $WORK/ibfs.conf with each KEY's line set to
+# VALUE (KEY VALUE pairs after OUT), for a node with other keys than the
+# rest (ibfs_launch_conf); a KEY the config lacks is an error.
+ibfs_conf_edit() {
+	local out=$1 args=()
+	shift
+	while (($#)); do
+		grep -q "^$1 = " "$WORK/ibfs.conf" || fail "ibfs.conf has no $1"
+		args+=(-e "s|^$1 = .*|$1 = $2|")
+		shift 2
+	done
+	sed "${args[@]}" "$WORK/ibfs.conf" >"$out"
+	chmod 600 "$out"
+}
+
 # Launch the daemon for NAME in the background (no waiting).
 _ibfs_launch() {
 	local name=$1 mnt

@@ -40,14 +40,6 @@ SRCS=127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8,127.0
 # Lines in alpha's log.
 alines() { wc -l <"$WORK/alpha.log"; }
 
-# Wait until MNT sees NODE in state STATE within T s; fail otherwise.
-wait_state() {
-	wait_for "[ \"\$(peer_status '$1' '$2' state)\" = '$3' ]" "$4" || {
-		ibfs_dump_logs
-		fail "$1/$2: state=$(peer_status "$1" "$2" state), want $3 within $4 s"
-	}
-}
-
 # A hello as beta from a stranger's address is refused unanswered.
 refused_as_beta() {
 	local got

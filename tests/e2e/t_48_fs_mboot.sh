@@ -27,14 +27,6 @@ peer_timeout = 3s
 announce_interval = 500ms"
 PORTS="( sport = :$IBFS_BASE_PORT or sport = :$((IBFS_BASE_PORT + 1)) or sport = :$((IBFS_BASE_PORT + 2)) )"
 
-# Wait until MNT's view of NODE says state WANT (default 20 s).
-wait_state() {
-	wait_for "[ \"\$(peer_status '$1' '$2' state)\" = '$3' ]" "${4:-20}" || {
-		ibfs_dump_logs
-		fail "$1/$2: state=$(peer_status "$1" "$2" state), want $3"
-	}
-}
-
 # Every node of the three sees every other up.
 wait_all_up() {
 	local m n

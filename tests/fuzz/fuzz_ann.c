@@ -8,12 +8,15 @@
  * on, which builds back into the same datagram.  An accepted message is
  * then taken by the challenge and response (announce_auth.c) of a node
  * with a secret, twice (a duplicate), and the answers are what the
- * protocol allows: nothing trusted without a proof.
+ * protocol allows: nothing trusted without a proof.  A PROOF or CONFIRM
+ * may carry a certificate step (with a ca): its DER lies inside the
+ * datagram, and the body builds back the same, step included.
  *
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
  *	-Iinclude tests/fuzz/fuzz_ann.c src/announce_msg.c \
- *	src/announce_auth.c src/bootstrap_hello.c src/peer.c src/wire.c \
- *	src/util.c src/log.c -lcrypto
+ *	src/announce_auth.c src/bootstrap_hello.c src/cert.c src/peer.c \
+ *	src/wire.c src/config*.c src/hostlist.c src/util.c src/log.c \
+ *	-lcrypto -linih
  */
 #include <errno.h>
 #include <stdint.h>
@@ -25,6 +28,7 @@
 #include "util.h"
 
 #define DG_LEN (WIRE_HDR_LEN + ANN_WIRE_LEN)
+#define DG_MAX (WIRE_HDR_LEN + ANN_MSG_MAX)
 
 /* What the announce thread relies on in an accepted message. */
 static void check_accepted(const struct ann_msg *m)
@@ -34,14 +38,19 @@ static void check_accepted(const struct ann_msg *m)
 	CHECK(m->h.addr.qpn >= 1 && m->h.addr.qpn <= 0xffffff);
 	CHECK(m->h.addr.mtu >= IBV_MTU_256 && m->h.addr.mtu <= IBV_MTU_4096);
 	CHECK(m->h.addr.boot != 0);
-	CHECK(m->kind == ANN_ANNOUNCE || (m->h.flags & HELLO_F_AUTH));
+	CHECK(m->kind == ANN_ANNOUNCE ||
+	      (m->h.flags & (HELLO_F_AUTH | HELLO_F_CERT)));
 	CHECK(ann_msg_from(m, m->h.addr.qpn, &m->h.addr.gid, 0) == 0);
+	CHECK(!m->der || ((m->kind == ANN_PROOF || m->kind == ANN_CONFIRM) &&
+			  (m->h.flags & HELLO_F_CERT) && m->derlen &&
+			  m->derlen <= CERT_DER_MAX && m->siglen &&
+			  m->siglen <= CERT_SIG_MAX));
 }
 
 /* A node with a secret takes m twice; nothing is proven without one. */
 static void check_auth(const struct ann_msg *m)
 {
-	static const struct ann_key key = {"fuzz-secret", 11};
+	static const struct ann_key key = {.secret = "fuzz-secret", .len = 11};
 	static const uint8_t fresh[HELLO_NONCE_LEN] = {1, 2, 3};
 	struct ann_msg out, first;
 	struct ann_auth a;
@@ -55,7 +64,7 @@ static void check_auth(const struct ann_msg *m)
 	me.addr.qpn = 1;
 	me.addr.mtu = IBV_MTU_1024;
 	me.addr.boot = 1;
-	rc = ann_auth_recv(&a, &key, &me, fresh, m, &out, &who);
+	rc = ann_auth_recv(&a, &key, &me, fresh, m, &out, &who, NULL, 0);
 	/* a fresh node proves nobody: only a CHALLENGE gets an answer */
 	CHECK(rc == -EPROTO || rc == ANN_AUTH_REPLY);
 	if (rc != ANN_AUTH_REPLY)
@@ -63,14 +72,14 @@ static void check_auth(const struct ann_msg *m)
 	CHECK(m->kind == ANN_CHALLENGE && out.kind == ANN_ANSWER);
 	CHECK(!memcmp(out.echo, m->h.nonce, HELLO_NONCE_LEN));
 	first = out;
-	rc2 = ann_auth_recv(&a, &key, &me, fresh, m, &out, &who);
+	rc2 = ann_auth_recv(&a, &key, &me, fresh, m, &out, &who, NULL, 0);
 	CHECK(rc2 == ANN_AUTH_REPLY && !memcmp(&out, &first, sizeof(out)));
 }
 
 /* One input is one datagram, header onward. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint8_t *copy, again[DG_LEN];
+	uint8_t *copy, again[DG_MAX];
 	struct ann_msg m;
 	int rc;
 
@@ -81,14 +90,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = ann_datagram_decode(&m, copy, size);
 	CHECK(rc == 0 || rc == -EBADMSG);
 	if (!rc) {
-		CHECK(size == DG_LEN);
+		CHECK(size == DG_LEN ||
+		      (m.der && size > DG_LEN && size <= DG_MAX));
 		check_accepted(&m);
+		CHECK(!m.der ||
+		      (m.der > copy && m.der + m.derlen <= copy + size));
 		CHECK(ann_datagram_build(again, wire_node_id(m.h.name), &m) ==
-		      DG_LEN);
+		      size);
 		/* the body as it came (the header's flags and msg_id are
 		 * not read) */
 		CHECK(!memcmp(again + WIRE_HDR_LEN, copy + WIRE_HDR_LEN,
-			      ANN_WIRE_LEN));
+			      size - WIRE_HDR_LEN));
 		check_auth(&m);
 	}
 	free(copy);

@@ -194,6 +194,8 @@ static void seeds_bshake(void)
 /* fuzz_ann: an announce as a daemon sends it, and a challenge. */
 static void seeds_ann(void)
 {
+	uint8_t step[BS_CERT_MSG_MAX];
+	size_t n, derlen, siglen;
 	struct ann_msg m;
 	struct seed s;
 	int i;
@@ -218,6 +220,23 @@ static void seeds_ann(void)
 	hello_encode(&m.h, m.hello);
 	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
 	save("ann", "challenge", &s);
+	/* with a ca: a PROOF and its certificate step */
+	m.kind = ANN_PROOF;
+	m.h.flags = HELLO_F_CERT;
+	hello_encode(&m.h, m.hello);
+	memset(m.echo, 0x42, HELLO_NONCE_LEN);
+	n = cert_step(step);
+	bs_cert_head(step, &derlen, &siglen);
+	m.der = step + BS_CERT_HEAD;
+	m.derlen = (uint16_t)derlen;
+	m.siglen = (uint8_t)siglen;
+	memcpy(m.sig, step + BS_CERT_HEAD + derlen, siglen);
+	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
+	if (s.n != WIRE_HDR_LEN + ANN_WIRE_LEN + n) {
+		fprintf(stderr, "mkseeds: the proof's certificate step\n");
+		exit(1);
+	}
+	save("ann", "proof-cert", &s);
 }
 
 /* A raw-datagram record of fuzz_rel.c (kind 0, up to 255 bytes). */

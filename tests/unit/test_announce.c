@@ -5,9 +5,11 @@
  * an announce must name the QP and GID (or LID) it came from; what an
  * announce means for its node (alive, new, restarted), when silence takes
  * a node down, and the jitter of the announce timer; an announce from
- * another IPv4 address than its node's configured one is refused.
+ * another IPv4 address than its node's configured one is refused, on the
+ * receive path already, before it takes a place in the inbox (S1).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -215,6 +217,45 @@ static void test_addr_fits(void **state)
 	assert_int_equal(ann_addr_fits(&n, &m.h.addr), ANN_ADDR_UNKNOWN);
 }
 
+/*
+ * S1: what the progress thread queues.  A name the config lacks, or a
+ * node's announce from an address the config says is not its own (under
+ * strict_source), never takes a place in the announce thread's inbox,
+ * where a stranger's flood would keep the nodes' own out; the node's
+ * own, an address nothing tells about, and strict_source = no pass.
+ */
+static void test_admit(void **state)
+{
+	static const char text[] = "[global]\n%s"
+				   "[node alpha]\naddr = 10.0.0.14\n"
+				   "[node beta]\naddr = 10.0.0.15\n"
+				   "[node gamma]\naddr = gamma.example\n";
+	char conf[256], err[CONFIG_ERR_MAX];
+	struct config cfg;
+	struct ann_msg m;
+
+	snprintf(conf, sizeof(conf), text, "");
+	assert_int_equal(
+		config_load_string(conf, "t.ini", &cfg, err, sizeof(err)), 0);
+	msg_beta(&m); /* from 10.0.0.15, beta's addr */
+	assert_int_equal(ann_admit(&cfg, &m), 1);
+	m.h.addr.gid.raw[15] = 99; /* a stranger at 10.0.0.99 */
+	assert_int_equal(ann_admit(&cfg, &m), -EPERM);
+	strcpy(m.h.name, "gamma"); /* a host name: looked up only once met */
+	assert_int_equal(ann_admit(&cfg, &m), 2);
+	strcpy(m.h.name, "delta");
+	assert_int_equal(ann_admit(&cfg, &m), -ENOENT);
+	config_free(&cfg);
+
+	snprintf(conf, sizeof(conf), text, "strict_source = no\n");
+	assert_int_equal(
+		config_load_string(conf, "t.ini", &cfg, err, sizeof(err)), 0);
+	msg_beta(&m);
+	m.h.addr.gid.raw[15] = 99;
+	assert_int_equal(ann_admit(&cfg, &m), 1);
+	config_free(&cfg);
+}
+
 /* What is known of beta once installed from m. */
 static void known_from(struct ann_known *k, const struct ann_msg *m)
 {
@@ -313,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_silent),
 		cmocka_unit_test(test_next),
 		cmocka_unit_test(test_addr_fits),
+		cmocka_unit_test(test_admit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

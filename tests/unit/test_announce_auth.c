@@ -16,8 +16,8 @@
 #include "announce.h"
 #include "ann_hello.h"
 
-static const struct ann_key key = {"sesame", 6};
-static const struct ann_key other_key = {"sesamf", 6};
+static const struct ann_key key = {.secret = "sesame", .len = 6};
+static const struct ann_key other_key = {.secret = "sesamf", .len = 6};
 
 /* One end: its hello and its exchange state. */
 struct end {
@@ -54,7 +54,7 @@ static struct ann_msg wire(const struct ann_msg *m)
 /* e starts an exchange as D: the CHALLENGE in *out. */
 static void start_at(struct end *e, struct ann_msg *out)
 {
-	ann_auth_start(&e->a, &e->me, e->fresh, out);
+	ann_auth_start(&e->a, &key, &e->me, e->fresh, out);
 	e->fresh[0]++;
 }
 
@@ -66,7 +66,7 @@ static int recv_at(struct end *e, const struct ann_key *k,
 	struct ann_msg w = wire(in);
 	int rc;
 
-	rc = ann_auth_recv(&e->a, k, &e->me, e->fresh, &w, out, who);
+	rc = ann_auth_recv(&e->a, k, &e->me, e->fresh, &w, out, who, NULL, 0);
 	e->fresh[0]++; /* the next nonce differs */
 	return rc;
 }
@@ -311,7 +311,7 @@ static void test_loss(void **state)
 /* What belongs to no exchange, or comes without a secret. */
 static void test_strays(void **state)
 {
-	static const struct ann_key none = {NULL, 0};
+	static const struct ann_key none = {.secret = NULL};
 	struct ann_msg chal, out;
 	struct hello who;
 
@@ -329,11 +329,11 @@ static void test_strays(void **state)
 	out = chal;
 	out.kind = ANN_ANNOUNCE;
 	assert_int_equal(ann_auth_recv(&beta.a, &key, &beta.me, beta.fresh,
-				       &out, &out, &who),
+				       &out, &out, &who, NULL, 0),
 			 -EPROTO);
 	/* no secret: nothing to prove */
 	assert_int_equal(ann_auth_recv(&beta.a, &none, &beta.me, beta.fresh,
-				       &chal, &out, &who),
+				       &chal, &out, &who, NULL, 0),
 			 -EPROTO);
 	assert_int_equal(ann_auth_resend(&beta.a, &out), 0);
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +45,8 @@ static struct {
 	int ups;
 	struct peer_counters totals;
 	struct tp_info info;
+	char note[256]; /* bootstrap_note's last, as it would log it */
+	int note_err;
 } f;
 
 /* ---- fakes of the transport, the route and the bootstrap ---- */
@@ -122,6 +125,9 @@ int tp_peer_flushed(struct tp *tp, struct peer *p)
 void bootstrap_note(struct tp *tp, struct peer *p, int err, const char *prefix,
 		    const char *msg)
 {
+	snprintf(f.note, sizeof(f.note), "%s %s: %s", prefix, p->conf->name,
+		 msg);
+	f.note_err = err;
 }
 
 void bootstrap_recovered(struct peer *p)
@@ -160,7 +166,7 @@ struct end {
 static struct config cfg;
 static struct peer *peers;
 static struct announce *a;
-static const struct ann_key key = {"sesame-sesame-16", 16};
+static const struct ann_key key = {.secret = "sesame-sesame-16", .len = 16};
 static struct end beta, stranger;
 
 /* alpha's announce thread state, beta at R (qpn 0x12), a stranger. */
@@ -223,7 +229,7 @@ static void challenge_from(struct end *e, int64_t now)
 {
 	struct ann_msg m;
 
-	ann_auth_start(&e->auth, &e->me, e->fresh, &m);
+	ann_auth_start(&e->auth, &key, &e->me, e->fresh, &m);
 	e->fresh[0]++;
 	ann_exchange_in(a, BETA, &m, now);
 }
@@ -233,7 +239,8 @@ static int end_recv(struct end *e, const struct ann_msg *in,
 		    struct ann_msg *out)
 {
 	struct hello who;
-	int rc = ann_auth_recv(&e->auth, &key, &e->me, e->fresh, in, out, &who);
+	int rc = ann_auth_recv(&e->auth, &key, &e->me, e->fresh, in, out, &who,
+			       NULL, 0);
 
 	e->fresh[0]++;
 	return rc;
@@ -255,7 +262,7 @@ static void test_stranger_challenge(void **state)
 	sent_to(&beta, ANN_CONFIRM);
 	assert_int_equal(f.expected, 1);
 	assert_true(peer_addr_same(&f.up, &beta.me.addr));
-	assert_true(ann_trusted(&a->ap[BETA], &beta.me));
+	assert_true(ann_trusted(a, BETA, &beta.me));
 }
 
 /* S1: many strangers' CHALLENGEs cost a bounded table and AHs, and
@@ -279,21 +286,31 @@ static void test_strangers_bounded(void **state)
 	assert_int_equal(f.expected, 1);
 }
 
+/* alpha challenges beta at now, beta answers, alpha proves: beta's
+ * CONFIRM, not yet taken. */
+static struct ann_msg beta_confirms(int64_t now)
+{
+	struct ann_msg chal, answer, proof, confirm;
+
+	ann_challenge(a, BETA, &beta.me, now);
+	chal = *sent_to(&beta, ANN_CHALLENGE);
+	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
+	ann_exchange_in(a, BETA, &answer, now + 1);
+	proof = *sent_to(&beta, ANN_PROOF);
+	assert_int_equal(end_recv(&beta, &proof, &confirm),
+			 ANN_AUTH_REPLY | ANN_AUTH_OK);
+	return confirm;
+}
+
 /* S2: our challenge to a stranger announcing as beta does not hold off
  * the one to beta, which then comes up at R. */
 static void test_two_pending(void **state)
 {
-	struct ann_msg chal, answer, proof, confirm;
+	struct ann_msg confirm;
 
 	ann_challenge(a, BETA, &stranger.me, 1000);
 	sent_to(&stranger, ANN_CHALLENGE);
-	ann_challenge(a, BETA, &beta.me, 1001);
-	chal = *sent_to(&beta, ANN_CHALLENGE);
-	assert_int_equal(end_recv(&beta, &chal, &answer), ANN_AUTH_REPLY);
-	ann_exchange_in(a, BETA, &answer, 1002);
-	proof = *sent_to(&beta, ANN_PROOF);
-	assert_int_equal(end_recv(&beta, &proof, &confirm),
-			 ANN_AUTH_REPLY | ANN_AUTH_OK);
+	confirm = beta_confirms(1001);
 	ann_exchange_in(a, BETA, &confirm, 1003);
 	assert_int_equal(f.ups, 1);
 	assert_true(peer_addr_same(&f.up, &beta.me.addr));
@@ -317,6 +334,62 @@ static void test_resend_to_own_address(void **state)
 	assert_ptr_equal(f.ah[f.n - 1], ah);
 }
 
+/* A PROOF that does not check out is beta's last_error in the TCP
+ * handshake's words (the reason ann_auth_recv gives), and nothing is
+ * confirmed or installed. */
+static void test_refusal_noted(void **state)
+{
+	struct ann_msg answer, proof;
+
+	challenge_from(&beta, 1000);
+	answer = *sent_to(&beta, ANN_ANSWER);
+	assert_int_equal(end_recv(&beta, &answer, &proof), ANN_AUTH_REPLY);
+	proof.proof[0] ^= 1;
+	ann_exchange_in(a, BETA, &proof, 1001);
+	assert_string_equal(f.note, "peer beta: authentication failed: wrong "
+				    "proof (a different secret?)");
+	assert_int_equal(f.note_err, EACCES);
+	sent_to(&beta, ANN_ANSWER); /* nothing sent since */
+	assert_int_equal(f.expected, 0);
+	assert_false(ann_trusted(a, BETA, &beta.me));
+}
+
+/* Our challenge answered, but beta's CONFIRM refused: when it runs out,
+ * alpha does not say beta did not answer. */
+static void test_answered_not_silent(void **state)
+{
+	struct ann_msg confirm = beta_confirms(1000);
+
+	confirm.proof[0] ^= 1;
+	ann_exchange_in(a, BETA, &confirm, 1002);
+	assert_string_equal(f.note, "peer beta: authentication failed: wrong "
+				    "proof (a different secret?)");
+	f.note[0] = 0;
+	ann_pending(a, 1000 + cfg.peer_timeout_ms, INT64_MAX);
+	assert_string_equal(f.note, "");
+	assert_false(ann_trusted(a, BETA, &beta.me));
+}
+
+/* New certificate files (a SIGHUP's new generation): beta, proven
+ * before, is trusted again only once it proves itself again. */
+static void test_reload_proves_again(void **state)
+{
+	struct ann_msg answer, proof;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&beta.auth, 0, sizeof(beta.auth));
+		challenge_from(&beta, 1000 + 10 * i);
+		answer = *sent_to(&beta, ANN_ANSWER);
+		assert_int_equal(end_recv(&beta, &answer, &proof),
+				 ANN_AUTH_REPLY);
+		ann_exchange_in(a, BETA, &proof, 1001 + 10 * i);
+		assert_true(ann_trusted(a, BETA, &beta.me));
+		a->der_gen++; /* what ann_cert_fresh does after a reload */
+		assert_false(ann_trusted(a, BETA, &beta.me));
+	}
+}
+
 /* Beta challenges alpha, n strangers speaking as beta challenge after
  * it, and then beta's PROOF: whether alpha confirms. */
 static int beta_through_strangers(int n, int64_t now)
@@ -335,7 +408,7 @@ static int beta_through_strangers(int n, int64_t now)
 	ann_exchange_in(a, BETA, &proof, now + 100);
 	return f.m[f.n - 1].kind == ANN_CONFIRM &&
 	       peer_addr_same(&f.to[f.n - 1], &beta.me.addr) &&
-	       ann_trusted(&a->ap[BETA], &beta.me);
+	       ann_trusted(a, BETA, &beta.me);
 }
 
 /*
@@ -415,6 +488,12 @@ static void test_restarts_rate_limited(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_refusal_noted, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reload_proves_again, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_answered_not_silent, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_stranger_challenge, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_strangers_bounded, setup,
