@@ -57,12 +57,13 @@ int ann_proves(const struct announce *a)
  */
 int ann_cert_fresh(struct announce *a)
 {
-	size_t mtu = tp_info(a->tp)->mtu_bytes;
+	struct tp_info ti;
 	uint64_t gen;
 	int n;
 
 	if (!a->key.cert)
 		return 0;
+	tp_info_get(a->tp, &ti); /* the MTU is the device's of now */
 	gen = cert_generation(a->key.cert);
 	if (gen == a->der_gen)
 		return 0;
@@ -72,13 +73,13 @@ int ann_cert_fresh(struct announce *a)
 		return n;
 	a->key.der = a->der;
 	a->key.derlen = (size_t)n;
-	if (ANN_CERT_DGRAM((size_t)n) <= mtu)
+	if (ANN_CERT_DGRAM((size_t)n) <= ti.mtu_bytes)
 		return 0;
 	log_warnx("announce: the certificate step takes %zu bytes in one "
 		  "datagram, more than the port's MTU of %zu: with bootstrap "
 		  "= multicast and ca, use a larger MTU or an Ed25519 "
 		  "certificate, or bootstrap = tcp",
-		  (size_t)ANN_CERT_DGRAM((size_t)n), mtu);
+		  (size_t)ANN_CERT_DGRAM((size_t)n), ti.mtu_bytes);
 	return -EMSGSIZE;
 }
 
