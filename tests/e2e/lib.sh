@@ -11,6 +11,8 @@
 #   need_tool NAME            path of build/tools/NAME; skip until built
 #   private_rxe DEV IP        a rxe device of the test's own, on a veth
 #   start_set EXTRA NAME...   another config's nodes, started
+#   cert_pki                  a CA and node certificates in $PKI; the
+#                             config's [global] lines to use them
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/ibfs.sh
@@ -101,4 +103,21 @@ start_set() {
 	cp "$WORK/ibfs.conf" "$WORK/$1.conf"
 	ibfs_start_some "$@"
 	IBFS_NODES=("${was[@]}" "$@")
+}
+
+# Make $PKI ($WORK/pki) with docs/certificates.md's commands (what each
+# directory holds: tests/unit/mkcerts.sh), and set IBFS_CONF_EXTRA so
+# that each node uses its own certificate of ca1 (%n), with a short
+# peer_timeout, so that refusals show soon.
+cert_pki() {
+	command -v openssl >/dev/null || fail "openssl is not installed (make deps)"
+	PKI=$WORK/pki
+	mkdir -p "$PKI"
+	"$IBFS_ROOT/tests/unit/mkcerts.sh" "$IBFS_ROOT/docs/certificates.md" "$PKI" ||
+		fail "mkcerts: the CA and certificates were not made"
+	# shellcheck disable=SC2034 # ibfs_conf_global reads it
+	IBFS_CONF_EXTRA="ca = $PKI/ca1/ca.pem
+cert = $PKI/ca1/%n.pem
+key = $PKI/ca1/%n.key
+peer_timeout = 3s"
 }

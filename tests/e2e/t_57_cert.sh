@@ -15,16 +15,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
 need_bin
-command -v openssl >/dev/null || fail "openssl is not installed (make deps)"
-
-PKI=$WORK/pki
-mkdir -p "$PKI"
-"$IBFS_ROOT/tests/unit/mkcerts.sh" "$IBFS_ROOT/docs/certificates.md" "$PKI" ||
-	fail "mkcerts: the CA and certificates were not made"
-IBFS_CONF_EXTRA="ca = $PKI/ca1/ca.pem
-cert = $PKI/ca1/%n.pem
-key = $PKI/ca1/%n.key
-peer_timeout = 3s"
+cert_pki
 ibfs_write_conf alpha beta gamma
 IBFS_NODES=(alpha beta) # gamma is launched by hand below
 A=$(ibfs_mnt alpha)

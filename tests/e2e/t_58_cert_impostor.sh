@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# A running impostor (issue 31): a node that holds gamma's valid
+# certificate and key and says it is beta.  A stock daemon checks its own
+# certificate at start and stops (t_57), so build/tools/impostor plays
+# the thief: the daemon's own fabric and bootstrap as beta, on beta's
+# port, signing each handshake with gamma's key; only the name is wrong.
+# Every node shares one address here, so only the certificate tells
+# them apart.  alpha refuses it both ways:
+# (1) alpha dials it (a write to beta; the impostor dials nobody): the
+#     write fails ENOTCONN, alpha says "peer beta: authentication
+#     failed: certificate names gamma, not beta" and keeps it as beta's
+#     last_error;
+# (2) it dials alpha (alpha restarted, so its log and last_error start
+#     afresh, and alpha writes nothing to beta): the same refusal, and
+#     every send of the impostor fails;
+# (3) it skips the handshake, installs alpha's QP (as alpha's .status
+#     gives it) and sends datagrams: alpha drops each as from an unknown
+#     source (drop_unknown_src).
+# Throughout, beta is never up at alpha and nothing from it is delivered
+# (msgs_rx 0, no file of its).  A valid certificate of another CA is t_57's
+# (3): refused for its CA, before any name is read.
+# timeout: 240
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fslib.sh"
+need_bin
+IMPOSTOR=$(need_tool impostor)
+cert_pki
+ibfs_write_conf alpha beta gamma
+IBFS_NODES=(alpha) # beta is the impostor; gamma never runs
+A=$(ibfs_mnt alpha)
+WHY='certificate names gamma, not beta'
+
+# Run the impostor (beta with gamma's certificate) with ARGS into
+# $WORK/OUT, in the background: IMP is its pid.
+impostor() {
+	local out=$1
+	shift
+	"$IMPOSTOR" -c "$WORK/ibfs.conf" -n beta -C gamma "$@" \
+		>"$WORK/$out" 2>&1 &
+	IMP=$!
+	on_exit "kill $IMP 2>/dev/null"
+	wait_for "grep -q '^impostor beta: qpn' '$WORK/$out'" 30 || {
+		cat "$WORK/$out"
+		fail "the impostor did not start"
+	}
+}
+
+# Wait for the impostor; fail unless it exited 0; print its output.
+impostor_end() {
+	local out=$1 rc=0
+	wait "$IMP" || rc=$?
+	cat "$WORK/$out"
+	((rc == 0)) || fail "the impostor exited $rc"
+}
+
+# alpha's log since line FROM says WHY of beta, once.
+refused_since() {
+	local from=$1 n
+	wait_for "tail -n +$from '$WORK/alpha.log' | grep -q 'peer beta: authentication failed: $WHY'" 20 || {
+		ibfs_dump_logs
+		fail "alpha did not log beta's refusal ($WHY)"
+	}
+	value_of n bash -c "tail -n +$from '$WORK/alpha.log' | grep -c 'peer beta: authentication failed: $WHY'"
+	assert_eq 1 "$n" "alpha's warnings for beta's certificate"
+}
+
+# beta is not up at alpha, never was, and delivered nothing.
+never_met() {
+	local v
+	value_of v peer_status "$A" beta last_error
+	assert_match "$WHY" "$v" "alpha's last_error for beta"
+	value_of v peer_status "$A" beta state
+	[[ $v != up ]] || fail "alpha has beta up"
+	value_of v peer_status "$A" beta msgs_rx
+	assert_eq 0 "$v" "messages alpha took from beta"
+	[[ ! -e $A/beta/impostor && ! -e $A/beta/forged ]] ||
+		fail "alpha delivered the impostor's message"
+	assert_no_line 'peer beta (up|moved)' "alpha had beta up" "$WORK/alpha.log"
+}
+
+ibfs_start alpha
+
+# (1) alpha dials the impostor.
+impostor imp1.out -t 120
+value_of err errno_of bash -c "echo x > '$A/beta/chat'"
+assert_match 'Transport endpoint is not connected' "$err" "alpha -> beta"
+refused_since 1
+never_met
+kill -TERM "$IMP"
+impostor_end imp1.out
+assert_match 'impostor beta: alpha up=0 sent=0 failed=0' \
+	"$(cat "$WORK/imp1.out")" "the impostor, dialled by alpha"
+log "(1) alpha dials beta and refuses gamma's certificate"
+
+# (2) the impostor dials alpha, which was restarted and sends it nothing.
+ibfs_stop alpha
+from=$(($(wc -l <"$WORK/alpha.log") + 1))
+ibfs_start alpha
+impostor imp2.out -s alpha -t 10
+refused_since "$from"
+impostor_end imp2.out
+assert_match 'impostor beta: alpha up=0 sent=0 failed=[1-9][0-9]*' \
+	"$(cat "$WORK/imp2.out")" "the impostor's sends to alpha"
+never_met
+log "(2) beta dials alpha and is refused for gamma's certificate"
+
+# (3) no handshake at all: datagrams straight to alpha's QP.
+value_of qpn status_of "$A" qpn
+value_of gid status_of "$A" gid
+value_of d0 status_of "$A" drop_unknown_src
+impostor imp3.out -x "alpha:$qpn:$gid" -t 2
+impostor_end imp3.out
+assert_match 'impostor beta: forced alpha sent=20' "$(cat "$WORK/imp3.out")" \
+	"the impostor's forged datagrams"
+wait_for "(( \$(_status_key '$A/.status' drop_unknown_src) >= $d0 + 20 ))" 10 || {
+	value_of d1 status_of "$A" drop_unknown_src
+	fail "alpha dropped $((d1 - d0)) datagrams as from an unknown source, want 20 or more"
+}
+never_met
+log "(3) datagrams without a handshake are dropped as from an unknown source"
