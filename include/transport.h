@@ -100,6 +100,21 @@ int tp_open(struct tp **out, const struct config *cfg, struct peer *peers,
 void tp_close(struct tp *tp);
 
 const struct tp_info *tp_info(const struct tp *tp);
+
+/*
+ * The device context is the progress thread's (tp_heal.c closes it when
+ * the device goes, and opens a new one when it is back).  Another thread
+ * that uses it (route.c makes AHs on the bootstrap or announce thread)
+ * notes tp_dev_gen when its work begins, and uses tp_context and tp_pd
+ * only between tp_dev_hold and tp_dev_release: the hold fails with
+ * -ENETDOWN when the device is gone or was closed since gen, and while it
+ * is held the device is not closed, so that an AH made under it may be
+ * installed (tp_peer_up) before the release.  Hold it briefly, with no
+ * lock of the engine held, and call no upcall under it.
+ */
+uint64_t tp_dev_gen(const struct tp *tp);
+int tp_dev_hold(struct tp *tp, uint64_t gen);
+void tp_dev_release(struct tp *tp);
 struct ibv_context *tp_context(const struct tp *tp);
 struct ibv_pd *tp_pd(const struct tp *tp);
 /* Totals over all peers, plus drops that match no peer. */

@@ -272,6 +272,8 @@ static int bs_events(struct bootstrap *b, struct epoll_event *ev, int n)
 				return 1;
 		} else if (ev[i].data.ptr == &b->lfd) {
 			bs_accept(b, now);
+		} else if (ev[i].data.ptr == b->rt) {
+			continue; /* route_async_run, at the loop's top */
 		} else if (c->fd >= 0) {
 			bs_session_event(b, c, bs_revents(ev[i].events), now);
 			bs_arm(b, c);
@@ -331,7 +333,8 @@ static void *bs_thread(void *arg)
 		if (atomic_exchange(&b->retell, 0))
 			bs_retell(b, now);
 		bs_take_needs(b, now);
-		wake = bs_dial_due(b, now, now + 60000);
+		wake = route_async_run(b->rt, now, now + 60000);
+		wake = bs_dial_due(b, now, wake);
 		wake = bs_timers(b, now, wake);
 		wake = bs_accept_timer(b, now, wake);
 		bs_reap(b);
@@ -422,6 +425,7 @@ static void bs_free(struct bootstrap *b)
 
 	while ((c = TAILQ_FIRST(&b->conns))) {
 		TAILQ_REMOVE(&b->conns, c, link);
+		route_cancel(b->rt, c->rq);
 		if (c->fd >= 0)
 			close(c->fd);
 		free(c);
@@ -443,7 +447,8 @@ static void bs_free(struct bootstrap *b)
 	free(b);
 }
 
-/* Watch the wake-up eventfd and the listener (tagged by their fields). */
+/* Watch the wake-up eventfd and the listener (tagged by their fields),
+ * and the route resolutions' channel (tagged by the route). */
 static int bs_epoll(struct bootstrap *b)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -456,6 +461,10 @@ static int bs_epoll(struct bootstrap *b)
 		return -errno;
 	ev.data.ptr = &b->lfd;
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, b->lfd, &ev))
+		return -errno;
+	ev.data.ptr = b->rt;
+	if (route_async_fd(b->rt) >= 0 &&
+	    epoll_ctl(b->ep, EPOLL_CTL_ADD, route_async_fd(b->rt), &ev))
 		return -errno;
 	return 0;
 }

@@ -274,6 +274,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	pthread_mutex_init(&tp->mcast.rejoin_lock, NULL);
 	pthread_mutex_init(&tp->mcast.info_lock, NULL);
 	pthread_mutex_init(&tp->heal.lock, NULL);
+	pthread_rwlock_init(&tp->heal.devlock, NULL);
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	if (!tp->msg_ids) {
 		free(tp);
@@ -295,6 +296,7 @@ static void tp_free(struct tp *tp)
 	pthread_mutex_destroy(&tp->mcast.rejoin_lock);
 	pthread_mutex_destroy(&tp->mcast.info_lock);
 	pthread_mutex_destroy(&tp->heal.lock);
+	pthread_rwlock_destroy(&tp->heal.devlock);
 	free(tp);
 }
 
@@ -364,6 +366,29 @@ void tp_close(struct tp *tp)
 const struct tp_info *tp_info(const struct tp *tp)
 {
 	return &tp->info;
+}
+
+/* The device's generation now (tp_heal.c bumps it at each close). */
+uint64_t tp_dev_gen(const struct tp *tp)
+{
+	return atomic_load(&tp->heal.gen);
+}
+
+/* The device context's read side, while the device is the one of gen. */
+int tp_dev_hold(struct tp *tp, uint64_t gen)
+{
+	pthread_rwlock_rdlock(&tp->heal.devlock);
+	if (atomic_load(&tp->heal.gone) || atomic_load(&tp->heal.gen) != gen) {
+		pthread_rwlock_unlock(&tp->heal.devlock);
+		return -ENETDOWN;
+	}
+	return 0;
+}
+
+/* Pair of tp_dev_hold. */
+void tp_dev_release(struct tp *tp)
+{
+	pthread_rwlock_unlock(&tp->heal.devlock);
 }
 
 /* The device context route.c queries GIDs on; NULL while it is gone. */
