@@ -16,7 +16,8 @@
  * and GID.
  *
  * One thread runs one epoll loop over non-blocking sockets: the listener,
- * a wake-up eventfd and the sessions that exist.  Its timers walk those
+ * a wake-up eventfd, the sessions that exist, and route.c's channel of
+ * the route resolutions in flight (route_async_run at each turn).  Its timers walk those
  * sessions and the wanted peers, never the whole config.  A stalled or
  * garbage client only ever costs its own deadline.  This file is that
  * loop, and opening and closing it all; each session's handshake is

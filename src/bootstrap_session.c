@@ -53,7 +53,9 @@
  *
  * Sessions never block: every step reads or writes what the socket takes
  * and returns to the epoll loop (bootstrap.c), which calls bs_session_event
- * again when there is more.  A session that fails is closed, and an
+ * again when there is more.  "Resolves" above is route.c's asynchronous
+ * resolution: the session parks (BS_RESOLVING) until its callback,
+ * bs_resolved, so that many newcomers resolve at once.  A session that fails is closed, and an
  * outgoing one dialled again with backoff and jitter while a send still
  * waits for its peer (bs_session_retry).  After the handshake the only
  * bytes are a BYE: the other side is closing for want of traffic, and
