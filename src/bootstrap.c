@@ -17,10 +17,10 @@
  *
  * One thread runs one epoll loop over non-blocking sockets: the listener,
  * a wake-up eventfd, the sessions that exist, and route.c's channel of
- * the route resolutions in flight (route_async_run at each turn).  Its timers walk those
- * sessions and the wanted peers, never the whole config.  A stalled or
- * garbage client only ever costs its own deadline.  This file is that
- * loop, and opening and closing it all; each session's handshake is
+ * the route resolutions in flight (route_async_run at each turn).  Its timers
+ * walk those sessions and the wanted peers, never the whole config.  A stalled
+ * or garbage client only ever costs its own deadline.  This file is that loop,
+ * and opening and closing it all; each session's handshake is
  * bootstrap_session.c, the hello it carries bootstrap_hello.c.
  */
 #include <errno.h>

@@ -55,11 +55,11 @@
  * and returns to the epoll loop (bootstrap.c), which calls bs_session_event
  * again when there is more.  "Resolves" above is route.c's asynchronous
  * resolution: the session parks (BS_RESOLVING) until its callback,
- * bs_resolved, so that many newcomers resolve at once.  A session that fails is closed, and an
- * outgoing one dialled again with backoff and jitter while a send still
- * waits for its peer (bs_session_retry).  After the handshake the only
- * bytes are a BYE: the other side is closing for want of traffic, and
- * the peer goes idle rather than down.
+ * bs_resolved, so that many newcomers resolve at once.  A session that fails is
+ * closed, and an outgoing one dialled again with backoff and jitter while a
+ * send still waits for its peer (bs_session_retry).  After the handshake the
+ * only bytes are a BYE: the other side is closing for want of traffic, and the
+ * peer goes idle rather than down.
  */
 #include <errno.h>
 #include <poll.h>

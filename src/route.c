@@ -721,7 +721,9 @@ static void route_req_move(struct route *r, struct route_req *q,
  * with rc, or resolved when rc is 0: its callback is due. */
 static void route_req_end(struct route *r, struct route_req *q, int rc)
 {
-	if (!rc)
+	/* Another session of the peer may have installed it at this very
+	 * address meanwhile: its AH serves, and none is made again. */
+	if (!rc && tp_peer_up(r->tp, q->p, &q->remote, NULL, r->cfg->route))
 		rc = route_finish(r, q->p->conf, q->p, &q->remote, q->w.id,
 				  q->gen, NULL);
 	if (q->w.id)
