@@ -489,8 +489,8 @@ static int route_sa_wait(struct route *r, const struct config_node *node,
 /*
  * The AH to node, from the path in id (route = sa) or from what it
  * announced (route = gid), made with the device held in generation gen;
- * installed for p when p is given (tp_peer_up, still held), else handed
- * back in *ah.
+ * installed for p when p is given (tp_peer_up_gen, which drops it when
+ * the device went since), else handed back in *ah.
  */
 static int route_finish(struct route *r, const struct config_node *node,
 			struct peer *p, const struct peer_addr *remote,
@@ -498,8 +498,8 @@ static int route_finish(struct route *r, const struct config_node *node,
 {
 	const struct tp_info *ti = tp_info(r->tp);
 	struct ibv_ah_attr attr;
-	struct ibv_ah *made;
-	int rc;
+	struct ibv_ah *made = NULL;
+	int rc = 0;
 
 	if (tp_dev_hold(r->tp, gen))
 		return -ENETDOWN; /* the device went meanwhile (tp_heal.c) */
@@ -508,23 +508,22 @@ static int route_finish(struct route *r, const struct config_node *node,
 	else
 		route_gid_to_ah_attr(remote, r->port, (uint8_t)ti->gid_index,
 				     r->is_roce, &attr);
-	if (id && rc)
-		goto out;
-	route_fabric_attr(r->cfg, &attr);
-	made = ibv_create_ah(tp_pd(r->tp), &attr);
-	if (!made) {
-		rc = errno ? -errno : -EIO;
-		log_warn("route: ibv_create_ah for %s", node->name);
-		goto out;
+	if (!rc) {
+		route_fabric_attr(r->cfg, &attr);
+		made = ibv_create_ah(tp_pd(r->tp), &attr);
+		if (!made) {
+			rc = errno ? -errno : -EIO;
+			log_warn("route: ibv_create_ah for %s", node->name);
+		}
 	}
-	rc = 0;
-	if (!p)
-		*ah = made;
-	else if ((rc = tp_peer_up(r->tp, p, remote, made, r->cfg->route)))
-		ibv_destroy_ah(made);
-out:
 	tp_dev_release(r->tp);
-	return rc;
+	if (rc)
+		return rc;
+	if (!p) {
+		*ah = made;
+		return 0;
+	}
+	return tp_peer_up_gen(r->tp, p, remote, made, r->cfg->route, gen);
 }
 
 /* Whether node speaks our link layer; -EPROTO, logged, when not. */

@@ -282,8 +282,8 @@ static void tp_heal_down(struct tp *tp)
 	tp_heal_fds(tp, 0);
 	tp_dev_close(tp);
 	memset(&tp->dev, 0, sizeof(tp->dev));
-	pthread_mutex_unlock(&tp->ring.lock);
 	atomic_fetch_add(&tp->heal.gen, 1);
+	pthread_mutex_unlock(&tp->ring.lock);
 	pthread_rwlock_unlock(&tp->heal.devlock);
 	tp_heal_cm_sync();
 	h->backoff_ms = TP_HEAL_FIRST_MS;

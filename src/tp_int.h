@@ -297,15 +297,15 @@ struct tp_heal {
 	uint64_t retry_at; /* ms */
 	uint32_t backoff_ms;
 	int waiting; /* peers met before, told once it is back */
-	/* The device context's owner is this thread; whoever makes an AH on
-	 * it from another thread (route.c, on the bootstrap or announce
-	 * thread) holds devlock's read side (tp_dev_hold) from its last
-	 * check through the AH's install, and tp_heal_down holds the write
-	 * side from the AHs' destruction through the close, so that no AH
-	 * is made on, or installed from, a context being closed.  gen
-	 * bumps at each close, under the write side: a resolution begun in
-	 * an older one drops its result.  devlock comes before every lock
-	 * of the engine (it is taken with none held). */
+	/* The device context's owner is this thread; whoever uses it from
+	 * another (route.c, on the bootstrap or announce thread, reads GIDs
+	 * and makes AHs) holds devlock's read side (tp_dev_hold), and
+	 * tp_heal_down holds the write side from the AHs' destruction
+	 * through the close, so that nothing is made on a context being
+	 * closed.  gen bumps at each close, under the write side and
+	 * ring.lock: a resolution begun in an older one drops its result,
+	 * and tp_peer_up_gen, under ring.lock, installs no AH of a device
+	 * gone.  devlock is taken with no lock of the engine held. */
 	pthread_rwlock_t devlock;
 	atomic_uint_fast64_t gen;
 	/* Who retells the peers and rejoins the group (tp_set_heal);

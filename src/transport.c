@@ -457,17 +457,38 @@ static struct ibv_ah *tp_peer_install(struct tp *tp, struct peer *p,
 	return old != ah ? old : NULL;
 }
 
-/* Install a freshly resolved AH, or the cached one (ah NULL); the old
- * one retires once unused. */
+/*
+ * Whether ah, made in the device's generation gen, is of the device open
+ * now; else it is dropped: destroyed while its context is still open,
+ * else left (that context is closed: nothing of it may be touched).
+ * Under ring.lock, which tp_heal_down holds to close the device.
+ */
+static int tp_ah_current(struct tp *tp, struct ibv_ah *ah, uint64_t gen)
+{
+	if (!atomic_load(&tp->heal.gone) && atomic_load(&tp->heal.gen) == gen &&
+	    ah->pd == tp->dev.pd)
+		return 1;
+	if (atomic_load(&tp->heal.gen) == gen && tp->dev.pd)
+		ibv_destroy_ah(ah);
+	return 0;
+}
+
 int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	       struct ibv_ah *ah, enum config_route route)
+{
+	return tp_peer_up_gen(tp, p, addr, ah, route, tp_dev_gen(tp));
+}
+
+/* Install a freshly resolved AH, or the cached one (ah NULL); the old
+ * one retires once unused. */
+int tp_peer_up_gen(struct tp *tp, struct peer *p, const struct peer_addr *addr,
+		   struct ibv_ah *ah, enum config_route route, uint64_t gen)
 {
 	struct ibv_ah *old;
 	int up, stale;
 
 	pthread_mutex_lock(&tp->ring.lock);
-	/* made on a device since gone (tp_heal.c): its context is closed */
-	stale = ah && ah->pd != tp->dev.pd;
+	stale = ah && !tp_ah_current(tp, ah, gen);
 	pthread_mutex_unlock(&tp->ring.lock);
 	if (stale)
 		return -ENETDOWN;
@@ -482,6 +503,12 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	tp_rel_attach(tp, p, addr);
 	tp_recv_src_set(tp, p, addr);
 	pthread_mutex_lock(&tp->ring.lock);
+	/* checked again where the install is: the device may have gone
+	 * since, and tp_destroy_ahs passed p */
+	if (ah && !tp_ah_current(tp, ah, gen)) {
+		pthread_mutex_unlock(&tp->ring.lock);
+		return -ENETDOWN;
+	}
 	pthread_mutex_lock(&p->lock);
 	old = tp_peer_install(tp, p, addr, ah ? ah : p->ah, route, &up);
 	pthread_mutex_unlock(&p->lock);

@@ -5,7 +5,8 @@
  * at once and the rest wait in order, each starting as one ends; the
  * gauges route_inflight and route_inflight_max follow them (more than 1
  * when resolutions overlap); a resolution ends in its callback, once,
- * with its peer installed (tp_peer_up) while the device is held, or with
+ * with its peer installed (tp_peer_up_gen, in the device's generation its
+ * AH was made in, which was made with the device held), or with
  * why not: an error event, its time run out, the device's removal, or a
  * device closed since it began (issue 30: its result dropped, no AH made
  * on the old context); a cancelled one never calls back; every cm id is
@@ -37,17 +38,19 @@ static struct {
 	struct fabric_counters fabric;
 	struct ibv_context ctx;
 	struct ibv_pd pd;
-	uint64_t gen;  /* the device's generation */
-	int gone;      /* the device is closed */
-	int held;      /* tp_dev_hold's, not released */
-	int ids;       /* cm ids alive */
-	int ids_made;  /* ... made in all */
-	int ahs;       /* AHs alive */
-	int installs;  /* tp_peer_up with a fresh AH */
-	int last_up;   /* the peer index installed last */
-	int fail_addr; /* rdma_resolve_addr fails */
-	int cached;    /* the peer whose AH fits, installed meanwhile */
-	int reused;    /* tp_peer_up with that AH */
+	uint64_t gen;	      /* the device's generation */
+	int gone;	      /* the device is closed */
+	int held;	      /* tp_dev_hold's, not released */
+	int ids;	      /* cm ids alive */
+	int ids_made;	      /* ... made in all */
+	int ahs;	      /* AHs alive */
+	int installs;	      /* tp_peer_up with a fresh AH */
+	int last_up;	      /* the peer index installed last */
+	int fail_addr;	      /* rdma_resolve_addr fails */
+	int cached;	      /* the peer whose AH fits, installed meanwhile */
+	int reused;	      /* tp_peer_up with that AH */
+	int dropped;	      /* AHs refused: their device went meanwhile */
+	int close_at_release; /* the device closes as the hold ends */
 	struct rdma_cm_id *id_of[NPEERS + 1]; /* by peer index, the latest */
 	struct rdma_cm_event *ev[MAX_EVS];    /* queued for rdma_get_cm_event */
 	int nev;
@@ -101,6 +104,26 @@ void tp_dev_release(struct tp *tp)
 {
 	assert_true(fk.held);
 	fk.held = 0;
+	if (fk.close_at_release) /* tp_heal_down was waiting for us */
+		fk.gen++;
+}
+
+/* Installs with the generation the AH was made in: refused (the engine
+ * takes the AH) when the device went since. */
+int tp_peer_up_gen(struct tp *tp, struct peer *p, const struct peer_addr *addr,
+		   struct ibv_ah *ah, enum config_route route, uint64_t gen)
+{
+	assert_false(fk.held); /* the engine's locks come after the hold */
+	assert_non_null(ah);
+	if (fk.gone || gen != fk.gen) {
+		fk.dropped++;
+		ibv_destroy_ah(ah);
+		return -ENETDOWN;
+	}
+	fk.installs++;
+	fk.last_up = p->idx;
+	ibv_destroy_ah(ah); /* the fake keeps none */
+	return 0;
 }
 
 int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
@@ -113,10 +136,7 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 		fk.reused++;
 		return 0;
 	}
-	assert_true(fk.held); /* installed before the device may close */
-	fk.installs++;
-	fk.last_up = p->idx;
-	ibv_destroy_ah(ah); /* the fake keeps none */
+	fail(); /* a fresh AH goes through tp_peer_up_gen */
 	return 0;
 }
 
@@ -476,6 +496,20 @@ static void test_device_changed(void **state)
 	assert_int_equal(fk.ids, 0);
 }
 
+/* The device closed between the AH's making and its install: the
+ * install is refused by the generation, and the AH is the engine's. */
+static void test_device_closed_at_install(void **state)
+{
+	assert_int_equal(ask(5), -EINPROGRESS);
+	resolved(5);
+	fk.close_at_release = 1;
+	run(util_now_ms());
+	assert_int_equal(fk.rc[5], -ENETDOWN);
+	assert_int_equal(fk.dropped, 1);
+	assert_int_equal(fk.installs, 0);
+	assert_int_equal(fk.ahs, 0);
+}
+
 /* rdma_cm's DEVICE_REMOVAL on an id in flight: destroyed in that very
  * run, so that the kernel's removal need not wait for it. */
 static void test_device_removal(void **state)
@@ -532,6 +566,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_changed, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_device_closed_at_install,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_removal, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_installed_meanwhile, setup,
