@@ -488,13 +488,13 @@ static int route_sa_wait(struct route *r, const struct config_node *node,
 
 /*
  * The AH to node, from the path in id (route = sa) or from what it
- * announced (route = gid), made with the device held in generation gen;
- * installed for p when p is given (tp_peer_up_gen, which drops it when
- * the device went since), else handed back in *ah.
+ * announced (route = gid), made with the device held in generation gen,
+ * in *ah; it is installed with that generation (route_up), which drops
+ * it when the device went since.
  */
 static int route_finish(struct route *r, const struct config_node *node,
-			struct peer *p, const struct peer_addr *remote,
-			struct rdma_cm_id *id, uint64_t gen, struct ibv_ah **ah)
+			const struct peer_addr *remote, struct rdma_cm_id *id,
+			uint64_t gen, struct ibv_ah **ah)
 {
 	const struct tp_info *ti = tp_info(r->tp);
 	struct ibv_ah_attr attr;
@@ -517,13 +517,17 @@ static int route_finish(struct route *r, const struct config_node *node,
 		}
 	}
 	tp_dev_release(r->tp);
-	if (rc)
-		return rc;
-	if (!p) {
-		*ah = made;
-		return 0;
-	}
-	return tp_peer_up_gen(r->tp, p, remote, made, r->cfg->route, gen);
+	*ah = made;
+	return rc;
+}
+
+/* Install p at remote through ah, made in generation gen (no lock held:
+ * a new incarnation's pending messages fail through their upcalls). */
+static int route_up(struct route *r, struct peer *p,
+		    const struct peer_addr *remote, struct ibv_ah *ah,
+		    uint64_t gen)
+{
+	return tp_peer_up_gen(r->tp, p, remote, ah, r->cfg->route, gen);
 }
 
 /* Whether node speaks our link layer; -EPROTO, logged, when not. */
@@ -539,12 +543,12 @@ static int route_same_link(struct route *r, const struct config_node *node,
 	return -EPROTO;
 }
 
-/* route_resolve, and route_install when p is given: blocking, on r->ch. */
+/* route_resolve's and route_install's AH, begun in generation gen:
+ * blocking, on r->ch. */
 static int route_blocking(struct route *r, const struct config_node *node,
-			  struct peer *p, const struct peer_addr *remote,
+			  const struct peer_addr *remote, uint64_t gen,
 			  struct ibv_ah **ah)
 {
-	uint64_t gen = tp_dev_gen(r->tp);
 	struct rdma_cm_id *id = NULL;
 	int rc;
 
@@ -555,7 +559,7 @@ static int route_blocking(struct route *r, const struct config_node *node,
 	if (r->cfg->route == ROUTE_SA)
 		rc = route_sa_wait(r, node, &id);
 	if (!rc)
-		rc = route_finish(r, node, p, remote, id, gen, ah);
+		rc = route_finish(r, node, remote, id, gen, ah);
 	if (id)
 		rdma_destroy_id(id);
 	pthread_mutex_unlock(&r->lock);
@@ -565,13 +569,18 @@ static int route_blocking(struct route *r, const struct config_node *node,
 int route_resolve(struct route *r, const struct config_node *node,
 		  const struct peer_addr *remote, struct ibv_ah **ah)
 {
-	return route_blocking(r, node, NULL, remote, ah);
+	return route_blocking(r, node, remote, tp_dev_gen(r->tp), ah);
 }
 
 int route_install(struct route *r, struct peer *p,
 		  const struct peer_addr *remote)
 {
-	return route_blocking(r, p->conf, p, remote, NULL);
+	uint64_t gen = tp_dev_gen(r->tp);
+	struct ibv_ah *ah;
+	int rc;
+
+	rc = route_blocking(r, p->conf, remote, gen, &ah);
+	return rc ? rc : route_up(r, p, remote, ah, gen);
 }
 
 /*
@@ -720,11 +729,16 @@ static void route_req_move(struct route *r, struct route_req *q,
  * with rc, or resolved when rc is 0: its callback is due. */
 static void route_req_end(struct route *r, struct route_req *q, int rc)
 {
+	struct ibv_ah *ah;
+
 	/* Another session of the peer may have installed it at this very
 	 * address meanwhile: its AH serves, and none is made again. */
-	if (!rc && tp_peer_up(r->tp, q->p, &q->remote, NULL, r->cfg->route))
-		rc = route_finish(r, q->p->conf, q->p, &q->remote, q->w.id,
-				  q->gen, NULL);
+	if (!rc && tp_peer_up(r->tp, q->p, &q->remote, NULL, r->cfg->route)) {
+		rc = route_finish(r, q->p->conf, &q->remote, q->w.id, q->gen,
+				  &ah);
+		if (!rc)
+			rc = route_up(r, q->p, &q->remote, ah, q->gen);
+	}
 	if (q->w.id)
 		rdma_destroy_id(q->w.id);
 	q->w.id = NULL;
