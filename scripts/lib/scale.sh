@@ -263,7 +263,7 @@ scale_status_key() {
 	local text
 	text=$'\n'$(timeout 5 cat "${SCALE_MNTS[$1]}/.status" 2>/dev/null) || true
 	[[ $text == *$'\n'$2=* ]] || return 0
-	text=${text#*$'\n'$2=}
+	text=${text#*$'\n'"$2"=}
 	echo "${text%%$'\n'*}"
 }
 
