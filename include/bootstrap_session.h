@@ -60,6 +60,8 @@ enum bs_state {
 	BS_READ_HELLO, /* either: our hello queued, theirs awaited */
 	BS_READ_PROOF, /* either, with a secret: the other's proof awaited */
 	BS_READ_READY, /* incoming: our hello queued, READY awaited */
+	BS_RESOLVING,  /* either: the other's route resolving (c->rq), the
+			* socket left alone meanwhile */
 	BS_UP,	       /* handshake done; BYE or EOF ends the session */
 };
 
@@ -78,6 +80,8 @@ struct bs_conn {
 	int bye;	  /* BYE sent or seen: the peer goes idle, not down */
 	uint32_t armed;	  /* the epoll events registered for fd */
 	int64_t deadline; /* ms; 0 = none */
+	struct bootstrap *b;  /* whose it is, for route.c's callback */
+	struct route_req *rq; /* BS_RESOLVING: its resolution */
 	/* the handshake's messages, after the struct (bs_conn_new): room
 	 * for BS_MSG_MAX each with a ca, HELLO_WIRE_LEN without, so that a
 	 * cluster without certificates pays nothing for them */

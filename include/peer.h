@@ -95,6 +95,13 @@
 	X(ah_flushed, "address handles flushed for the subnet manager")        \
 	X(mcast_rejoins, "times the group was joined again")
 
+/* Gauges of the node, not of a peer: MOUNT/.status and .metrics only. */
+#define PEER_GAUGES_NODE(X)                                                    \
+	X(route_inflight, "route resolutions (route = sa) in flight now")      \
+	X(route_inflight_max,                                                  \
+	  "the most route resolutions (route = sa) in flight at once since "   \
+	  "start: more than 1 when newcomers were resolved together")
+
 #define PEER_DROP_ENUM(e, name, comment) DROP_##e,
 enum peer_drop { PEER_DROPS(PEER_DROP_ENUM) DROP_MAX };
 #undef PEER_DROP_ENUM
@@ -113,6 +120,7 @@ struct peer_counters {
 /* The node's fabric counters (tp_fabric), and when the last event came. */
 struct fabric_counters {
 	PEER_COUNTERS_FABRIC(PEER_COUNTER_FIELD)
+	PEER_GAUGES_NODE(PEER_COUNTER_FIELD)
 	_Atomic int64_t last_event; /* time(), 0: none yet */
 };
 #undef PEER_COUNTER_FIELD

@@ -107,6 +107,22 @@ const struct tp_info *tp_info(const struct tp *tp);
 /* A copy of the whole, as of its last change: one device's QPN with its
  * boot id, LID and GID, never half of a change.  Any thread. */
 void tp_info_get(struct tp *tp, struct tp_info *out);
+
+/*
+ * The device context is the progress thread's (tp_heal.c closes it when
+ * the device goes, and opens a new one when it is back).  Another thread
+ * that uses it (route.c makes AHs on the bootstrap or announce thread)
+ * notes tp_dev_gen when its work begins, and uses tp_context and tp_pd
+ * only between tp_dev_hold and tp_dev_release: the hold fails with
+ * -ENETDOWN when the device is gone or was closed since gen, and while it
+ * is held the device is not closed.  An AH made under it is installed
+ * after the release with tp_peer_up_gen(gen), which refuses it when the
+ * device went meanwhile.  Hold it briefly, with no lock of the engine
+ * held, and call nothing of the engine under it.
+ */
+uint64_t tp_dev_gen(const struct tp *tp);
+int tp_dev_hold(struct tp *tp, uint64_t gen);
+void tp_dev_release(struct tp *tp);
 struct ibv_context *tp_context(const struct tp *tp);
 struct ibv_pd *tp_pd(const struct tp *tp);
 /* Totals over all peers, plus drops that match no peer. */
@@ -172,9 +188,16 @@ int tp_peer_reliable(const struct tp *tp, const struct peer *p);
  * have completed.  With ah NULL, the AH p had when it went down is used
  * again, if it was made for the same QPN, LID and GID (the route cache);
  * -ESTALE when there is none such (resolve, then call again), else 0.
+ * -ENETDOWN when ah was made on a device that has gone since: the engine
+ * takes it (destroyed while its context is open, else left alone).
+ * tp_peer_up_gen: ah was made in the device's generation gen (tp_dev_gen
+ * before tp_dev_hold), so that one closed and opened again meanwhile is
+ * told from the same; tp_peer_up takes the generation now.
  */
 int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	       struct ibv_ah *ah, enum config_route route);
+int tp_peer_up_gen(struct tp *tp, struct peer *p, const struct peer_addr *addr,
+		   struct ibv_ah *ah, enum config_route route, uint64_t gen);
 
 /*
  * Who meets peers on demand (the bootstrap): need(arg, p) is called,

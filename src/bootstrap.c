@@ -16,10 +16,11 @@
  * and GID.
  *
  * One thread runs one epoll loop over non-blocking sockets: the listener,
- * a wake-up eventfd and the sessions that exist.  Its timers walk those
- * sessions and the wanted peers, never the whole config.  A stalled or
- * garbage client only ever costs its own deadline.  This file is that
- * loop, and opening and closing it all; each session's handshake is
+ * a wake-up eventfd, the sessions that exist, and route.c's channel of
+ * the route resolutions in flight (route_async_run at each turn).  Its timers
+ * walk those sessions and the wanted peers, never the whole config.  A stalled
+ * or garbage client only ever costs its own deadline.  This file is that loop,
+ * and opening and closing it all; each session's handshake is
  * bootstrap_session.c, the hello it carries bootstrap_hello.c.
  */
 #include <errno.h>
@@ -272,6 +273,8 @@ static int bs_events(struct bootstrap *b, struct epoll_event *ev, int n)
 				return 1;
 		} else if (ev[i].data.ptr == &b->lfd) {
 			bs_accept(b, now);
+		} else if (ev[i].data.ptr == b->rt) {
+			continue; /* route_async_run, at the loop's top */
 		} else if (c->fd >= 0) {
 			bs_session_event(b, c, bs_revents(ev[i].events), now);
 			bs_arm(b, c);
@@ -340,7 +343,8 @@ static void *bs_thread(void *arg)
 		if (atomic_exchange(&b->retell, 0))
 			bs_retell(b, now);
 		bs_take_needs(b, now);
-		wake = bs_dial_due(b, now, now + 60000);
+		wake = route_async_run(b->rt, now, now + 60000);
+		wake = bs_dial_due(b, now, wake);
 		wake = bs_timers(b, now, wake);
 		wake = bs_accept_timer(b, now, wake);
 		bs_reap(b);
@@ -431,6 +435,7 @@ static void bs_free(struct bootstrap *b)
 
 	while ((c = TAILQ_FIRST(&b->conns))) {
 		TAILQ_REMOVE(&b->conns, c, link);
+		route_cancel(b->rt, c->rq);
 		if (c->fd >= 0)
 			close(c->fd);
 		free(c);
@@ -452,7 +457,8 @@ static void bs_free(struct bootstrap *b)
 	free(b);
 }
 
-/* Watch the wake-up eventfd and the listener (tagged by their fields). */
+/* Watch the wake-up eventfd and the listener (tagged by their fields),
+ * and the route resolutions' channel (tagged by the route). */
 static int bs_epoll(struct bootstrap *b)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -465,6 +471,10 @@ static int bs_epoll(struct bootstrap *b)
 		return -errno;
 	ev.data.ptr = &b->lfd;
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, b->lfd, &ev))
+		return -errno;
+	ev.data.ptr = b->rt;
+	if (route_async_fd(b->rt) >= 0 &&
+	    epoll_ctl(b->ep, EPOLL_CTL_ADD, route_async_fd(b->rt), &ev))
 		return -errno;
 	return 0;
 }

@@ -53,11 +53,13 @@
  *
  * Sessions never block: every step reads or writes what the socket takes
  * and returns to the epoll loop (bootstrap.c), which calls bs_session_event
- * again when there is more.  A session that fails is closed, and an
- * outgoing one dialled again with backoff and jitter while a send still
- * waits for its peer (bs_session_retry).  After the handshake the only
- * bytes are a BYE: the other side is closing for want of traffic, and
- * the peer goes idle rather than down.
+ * again when there is more.  "Resolves" above is route.c's asynchronous
+ * resolution: the session parks (BS_RESOLVING) until its callback,
+ * bs_resolved, so that many newcomers resolve at once.  A session that fails is
+ * closed, and an outgoing one dialled again with backoff and jitter while a
+ * send still waits for its peer (bs_session_retry).  After the handshake the
+ * only bytes are a BYE: the other side is closing for want of traffic, and the
+ * peer goes idle rather than down.
  */
 #include <errno.h>
 #include <poll.h>
@@ -110,7 +112,9 @@ void bs_arm(struct bootstrap *b, struct bs_conn *c)
 {
 	struct epoll_event ev = {.data.ptr = c};
 
-	ev.events = c->st == BS_CONNECTING ? EPOLLOUT : EPOLLIN;
+	ev.events = c->st == BS_CONNECTING  ? EPOLLOUT
+		    : c->st == BS_RESOLVING ? EPOLLERR /* and HUP: no read */
+					    : EPOLLIN;
 	if (c->txoff < c->txlen)
 		ev.events |= EPOLLOUT;
 	if (c->fd < 0 || ev.events == c->armed)
@@ -309,36 +313,25 @@ static int bs_fill(struct bs_conn *c)
 }
 
 /* The cached AH when p came back at the same QPN and GID, else a fresh
- * route resolution. */
+ * route resolution (blocking). */
 int bootstrap_peer_up(struct tp *tp, struct route *rt, struct peer *p,
 		      const struct peer_addr *addr, enum config_route route)
 {
-	struct ibv_ah *ah;
 	int rc;
 
 	if (!tp_peer_up(tp, p, addr, NULL, route))
 		return 0;
-	rc = route_resolve(rt, p->conf, addr, &ah);
-	if (rc)
-		return rc;
-	tp_peer_up(tp, p, addr, ah, route);
-	return 1;
+	rc = route_install(rt, p, addr);
+	return rc ? rc : 1;
 }
 
-/* Install the peer at the address c->h announced. */
-static int bs_install(struct bootstrap *b, struct bs_conn *c)
+/* The peer is up at the address c->h announced: say so. */
+static void bs_installed(struct bootstrap *b, struct bs_conn *c, int fresh)
 {
 	struct bs_peer *bp = &b->bp[c->peer];
 	struct peer *p = &b->peers[c->peer];
-	int rc;
 
-	rc = bootstrap_peer_up(b->tp, b->rt, p, &c->h.addr, b->cfg->route);
-	if (rc < 0) {
-		bs_session_fail(b, c->peer, EHOSTUNREACH,
-				"route resolution failed: %s", strerror(-rc));
-		return rc;
-	}
-	if (!rc) {
+	if (!fresh) {
 		log_info("peer %s up (qpn 0x%06x)", p->conf->name,
 			 c->h.addr.qpn);
 		log_debug("peer %s: its address handle, cached", p->conf->name);
@@ -347,27 +340,18 @@ static int bs_install(struct bootstrap *b, struct bs_conn *c)
 			 bp->up ? "moved" : "up", c->h.addr.qpn);
 	}
 	bootstrap_recovered(p);
-	return 0;
+	bp->addr = c->h.addr;
+	bp->up = 1;
 }
 
-/*
- * A session finished its handshake with the hello in c->h: make sure the
- * peer is up at that address (resolving again when it moved), and wait
- * for a BYE on it.
- */
-static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
+/* The handshake is over and the peer installed: the session is live, and
+ * waits for a BYE; the dialer tells the listener READY. */
+static int bs_session_live(struct bootstrap *b, struct bs_conn *c)
 {
 	struct bs_peer *bp = &b->bp[c->peer];
 	struct peer_counters *k = peer_counts(&b->peers[c->peer]);
-	int rc;
+	uint8_t ready[BS_READY_LEN];
 
-	if (!bp->up || !peer_addr_same(&bp->addr, &c->h.addr)) {
-		rc = bs_install(b, c);
-		if (rc)
-			return rc;
-		bp->addr = c->h.addr;
-		bp->up = 1;
-	}
 	if (c->outgoing)
 		b->dialing--;
 	else
@@ -381,7 +365,78 @@ static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
 	c->deadline = 0;
 	c->rxlen = 0;
 	c->rxwant = BS_READY_LEN;
-	return 0;
+	if (!c->outgoing)
+		return 0;
+	util_put32(ready, BS_READY_MAGIC);
+	return bs_queue(c, ready, BS_READY_LEN);
+}
+
+/* A session failed with rc: an outgoing one is dialled again (with
+ * backoff), an incoming one closed. */
+static void bs_session_end(struct bootstrap *b, struct bs_conn *c, int rc,
+			   int was_up)
+{
+	if (c->outgoing) {
+		if (rc != -EPIPE && was_up)
+			log_debug("bootstrap: session to %s: %s",
+				  b->cfg->nodes[c->peer].name, strerror(-rc));
+		bs_session_retry(b, c->peer, was_up);
+	} else {
+		bs_conn_close(b, c);
+	}
+}
+
+/* route.c's callback: c's peer is installed (rc 0), or could not be. */
+static void bs_resolved(void *arg, int rc)
+{
+	struct bs_conn *c = arg;
+	struct bootstrap *b = c->b;
+
+	c->rq = NULL;
+	if (rc) {
+		bs_session_fail(b, c->peer, EHOSTUNREACH,
+				"route resolution failed: %s", strerror(-rc));
+	} else {
+		bs_installed(b, c, 1);
+		rc = bs_session_live(b, c);
+	}
+	if (rc)
+		bs_session_end(b, c, rc, 0);
+	else
+		bs_arm(b, c);
+}
+
+/*
+ * A session finished its handshake with the hello in c->h: make sure the
+ * peer is up at that address (resolving again when it moved), and wait
+ * for a BYE on it.  A resolution that must wait for the fabric leaves the
+ * session BS_RESOLVING until bs_resolved.
+ */
+static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
+{
+	struct bs_peer *bp = &b->bp[c->peer];
+	struct peer *p = &b->peers[c->peer];
+	int rc;
+
+	if (bp->up && peer_addr_same(&bp->addr, &c->h.addr))
+		return bs_session_live(b, c);
+	if (!tp_peer_up(b->tp, p, &c->h.addr, NULL, b->cfg->route)) {
+		bs_installed(b, c, 0);
+		return bs_session_live(b, c);
+	}
+	rc = route_install_start(b->rt, p, &c->h.addr, bs_resolved, c, &c->rq);
+	if (rc == -EINPROGRESS) {
+		c->st = BS_RESOLVING;
+		c->deadline = 0; /* the resolution's own */
+		return 0;
+	}
+	if (rc) {
+		bs_session_fail(b, c->peer, EHOSTUNREACH,
+				"route resolution failed: %s", strerror(-rc));
+		return rc;
+	}
+	bs_installed(b, c, 1);
+	return bs_session_live(b, c);
 }
 
 /* The last live session of pi ended: the peer is idle after a BYE, else
@@ -416,6 +471,7 @@ struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
 	c->tx = (uint8_t *)(c + 1);
 	c->rx = c->tx + room;
 	c->fd = fd;
+	c->b = b;
 	c->peer = pi;
 	c->deadline = util_now_ms() + b->timeout_ms;
 	TAILQ_INSERT_TAIL(&b->conns, c, link);
@@ -430,6 +486,8 @@ void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
 
 	if (c->fd < 0)
 		return;
+	route_cancel(b->rt, c->rq);
+	c->rq = NULL;
 	close(c->fd);
 	c->fd = -1;
 	TAILQ_REMOVE(&b->conns, c, link);
@@ -625,17 +683,11 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 	return 0;
 }
 
-/* Dialer: the listener is accepted; mark it up and tell it READY. */
+/* Dialer: the listener is accepted; mark it up and tell it READY
+ * (bs_session_live, once it is installed). */
 static int bs_dialer_done(struct bootstrap *b, struct bs_conn *c)
 {
-	uint8_t ready[BS_READY_LEN];
-	int rc;
-
-	rc = bs_session_up(b, c);
-	if (rc)
-		return rc;
-	util_put32(ready, BS_READY_MAGIC);
-	return bs_queue(c, ready, BS_READY_LEN);
+	return bs_session_up(b, c);
 }
 
 /*
@@ -809,6 +861,11 @@ void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 	if (c->st == BS_CONNECTING) {
 		if (re & (POLLOUT | POLLERR | POLLHUP))
 			rc = bs_out_connected(b, c);
+	} else if (c->st == BS_RESOLVING) {
+		if (re & POLLOUT)
+			rc = bs_flush(c);
+		if (!rc && (re & (POLLERR | POLLHUP)))
+			rc = -EPIPE; /* its resolution is cancelled */
 	} else {
 		if (!rc && (re & POLLOUT))
 			rc = bs_flush(c);
@@ -833,19 +890,11 @@ void bs_session_event(struct bootstrap *b, struct bs_conn *c, short re,
 	}
 	if (!rc)
 		return;
-	if (c->outgoing) {
-		/* Refusals are logged by the refusing side (and by ours
-		 * when it dials us); only a debug line here. */
-		if (rc == -EPIPE && !was_up && c->st != BS_CONNECTING)
-			bs_session_fail(b, c->peer, ECONNRESET,
-					"it closed the session in the "
-					"handshake (it refused us: see its "
-					"log)");
-		if (rc != -EPIPE && was_up)
-			log_debug("bootstrap: session to %s: %s",
-				  b->cfg->nodes[c->peer].name, strerror(-rc));
-		bs_session_retry(b, c->peer, was_up);
-	} else {
-		bs_conn_close(b, c);
-	}
+	/* Refusals are logged by the refusing side (and by ours when it
+	 * dials us); only a debug line here. */
+	if (c->outgoing && rc == -EPIPE && !was_up && c->st != BS_CONNECTING)
+		bs_session_fail(b, c->peer, ECONNRESET,
+				"it closed the session in the handshake (it "
+				"refused us: see its log)");
+	bs_session_end(b, c, rc, was_up);
 }

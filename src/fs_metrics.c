@@ -282,8 +282,8 @@ static void fs_metrics_node(struct fs *fs, FILE *f)
 			  fs->budget.total);
 }
 
-/* The fabric's events, node-wide (peer.h's PEER_COUNTERS_FABRIC), and
- * when the last one came. */
+/* The fabric's events, node-wide (peer.h's PEER_COUNTERS_FABRIC), when
+ * the last one came, and the node's gauges (PEER_GAUGES_NODE). */
 static void fs_metrics_fabric(struct fs *fs, FILE *f)
 {
 #define FS_METRIC_FABRIC(name, comment)                                        \
@@ -300,6 +300,12 @@ static void fs_metrics_fabric(struct fs *fs, FILE *f)
 			  0);
 	fs_metrics_sample(f, "fabric_last_event_seconds", NULL, NULL, NULL,
 			  fc ? (uint64_t)atomic_load(&fc->last_event) : 0);
+#define FS_METRIC_NODE(name, comment)                                          \
+	fs_metrics_family(f, #name, "", comment, 0);                           \
+	fs_metrics_sample(f, #name, NULL, NULL, NULL,                          \
+			  fc ? atomic_load(&fc->name) : 0);
+	PEER_GAUGES_NODE(FS_METRIC_NODE)
+#undef FS_METRIC_NODE
 }
 
 /* Snapshot MOUNT/.metrics, so that reads at any offset agree. */

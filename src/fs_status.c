@@ -30,12 +30,13 @@ static void fs_status_counters(FILE *f, struct peer_counters *c)
 	PEER_COUNTERS_REL(FS_STATUS_LINE)
 }
 
-/* MOUNT/.status only: the fabric's events, node-wide, and when the last
- * one came (0: none yet). */
+/* MOUNT/.status only: the fabric's events, node-wide, when the last one
+ * came (0: none yet), and the node's gauges. */
 static void fs_status_fabric_events(FILE *f, struct fabric_counters *c)
 {
 	PEER_COUNTERS_FABRIC(FS_STATUS_LINE)
 	fprintf(f, "fabric_last_event=%lld\n", (long long)c->last_event);
+	PEER_GAUGES_NODE(FS_STATUS_LINE)
 }
 
 /* NODE/.status only: the per-stream gauges, which no total sums. */

@@ -12,9 +12,22 @@
  *                and the AH is made on our PD, not rdma_cm's.
  *   route = gid: the attributes come from the exchanged LID/GID alone.
  *
- * Everything here blocks (with a timeout) and runs on the bootstrap
- * thread, never on the data path; a node's addr that is a host name is
- * looked up (config_node_addr) at each resolution.
+ * Never on the data path.  route_resolve, route_install and route_join
+ * block (with a timeout), one at a time on r->ch (r->lock).  The
+ * bootstrap thread resolves without blocking instead (route_install_start):
+ * each resolution is a cm id on a channel of its own, r->ach, that its
+ * epoll loop watches and pumps (route_async_run), at most
+ * ROUTE_INFLIGHT_MAX in flight and the rest queued in order, so that an
+ * incast of newcomers costs about one resolution's time, not one each.
+ * A node's addr that is a host name is looked up (config_node_addr) at
+ * each resolution.
+ *
+ * The device context is the transport's (tp_dev_hold, transport.h): the
+ * path is resolved without it, then the AH is made, and installed, with
+ * it held, in the device generation the resolution began in; a device
+ * closed meanwhile (tp_heal.c) drops the result (-ENETDOWN), and its
+ * DEVICE_REMOVAL ends the cm ids in flight, which are destroyed at once
+ * so that the removal need not wait for them.
  */
 #include <endian.h>
 #include <errno.h>
@@ -27,6 +40,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <infiniband/ib.h>
+#include <sys/queue.h>
 #include <rdma/rdma_cma.h>
 
 #include "log.h"
@@ -34,20 +48,6 @@
 #include "util.h"
 
 #define ROUTE_HOP_LIMIT 64 /* RoCE/global default when none is given */
-
-struct route {
-	struct tp *tp;
-	const struct config *cfg;
-	struct rdma_event_channel *ch; /* route = sa only */
-	int is_roce;
-	uint8_t port;
-	int gid_tbl_len;
-	int timeout_ms;
-	/* One resolution or join at a time: they share ch, and an event of
-	 * another's id is acked and lost (the bootstrap or announce thread
-	 * resolves, the progress thread rejoins after a device reset). */
-	pthread_mutex_t lock;
-};
 
 /* One resolution in progress: what the event handlers read and write. */
 struct route_wait {
@@ -57,6 +57,45 @@ struct route_wait {
 	int done;
 	int rc;
 	struct ibv_ah_attr *attr; /* a join: the group's, from its event */
+};
+
+/* One asynchronous resolution: queued, in flight, or done and waiting
+ * for its callback (route_async_run); the owner thread's alone. */
+struct route_req {
+	TAILQ_ENTRY(route_req) link;
+	struct route_reqq *q; /* the list it is on */
+	struct route_wait w;  /* w.id while in flight */
+	struct peer *p;
+	struct peer_addr remote;
+	uint64_t gen;	  /* the device generation it began in */
+	int64_t deadline; /* ms, once in flight */
+	void (*done)(void *arg, int rc);
+	void *arg;
+};
+
+TAILQ_HEAD(route_reqq, route_req);
+
+struct route {
+	struct tp *tp;
+	const struct config *cfg;
+	struct rdma_event_channel *ch; /* route = sa only */
+	int is_roce;
+	uint8_t port;
+	int gid_tbl_len;
+	int timeout_ms;
+	/* One blocking resolution or join at a time: they share ch, and an
+	 * event of another's id is acked and lost (the bootstrap or announce
+	 * thread resolves, the progress thread rejoins after a device
+	 * reset). */
+	pthread_mutex_t lock;
+	/* The asynchronous resolutions (route = sa only): ach, the lists and
+	 * ninflight are the thread's that calls route_install_start and
+	 * route_async_run (the bootstrap thread), no lock. */
+	struct rdma_event_channel *ach;
+	struct route_reqq queued;   /* waiting for room, in order */
+	struct route_reqq inflight; /* their cm ids resolving */
+	struct route_reqq done;	    /* ended, their callbacks due */
+	int ninflight;
 };
 
 /* The SA fields as the verbs AH wants them; pure, hence unit-tested. */
@@ -160,20 +199,34 @@ int route_open(struct route **out, struct tp *tp, const struct config *cfg)
 		return -EIO;
 	}
 	r->gid_tbl_len = pa.gid_tbl_len;
-	if (cfg->route == ROUTE_SA && !(r->ch = route_new_channel())) {
+	TAILQ_INIT(&r->queued);
+	TAILQ_INIT(&r->inflight);
+	TAILQ_INIT(&r->done);
+	if (cfg->route == ROUTE_SA && (!(r->ch = route_new_channel()) ||
+				       !(r->ach = route_new_channel()))) {
 		log_warnx("route = sa needs rdma_cm (route = gid does not)");
-		free(r);
+		route_close(r);
 		return -ENODEV;
 	}
 	*out = r;
 	return 0;
 }
 
-/* Pair of route_open. */
+/* Pair of route_open: resolutions not ended are dropped, no callback. */
 void route_close(struct route *r)
 {
+	struct route_req *q;
+
 	if (!r)
 		return;
+	while ((q = TAILQ_FIRST(&r->queued)))
+		route_cancel(r, q);
+	while ((q = TAILQ_FIRST(&r->inflight)))
+		route_cancel(r, q);
+	while ((q = TAILQ_FIRST(&r->done)))
+		route_cancel(r, q);
+	if (r->ach)
+		rdma_destroy_event_channel(r->ach);
 	if (r->ch)
 		rdma_destroy_event_channel(r->ch);
 	pthread_mutex_destroy(&r->lock);
@@ -331,116 +384,203 @@ static int route_check_dev(struct route *r, struct rdma_cm_id *id,
 	return -EHOSTUNREACH;
 }
 
-/* route = sa: rdma_cm resolves address and route; we keep the path. */
-static int route_resolve_sa(struct route *r, const struct config_node *node,
-			    struct ibv_ah_attr *attr)
+/* route = sa, its first step: an id on ch (context: ctx) resolving the
+ * address of node from ours; the route follows (route_on_addr). */
+static int route_sa_start(struct route *r, const struct config_node *node,
+			  struct rdma_event_channel *ch, void *ctx,
+			  struct rdma_cm_id **idp)
 {
 	const struct config_node *me = &r->cfg->nodes[r->cfg->local];
-	const struct tp_info *ti = tp_info(r->tp);
-	struct route_wait w = {.r = r, .ch = r->ch};
 	struct sockaddr_storage src, dst;
-	struct ibv_sa_path_rec *path;
-	char sg[INET6_ADDRSTRLEN], dg[INET6_ADDRSTRLEN];
-	int rc, idx;
+	int rc;
 
 	if (route_node_addr(r, me, &src) || route_node_addr(r, node, &dst))
 		return -EHOSTUNREACH;
-	if (rdma_create_id(r->ch, &w.id, NULL, RDMA_PS_UDP)) {
+	if (rdma_create_id(ch, idp, ctx, RDMA_PS_UDP)) {
 		rc = -errno;
+		*idp = NULL;
 		log_warn("route: rdma_create_id");
 		return rc;
 	}
-	if (rdma_resolve_addr(w.id, (struct sockaddr *)&src,
+	if (rdma_resolve_addr(*idp, (struct sockaddr *)&src,
 			      (struct sockaddr *)&dst, r->timeout_ms)) {
 		rc = -errno;
 		log_warn("route: rdma_resolve_addr %s -> %s", me->addr,
 			 node->addr);
-		goto out;
-	}
-	rc = route_wait_events(&w);
-	if (rc) {
-		log_warnx("route: resolving %s (%s): %s", node->name,
-			  node->addr, strerror(-rc));
-		goto out;
-	}
-	if (!w.id->verbs || w.id->route.num_paths < 1 ||
-	    !w.id->route.path_rec) {
-		log_warnx("route: %s: rdma_cm returned no path", node->name);
-		rc = -EHOSTUNREACH;
-		goto out;
-	}
-	rc = route_check_dev(r, w.id, node->name);
-	if (rc)
-		goto out;
-	path = &w.id->route.path_rec[0];
-	idx = route_find_sgid(r, &path->sgid);
-	if (idx < 0) {
-		log_warnx("route: path source GID %s is not in %s's GID table",
-			  util_gid_str(&path->sgid, sg, sizeof(sg)),
-			  ti->device);
-		rc = -EADDRNOTAVAIL;
-		goto out;
-	}
-	route_path_to_ah_attr(path, r->port, (uint8_t)idx, r->is_roce, attr);
-	log_debug("route: %s: %d path(s), sgid %s (index %d) dgid %s dlid %u "
-		  "sl %u hop %u flow 0x%x",
-		  node->name, w.id->route.num_paths,
-		  util_gid_str(&path->sgid, sg, sizeof(sg)), idx,
-		  util_gid_str(&path->dgid, dg, sizeof(dg)),
-		  be16toh(path->dlid), path->sl, path->hop_limit,
-		  be32toh(path->flow_label));
-	rc = 0;
-out:
-	rdma_destroy_id(w.id);
-	return rc;
-}
-
-/* Resolve per cfg->route and make the AH on the transport's PD. */
-static int route_resolve_locked(struct route *r, const struct config_node *node,
-				const struct peer_addr *remote,
-				struct ibv_ah **ah)
-{
-	const struct tp_info *ti = tp_info(r->tp);
-	struct ibv_ah_attr attr;
-	int rc;
-
-	if (remote->link_layer != ti->link_layer) {
-		log_warnx("route: %s is on %s, we are on %s", node->name,
-			  remote->link_layer == IBV_LINK_LAYER_ETHERNET
-				  ? "RoCE"
-				  : "InfiniBand",
-			  r->is_roce ? "RoCE" : "InfiniBand");
-		return -EPROTO;
-	}
-	if (r->cfg->route == ROUTE_SA) {
-		rc = route_resolve_sa(r, node, &attr);
-		if (rc)
-			return rc;
-	} else {
-		route_gid_to_ah_attr(remote, r->port, (uint8_t)ti->gid_index,
-				     r->is_roce, &attr);
-	}
-	route_fabric_attr(r->cfg, &attr);
-	if (!tp_pd(r->tp))
-		return -ENETDOWN; /* the device is gone (tp_heal.c) */
-	*ah = ibv_create_ah(tp_pd(r->tp), &attr);
-	if (!*ah) {
-		rc = errno ? -errno : -EIO;
-		log_warn("route: ibv_create_ah for %s", node->name);
 		return rc;
 	}
 	return 0;
 }
 
+/* route = sa, the last step: the path id resolved, as AH attributes.
+ * Reads the device's GID table: with the device held. */
+static int route_sa_attr(struct route *r, const struct config_node *node,
+			 struct rdma_cm_id *id, struct ibv_ah_attr *attr)
+{
+	const struct tp_info *ti = tp_info(r->tp);
+	struct ibv_sa_path_rec *path;
+	char sg[INET6_ADDRSTRLEN], dg[INET6_ADDRSTRLEN];
+	int rc, idx;
+
+	if (!id->verbs || id->route.num_paths < 1 || !id->route.path_rec) {
+		log_warnx("route: %s: rdma_cm returned no path", node->name);
+		return -EHOSTUNREACH;
+	}
+	rc = route_check_dev(r, id, node->name);
+	if (rc)
+		return rc;
+	path = &id->route.path_rec[0];
+	idx = route_find_sgid(r, &path->sgid);
+	if (idx < 0) {
+		log_warnx("route: path source GID %s is not in %s's GID table",
+			  util_gid_str(&path->sgid, sg, sizeof(sg)),
+			  ti->device);
+		return -EADDRNOTAVAIL;
+	}
+	route_path_to_ah_attr(path, r->port, (uint8_t)idx, r->is_roce, attr);
+	log_debug("route: %s: %d path(s), sgid %s (index %d) dgid %s dlid %u "
+		  "sl %u hop %u flow 0x%x",
+		  node->name, id->route.num_paths,
+		  util_gid_str(&path->sgid, sg, sizeof(sg)), idx,
+		  util_gid_str(&path->dgid, dg, sizeof(dg)),
+		  be16toh(path->dlid), path->sl, path->hop_limit,
+		  be32toh(path->flow_label));
+	return 0;
+}
+
+/* The node-wide gauges (peer.h): a resolution of route = sa began (d 1)
+ * or ended (-1), blocking or not, on whichever thread. */
+static void route_gauge(struct route *r, int d)
+{
+	struct fabric_counters *fc = tp_fabric(r->tp);
+	uint_fast64_t n, max;
+
+	if (d < 0) {
+		atomic_fetch_sub(&fc->route_inflight, 1);
+		return;
+	}
+	n = atomic_fetch_add(&fc->route_inflight, 1) + 1;
+	max = atomic_load(&fc->route_inflight_max);
+	while (n > max &&
+	       !atomic_compare_exchange_weak(&fc->route_inflight_max, &max, n))
+		;
+}
+
+/* route = sa, blocking: the path resolved into id (on r->ch). */
+static int route_sa_wait(struct route *r, const struct config_node *node,
+			 struct rdma_cm_id **idp)
+{
+	struct route_wait w = {.r = r, .ch = r->ch};
+	int rc;
+
+	route_gauge(r, 1);
+	rc = route_sa_start(r, node, r->ch, NULL, &w.id);
+	*idp = w.id;
+	if (!rc) {
+		rc = route_wait_events(&w);
+		if (rc)
+			log_warnx("route: resolving %s (%s): %s", node->name,
+				  node->addr, strerror(-rc));
+	}
+	route_gauge(r, -1);
+	return rc;
+}
+
+/*
+ * The AH to node, from the path in id (route = sa) or from what it
+ * announced (route = gid), made with the device held in generation gen,
+ * in *ah; it is installed with that generation (route_up), which drops
+ * it when the device went since.
+ */
+static int route_finish(struct route *r, const struct config_node *node,
+			const struct peer_addr *remote, struct rdma_cm_id *id,
+			uint64_t gen, struct ibv_ah **ah)
+{
+	const struct tp_info *ti = tp_info(r->tp);
+	struct ibv_ah_attr attr;
+	struct ibv_ah *made = NULL;
+	int rc = 0;
+
+	if (tp_dev_hold(r->tp, gen))
+		return -ENETDOWN; /* the device went meanwhile (tp_heal.c) */
+	if (id)
+		rc = route_sa_attr(r, node, id, &attr);
+	else
+		route_gid_to_ah_attr(remote, r->port, (uint8_t)ti->gid_index,
+				     r->is_roce, &attr);
+	if (!rc) {
+		route_fabric_attr(r->cfg, &attr);
+		made = ibv_create_ah(tp_pd(r->tp), &attr);
+		if (!made) {
+			rc = errno ? -errno : -EIO;
+			log_warn("route: ibv_create_ah for %s", node->name);
+		}
+	}
+	tp_dev_release(r->tp);
+	*ah = made;
+	return rc;
+}
+
+/* Install p at remote through ah, made in generation gen (no lock held:
+ * a new incarnation's pending messages fail through their upcalls). */
+static int route_up(struct route *r, struct peer *p,
+		    const struct peer_addr *remote, struct ibv_ah *ah,
+		    uint64_t gen)
+{
+	return tp_peer_up_gen(r->tp, p, remote, ah, r->cfg->route, gen);
+}
+
+/* Whether node speaks our link layer; -EPROTO, logged, when not. */
+static int route_same_link(struct route *r, const struct config_node *node,
+			   const struct peer_addr *remote)
+{
+	if (remote->link_layer == tp_info(r->tp)->link_layer)
+		return 0;
+	log_warnx("route: %s is on %s, we are on %s", node->name,
+		  remote->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE"
+								: "InfiniBand",
+		  r->is_roce ? "RoCE" : "InfiniBand");
+	return -EPROTO;
+}
+
+/* route_resolve's and route_install's AH, begun in generation gen:
+ * blocking, on r->ch. */
+static int route_blocking(struct route *r, const struct config_node *node,
+			  const struct peer_addr *remote, uint64_t gen,
+			  struct ibv_ah **ah)
+{
+	struct rdma_cm_id *id = NULL;
+	int rc;
+
+	rc = route_same_link(r, node, remote);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&r->lock);
+	if (r->cfg->route == ROUTE_SA)
+		rc = route_sa_wait(r, node, &id);
+	if (!rc)
+		rc = route_finish(r, node, remote, id, gen, ah);
+	if (id)
+		rdma_destroy_id(id);
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
 int route_resolve(struct route *r, const struct config_node *node,
 		  const struct peer_addr *remote, struct ibv_ah **ah)
 {
+	return route_blocking(r, node, remote, tp_dev_gen(r->tp), ah);
+}
+
+int route_install(struct route *r, struct peer *p,
+		  const struct peer_addr *remote)
+{
+	uint64_t gen = tp_dev_gen(r->tp);
+	struct ibv_ah *ah;
 	int rc;
 
-	pthread_mutex_lock(&r->lock);
-	rc = route_resolve_locked(r, node, remote, ah);
-	pthread_mutex_unlock(&r->lock);
-	return rc;
+	rc = route_blocking(r, p->conf, remote, gen, &ah);
+	return rc ? rc : route_up(r, p, remote, ah, gen);
 }
 
 /*
@@ -562,4 +702,161 @@ int route_join_lost(struct rdma_cm_id *id, char *why, size_t whylen)
 		rdma_ack_cm_event(ev);
 	}
 	return lost;
+}
+
+/* Move q to list to (NULL: off every list). */
+static void route_req_move(struct route *r, struct route_req *q,
+			   struct route_reqq *to)
+{
+	if (q->q) {
+		TAILQ_REMOVE(q->q, q, link);
+		if (q->q == &r->inflight) {
+			r->ninflight--;
+			route_gauge(r, -1);
+		}
+	}
+	q->q = to;
+	if (to) {
+		TAILQ_INSERT_TAIL(to, q, link);
+		if (to == &r->inflight) {
+			r->ninflight++;
+			route_gauge(r, 1);
+		}
+	}
+}
+
+/* Its cm id gone (the device's removal waits for none), q ends, failed
+ * with rc, or resolved when rc is 0: its callback is due. */
+static void route_req_end(struct route *r, struct route_req *q, int rc)
+{
+	struct ibv_ah *ah;
+
+	/* Another session of the peer may have installed it at this very
+	 * address meanwhile: its AH serves, and none is made again. */
+	if (!rc && tp_peer_up(r->tp, q->p, &q->remote, NULL, r->cfg->route)) {
+		rc = route_finish(r, q->p->conf, &q->remote, q->w.id, q->gen,
+				  &ah);
+		if (!rc)
+			rc = route_up(r, q->p, &q->remote, ah, q->gen);
+	}
+	if (q->w.id)
+		rdma_destroy_id(q->w.id);
+	q->w.id = NULL;
+	q->w.done = 1;
+	q->w.rc = rc;
+	route_req_move(r, q, &r->done);
+}
+
+/* Start the queued resolutions there is room for, in order. */
+static void route_start_queued(struct route *r, int64_t now)
+{
+	struct route_req *q;
+	int rc;
+
+	while (r->ninflight < ROUTE_INFLIGHT_MAX &&
+	       (q = TAILQ_FIRST(&r->queued))) {
+		route_req_move(r, q, &r->inflight);
+		q->deadline = now + 2 * (int64_t)r->timeout_ms;
+		rc = route_sa_start(r, q->p->conf, r->ach, q, &q->w.id);
+		if (rc)
+			route_req_end(r, q, rc);
+	}
+}
+
+int route_install_start(struct route *r, struct peer *p,
+			const struct peer_addr *remote,
+			void (*done)(void *arg, int rc), void *arg,
+			struct route_req **reqp)
+{
+	struct route_req *q;
+	int rc;
+
+	*reqp = NULL;
+	if (r->cfg->route != ROUTE_SA)
+		return route_install(r, p, remote); /* nothing to wait for */
+	rc = route_same_link(r, p->conf, remote);
+	if (rc)
+		return rc;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->w.r = r;
+	q->w.ch = r->ach;
+	q->p = p;
+	q->remote = *remote;
+	q->gen = tp_dev_gen(r->tp);
+	q->done = done;
+	q->arg = arg;
+	route_req_move(r, q, &r->queued);
+	route_start_queued(r, util_now_ms());
+	*reqp = q;
+	return -EINPROGRESS;
+}
+
+/* Off its list, its cm id destroyed, freed. */
+void route_cancel(struct route *r, struct route_req *q)
+{
+	if (!q)
+		return;
+	route_req_move(r, q, NULL);
+	if (q->w.id)
+		rdma_destroy_id(q->w.id);
+	free(q);
+}
+
+int route_async_fd(const struct route *r)
+{
+	return r->ach ? r->ach->fd : -1;
+}
+
+/* Take every event on ach, each to the resolution its id is of. */
+static void route_async_events(struct route *r)
+{
+	struct rdma_cm_event *ev;
+	struct route_req *q;
+	route_handler h;
+
+	while (!rdma_get_cm_event(r->ach, &ev)) {
+		q = ev->id ? ev->id->context : NULL;
+		h = (unsigned)ev->event < ARRAY_SIZE(route_handlers)
+			    ? route_handlers[ev->event]
+			    : NULL;
+		if (q && h && q->q == &r->inflight && !q->w.done)
+			h(&q->w, ev);
+		else
+			log_debug("route: ignored %s",
+				  rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+	}
+}
+
+int64_t route_async_run(struct route *r, int64_t now, int64_t wake)
+{
+	struct route_req *q, *tmp;
+	int rc;
+
+	if (!r->ach)
+		return wake;
+	route_async_events(r);
+	for (q = TAILQ_FIRST(&r->inflight); q; q = tmp) {
+		tmp = TAILQ_NEXT(q, link);
+		rc = q->w.done ? q->w.rc : now >= q->deadline ? -ETIMEDOUT : 1;
+		if (rc < 0)
+			log_warnx("route: resolving %s (%s): %s",
+				  q->p->conf->name, q->p->conf->addr,
+				  strerror(-rc));
+		if (rc <= 0)
+			route_req_end(r, q, rc);
+	}
+	route_start_queued(r, now);
+	/* A callback may cancel another request, or start one. */
+	while ((q = TAILQ_FIRST(&r->done))) {
+		route_req_move(r, q, NULL);
+		q->done(q->arg, q->w.rc);
+		free(q);
+	}
+	TAILQ_FOREACH (q, &r->inflight, link)
+		if (q->w.done || q->deadline < wake)
+			wake = q->w.done ? now : q->deadline;
+	return wake;
 }

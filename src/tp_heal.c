@@ -264,6 +264,9 @@ static void tp_heal_down(struct tp *tp)
 	tp_rel_unboot(tp);
 	tp_mcast_close(tp);
 	tp_heal_quiesce(tp);
+	/* A resolver that saw the device before gone was set finishes its
+	 * AH and its install first; none starts one after (tp_dev_hold). */
+	pthread_rwlock_wrlock(&tp->heal.devlock);
 	tp_destroy_ahs(tp);
 	pthread_mutex_lock(&tp->ring.lock);
 	tp_ring_free_retired(tp, 1);
@@ -271,7 +274,9 @@ static void tp_heal_down(struct tp *tp)
 	tp_heal_fds(tp, 0);
 	tp_dev_close(tp);
 	memset(&tp->dev, 0, sizeof(tp->dev));
+	atomic_fetch_add(&tp->heal.gen, 1);
 	pthread_mutex_unlock(&tp->ring.lock);
+	pthread_rwlock_unlock(&tp->heal.devlock);
 	tp_heal_cm_sync();
 	h->backoff_ms = TP_HEAL_FIRST_MS;
 	h->retry_at = util_now_ms() + h->backoff_ms;

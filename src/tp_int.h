@@ -45,10 +45,11 @@
  *   timeouts), on bootstrap (peer down or restarted) or on main
  *   (tp_close), always with no lock of the engine held.
  *
- * The one lock order: rx.srclock -> rx.rlock -> rel.lock -> ring.lock ->
- * peer->lock.  A thread may skip any of them, never take one to the left
- * of one it holds.  No upcall runs with any of them held.  need_lock,
- * ann_lock, mcast.rejoin_lock, mcast.info_lock and info_lock are leaves.
+ * The one lock order: heal.devlock -> rx.srclock -> rx.rlock -> rel.lock
+ * -> ring.lock -> peer->lock.  A thread may skip any of them, never take one
+ * to the left of one it holds.  No upcall runs with any of them held.
+ * need_lock, ann_lock, mcast.rejoin_lock, mcast.info_lock and info_lock are
+ * leaves.
  */
 #ifndef IBFS_TP_INT_H
 #define IBFS_TP_INT_H
@@ -305,6 +306,17 @@ struct tp_heal {
 	uint64_t retry_at; /* ms */
 	uint32_t backoff_ms;
 	int waiting; /* peers met before, told once it is back */
+	/* The device context's owner is this thread; whoever uses it from
+	 * another (route.c, on the bootstrap or announce thread, reads GIDs
+	 * and makes AHs) holds devlock's read side (tp_dev_hold), and
+	 * tp_heal_down holds the write side from the AHs' destruction
+	 * through the close, so that nothing is made on a context being
+	 * closed.  gen bumps at each close, under the write side and
+	 * ring.lock: a resolution begun in an older one drops its result,
+	 * and tp_peer_up_gen, under ring.lock, installs no AH of a device
+	 * gone.  devlock is taken with no lock of the engine held. */
+	pthread_rwlock_t devlock;
+	atomic_uint_fast64_t gen;
 	/* Who retells the peers and rejoins the group (tp_set_heal);
 	 * heal_lock is a leaf like need_lock, held across the hooks */
 	pthread_mutex_t lock;

@@ -275,6 +275,7 @@ static struct tp *tp_new(const struct config *cfg, struct peer *peers,
 	pthread_mutex_init(&tp->mcast.info_lock, NULL);
 	pthread_mutex_init(&tp->heal.lock, NULL);
 	pthread_mutex_init(&tp->info_lock, NULL);
+	pthread_rwlock_init(&tp->heal.devlock, NULL);
 	tp->msg_ids = calloc(tp->npeers, sizeof(*tp->msg_ids));
 	if (!tp->msg_ids) {
 		free(tp);
@@ -297,6 +298,7 @@ static void tp_free(struct tp *tp)
 	pthread_mutex_destroy(&tp->mcast.info_lock);
 	pthread_mutex_destroy(&tp->heal.lock);
 	pthread_mutex_destroy(&tp->info_lock);
+	pthread_rwlock_destroy(&tp->heal.devlock);
 	free(tp);
 }
 
@@ -376,6 +378,29 @@ void tp_info_get(struct tp *tp, struct tp_info *out)
 	pthread_mutex_unlock(&tp->info_lock);
 }
 
+/* The device's generation now (tp_heal.c bumps it at each close). */
+uint64_t tp_dev_gen(const struct tp *tp)
+{
+	return atomic_load(&tp->heal.gen);
+}
+
+/* The device context's read side, while the device is the one of gen. */
+int tp_dev_hold(struct tp *tp, uint64_t gen)
+{
+	pthread_rwlock_rdlock(&tp->heal.devlock);
+	if (atomic_load(&tp->heal.gone) || atomic_load(&tp->heal.gen) != gen) {
+		pthread_rwlock_unlock(&tp->heal.devlock);
+		return -ENETDOWN;
+	}
+	return 0;
+}
+
+/* Pair of tp_dev_hold. */
+void tp_dev_release(struct tp *tp)
+{
+	pthread_rwlock_unlock(&tp->heal.devlock);
+}
+
 /* The device context route.c queries GIDs on; NULL while it is gone. */
 struct ibv_context *tp_context(const struct tp *tp)
 {
@@ -441,10 +466,32 @@ static struct ibv_ah *tp_peer_install(struct tp *tp, struct peer *p,
 	return old != ah ? old : NULL;
 }
 
-/* Install a freshly resolved AH, or the cached one (ah NULL); the old
- * one retires once unused. */
+/*
+ * Whether ah, made in the device's generation gen, is of the device open
+ * now; else it is dropped: destroyed while its context is still open,
+ * else left (that context is closed: nothing of it may be touched).
+ * Under ring.lock, which tp_heal_down holds to close the device.
+ */
+static int tp_ah_current(struct tp *tp, struct ibv_ah *ah, uint64_t gen)
+{
+	if (!atomic_load(&tp->heal.gone) && atomic_load(&tp->heal.gen) == gen &&
+	    ah->pd == tp->dev.pd)
+		return 1;
+	if (atomic_load(&tp->heal.gen) == gen && tp->dev.pd)
+		ibv_destroy_ah(ah);
+	return 0;
+}
+
 int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	       struct ibv_ah *ah, enum config_route route)
+{
+	return tp_peer_up_gen(tp, p, addr, ah, route, tp_dev_gen(tp));
+}
+
+/* Install a freshly resolved AH, or the cached one (ah NULL); the old
+ * one retires once unused. */
+int tp_peer_up_gen(struct tp *tp, struct peer *p, const struct peer_addr *addr,
+		   struct ibv_ah *ah, enum config_route route, uint64_t gen)
 {
 	struct peer_use *u = peer_use(p);
 	struct ibv_ah *old;
@@ -453,8 +500,7 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	if (!u)
 		return -ENOMEM;
 	pthread_mutex_lock(&tp->ring.lock);
-	/* made on a device since gone (tp_heal.c): its context is closed */
-	stale = ah && ah->pd != tp->dev.pd;
+	stale = ah && !tp_ah_current(tp, ah, gen);
 	pthread_mutex_unlock(&tp->ring.lock);
 	if (stale)
 		return -ENETDOWN;
@@ -469,6 +515,12 @@ int tp_peer_up(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	tp_rel_attach(tp, p, addr);
 	tp_recv_src_set(tp, p, addr);
 	pthread_mutex_lock(&tp->ring.lock);
+	/* checked again where the install is: the device may have gone
+	 * since, and tp_destroy_ahs passed p */
+	if (ah && !tp_ah_current(tp, ah, gen)) {
+		pthread_mutex_unlock(&tp->ring.lock);
+		return -ENETDOWN;
+	}
 	pthread_mutex_lock(&p->lock);
 	old = tp_peer_install(tp, p, u, addr, ah ? ah : u->ah, route, &up);
 	pthread_mutex_unlock(&p->lock);

@@ -16,6 +16,9 @@
 #   - route resolutions (ah_resolutions summed over every root .status)
 #     beside N + the peers used (pairs counted once per daemon);
 #   - established TCP sockets in the VM, and bootstrap sessions among them;
+#   - the incast: every node that has not talked to the node fewest did
+#     writes one message to it at once; the time from release to the last
+#     arrival, writes failed, and the receiver's route_inflight_max;
 #   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, % of one.
 # Each N runs in a process of its own with its own WORK, so a failure at
 # one N leaves the others' figures. Prints a markdown table (a column per

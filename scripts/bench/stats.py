@@ -629,6 +629,10 @@ def scale_cell(run, row):
                                             g("resolutions_want"))
     if row == "tcp":
         return "%s / %s" % (g("tcp_sockets"), g("tcp_sessions"))
+    if row == "incast":
+        return "%s ms (%s of %s arrived, %s failed; most in flight %s)" % (
+            g("incast_ms"), g("incast_ok"), g("incast_n"),
+            g("incast_failed"), g("incast_inflight_max"))
     if row == "cpu":
         v = run.get("idle_cpu_pct")
         return "n/a" if v in (None, "") else "%.2f %%" % num(str(v))
@@ -651,6 +655,8 @@ SCALE_ROWS = [
     ("res", "route resolutions, all daemons (ah_resolutions)"),
     ("peers_used", "peers used, counted per daemon"),
     ("tcp", "established TCP sockets in the VM / bootstrap sessions"),
+    ("incast", "incast: every newcomer writes to one node at once, "
+               "release to last arrival (its route resolutions)"),
     ("cpu", "CPU of all daemons over the idle window, of one CPU"),
     ("exit", "exit status of the N's run (0: every daemon ended well)"),
 ]

@@ -15,6 +15,9 @@
 #                             first), then K random pairs talk, each both
 #                             ways; the figures in SCALE_FIG, each message
 #                             in SCALE_MSGS ("PHASE I J MS OK REFUSED")
+#   scale_incast              every node that has not talked to the node
+#                             that least did (the receiver) writes to it at
+#                             once: figures incast_*, after the scenario's
 #   scale_idle_cpu SECS       % of one CPU all daemons used over SECS
 #   scale_expect WHAT GOT OP WANT   log one check; SCALE_MISSED counts misses
 # Node I is SCALE_NAMES[I] (n001, ...), its daemon IBFS_PID[name].
@@ -255,6 +258,79 @@ scale_tcp() {
 		END { print n + 0, s + 0 }'
 }
 
+# Print KEY's value in node I's root .status ("" when not read).
+scale_status_key() {
+	local text
+	text=$'\n'$(timeout 5 cat "${SCALE_MNTS[$1]}/.status" 2>/dev/null) || true
+	[[ $text == *$'\n'$2=* ]] || return 0
+	text=${text#*$'\n'"$2"=}
+	echo "${text%%$'\n'*}"
+}
+
+# The incast: the node fewest have talked to receives, and every node
+# that has not talked to it (a newcomer to it) writes one message to it,
+# all at once: each writer, a subshell, waits on a FIFO that is fed a
+# line for each once all are started. A write to a peer not met waits
+# until it is met, so none should fail. Figures: incast_to (the
+# receiver), incast_n (writers), incast_failed (writes that failed),
+# incast_ok (messages that arrived, their files appearing on the
+# receiver), incast_ms (release to the last arrival) and
+# incast_inflight_max (the receiver's route_inflight_max: more than 1
+# when its resolutions overlapped).
+scale_incast() {
+	local n=$SCALE_N i r=1 best=-1 cnt fifo=$WORK/incast.fifo fd t0 f w
+	local failed=0 ok=0 end tok
+	local -a pids=() senders=()
+	local -A talked=()
+	for f in "${!SCALE_USED[@]}"; do
+		talked[${f%:*}]=$((${talked[${f%:*}]:-0} + 1))
+		talked[${f#*:}]=$((${talked[${f#*:}]:-0} + 1))
+	done
+	for ((i = n; i >= 1; i--)); do
+		cnt=${talked[$i]:-0}
+		((best >= 0 && cnt >= best)) || { best=$cnt r=$i; }
+	done
+	for ((i = 1; i <= n; i++)); do
+		((i != r)) || continue
+		[[ -z ${SCALE_USED[$((i < r ? i : r)):$((i < r ? r : i))]:-} ]] || continue
+		senders+=("$i")
+	done
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	exec {fd}<>"$fifo"
+	for i in "${senders[@]}"; do
+		tok="incast ${SCALE_NAMES[i]}"
+		(
+			read -r _ <"$fifo"
+			echo "$tok" >"${SCALE_MNTS[i]}/${SCALE_NAMES[r]}/incast"
+		) 2>>"$WORK/scale-incast.err" &
+		pids+=($!)
+	done
+	log "incast: ${#senders[@]} newcomers write to ${SCALE_NAMES[r]} at once"
+	t0=$(scale_now_us)
+	printf '%*s' "${#senders[@]}" '' | tr ' ' '\n' >&"$fd"
+	for w in "${pids[@]}"; do
+		wait "$w" || failed=$((failed + 1))
+	done
+	exec {fd}>&-
+	rm -f "$fifo"
+	end=$((t0 + SCALE_MSG_TIMEOUT * 1000000))
+	for i in "${senders[@]}"; do
+		f=${SCALE_MNTS[r]}/${SCALE_NAMES[i]}/incast
+		until [[ -e $f ]] || ((${EPOCHREALTIME/./} >= end)); do
+			_lib_sleep 0.02
+		done
+		[[ ! -e $f ]] || ok=$((ok + 1))
+	done
+	SCALE_FIG[incast_ms]=$((($(scale_now_us) - t0) / 1000))
+	SCALE_FIG[incast_to]=$r SCALE_FIG[incast_n]=${#senders[@]}
+	SCALE_FIG[incast_failed]=$failed SCALE_FIG[incast_ok]=$ok
+	SCALE_FIG[incast_inflight_max]=$(scale_status_key "$r" route_inflight_max)
+	[[ ! -s $WORK/scale-incast.err ]] ||
+		log "incast: writes said: $(sort "$WORK/scale-incast.err" | uniq -c | head -n 5)"
+	log "incast: ${SCALE_NAMES[r]} got $ok of ${#senders[@]} in ${SCALE_FIG[incast_ms]} ms, $failed write(s) failed, route_inflight_max ${SCALE_FIG[incast_inflight_max]}"
+}
+
 # Print the clock ticks (utime + stime) all running daemons used so far.
 scale_cpu_ticks() {
 	local name line sum=0
@@ -282,7 +358,7 @@ scale_idle_cpu() {
 # talk (the first message timed from the last mount up); node 1 talks to
 # K peers in all; fds/RSS again; K random pairs that have not talked yet
 # talk; then route resolutions and TCP sessions. Every talk is a message
-# each way. Figures in SCALE_FIG (see scale.sh's users for the names).
+# each way. Then the incast (scale_incast), whose figures are its own. Figures in SCALE_FIG (see scale.sh's users for the names).
 scale_scenario() {
 	local n=$1 k=$2 j fr pair ok=0 res
 	local -a peers pairs
@@ -321,6 +397,7 @@ scale_scenario() {
 	SCALE_FIG[refused]=$(printf '%s\n' "${SCALE_MSGS[@]}" | awk '{ s += $6 } END { print s + 0 }')
 	SCALE_FIG[msgs_ok]=$(printf '%s\n' "${SCALE_MSGS[@]}" | awk '{ s += $5 } END { print s + 0 }')
 	SCALE_FIG[msgs]=${#SCALE_MSGS[@]}
+	scale_incast
 }
 
 # Log check WHAT: GOT OP WANT (OP one of == <= >=); count a miss.

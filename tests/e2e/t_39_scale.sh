@@ -18,7 +18,13 @@
 #     that talked, each pair's two daemons resolving each other once;
 #   - bootstrap TCP sessions established in the VM (sockets whose local
 #     port is a bootstrap port: the accepting end, one per session) are
-#     at most P + 2.
+#     at most P + 2;
+#   - then an incast (scale_incast): every node that has not talked to
+#     the node fewest talked to writes one message to it, all at once.
+#     No write fails, every message arrives, and the receiver resolved
+#     routes to the newcomers together: its route_inflight_max (the most
+#     route resolutions in flight at once) is more than 1; one at a time,
+#     as the bootstrap thread resolved before, it reads 1.
 # Every figure is taken before any is judged, so a failure lists them all.
 # timeout: 300
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +37,8 @@ N=32 K=8 TCP_SLACK=2
 scale_scenario "$N" "$K"
 for k in start_ms fds_before rss_before_kb fds_after rss_after_kb node1_peers \
 	pairs pairs_ok msgs msgs_ok refused resolutions status_read \
-	resolutions_want pairs_used tcp_sockets tcp_sessions; do
+	resolutions_want pairs_used tcp_sockets tcp_sessions incast_to incast_n \
+	incast_failed incast_ok incast_ms incast_inflight_max; do
 	log "figure $k = ${SCALE_FIG[$k]}"
 done
 log "node 1's peers (seed ${SCALE_FIG[peer_seed]}): ${SCALE_FIG[peer_list]}"
@@ -50,5 +57,10 @@ scale_expect "route resolutions, all daemons (N + 2 * ${SCALE_FIG[pairs_used]} p
 	"${SCALE_FIG[resolutions]}" == "${SCALE_FIG[resolutions_want]}"
 scale_expect "bootstrap TCP sessions (${SCALE_FIG[tcp_sockets]} established sockets in all)" \
 	"${SCALE_FIG[tcp_sessions]}" '<=' $((SCALE_FIG[pairs_used] + TCP_SLACK))
+scale_expect "incast writes to node ${SCALE_FIG[incast_to]} that failed" "${SCALE_FIG[incast_failed]}" == 0
+scale_expect "incast messages arrived, of ${SCALE_FIG[incast_n]}" "${SCALE_FIG[incast_ok]}" == "${SCALE_FIG[incast_n]}"
+scale_expect "newcomers in the incast" "${SCALE_FIG[incast_n]}" '>=' $((N / 2))
+scale_expect "most route resolutions in flight at once at the incast's receiver" \
+	"${SCALE_FIG[incast_inflight_max]:-0}" '>=' 2
 ((SCALE_MISSED == 0)) || fail "$SCALE_MISSED check(s) missed (see MISSED above)"
 scale_stop || fail "a daemon failed its ending"

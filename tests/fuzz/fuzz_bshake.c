@@ -91,10 +91,23 @@ void tp_peer_idle(struct tp *tp, struct peer *p)
 {
 }
 
-int route_resolve(struct route *r, const struct config_node *node,
-		  const struct peer_addr *remote, struct ibv_ah **ah)
+int route_install(struct route *r, struct peer *p,
+		  const struct peer_addr *remote)
 {
 	return -EHOSTUNREACH;
+}
+
+int route_install_start(struct route *r, struct peer *p,
+			const struct peer_addr *remote,
+			void (*done)(void *arg, int rc), void *arg,
+			struct route_req **req)
+{
+	*req = NULL;
+	return -EHOSTUNREACH;
+}
+
+void route_cancel(struct route *r, struct route_req *q)
+{
 }
 
 /* A daemon "alpha" as bootstrap_open would set it up, minus the thread. */

@@ -297,6 +297,7 @@ static void man_counters(void)
 	PEER_COUNTERS_REL(MAN_COUNTER)
 	PEER_GAUGES_STREAM(MAN_STREAM)
 	PEER_COUNTERS_FABRIC(MAN_NODE)
+	PEER_GAUGES_NODE(MAN_NODE)
 }
 
 /*
@@ -361,6 +362,7 @@ static void names(void)
 	PEER_COUNTERS_REL(DOC_COUNTER)
 	PEER_GAUGES_STREAM(DOC_COUNTER)
 	PEER_COUNTERS_FABRIC(DOC_COUNTER)
+	PEER_GAUGES_NODE(DOC_COUNTER)
 	for (i = 0; i < ARRAY_SIZE(fields); i++)
 		printf("field %s\n", fields[i].name);
 }

@@ -219,8 +219,8 @@ static void set_counters(struct peer_counters *c, unsigned base, int gauges,
 #undef SET_GAUGE
 }
 
-/* The fabric's events set to base + 1, base + 2, ..., the last at when;
- * their lines appended to w. */
+/* The fabric's events set to base + 1, base + 2, ..., the last at when,
+ * then the node's gauges; their lines appended to w. */
 static void set_fabric(struct fabric_counters *c, unsigned base, int64_t when,
 		       struct want *w)
 {
@@ -233,6 +233,11 @@ static void set_fabric(struct fabric_counters *c, unsigned base, int64_t when,
 #undef SET
 	atomic_store(&c->last_event, when);
 	want(w, "fabric_last_event=%lld", (long long)when);
+#define SET(name, comment)                                                     \
+	atomic_store(&c->name, base + ++k);                                    \
+	want(w, #name "=%u", base + k);
+	PEER_GAUGES_NODE(SET)
+#undef SET
 }
 
 /*
