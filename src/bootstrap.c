@@ -326,6 +326,7 @@ static void *bs_thread(void *arg)
 	int64_t now, wake;
 	int n;
 
+	pthread_setname_np(pthread_self(), "ibfs-bootstrap");
 	for (;;) {
 		now = util_now_ms();
 		if (atomic_exchange(&b->retell, 0))

@@ -143,6 +143,7 @@ static void *tp_progress(void *arg)
 	struct epoll_event ev[TP_EV_MAX];
 	int n, i, wait_ms = -1;
 
+	pthread_setname_np(pthread_self(), "ibfs-progress");
 	if (tp->cfg->busy_poll) {
 		tp_busy_loop(tp);
 		return NULL;

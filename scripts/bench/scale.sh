@@ -16,7 +16,9 @@
 #   - route resolutions (ah_resolutions summed over every root .status)
 #     beside N + the peers used (pairs counted once per daemon);
 #   - established TCP sockets in the VM, and bootstrap sessions among them;
-#   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, % of one.
+#   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, % of one,
+#     and the wake-ups of each daemon's threads a second over that time
+#     (context switches), the mean per daemon and the most of one.
 # Each N runs in a process of its own with its own WORK, so a failure at
 # one N leaves the others' figures. Prints a markdown table (a column per
 # N) and writes build/bench-scale.json (stats.py scale); the records land
@@ -130,8 +132,8 @@ one_main() {
 	scale_scenario "$n" "${IBFS_SCALE_PAIRS:-20}"
 	log "N = $n: idle for ${IBFS_SCALE_IDLE_S:-10} s"
 	sleep 1
-	SCALE_FIG[idle_cpu_pct]=$(scale_idle_cpu "${IBFS_SCALE_IDLE_S:-10}")
-	log "N = $n: idle CPU ${SCALE_FIG[idle_cpu_pct]} % of one CPU; stopping"
+	scale_idle "${IBFS_SCALE_IDLE_S:-10}"
+	log "N = $n: idle CPU ${SCALE_FIG[idle_cpu_pct]} % of one CPU, ${SCALE_FIG[idle_wakeups]} wake-ups a second per daemon (at most ${SCALE_FIG[idle_wakeups_max]}); stopping"
 }
 
 case ${1:-} in
