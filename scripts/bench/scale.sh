@@ -16,7 +16,8 @@
 #   - route resolutions (ah_resolutions summed over every root .status)
 #     beside N + the peers used (pairs counted once per daemon);
 #   - established TCP sockets in the VM, and bootstrap sessions among them;
-#   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, % of one,
+#   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, 12 s after
+#     the last message (the probe watch's last look), % of one,
 #     and the wake-ups of each daemon's threads a second over that time
 #     (context switches), the mean per daemon and the most of one.
 # Each N runs in a process of its own with its own WORK, so a failure at
@@ -130,8 +131,11 @@ one_main() {
 	on_exit scale_record
 	log "N = $n: scenario"
 	scale_scenario "$n" "${IBFS_SCALE_PAIRS:-20}"
-	log "N = $n: idle for ${IBFS_SCALE_IDLE_S:-10} s"
-	sleep 1
+	# Idle from the last message on, the daemons are measured once the
+	# probe watch's last look is past (its ping 5 s after the last send,
+	# the look that finds nothing sent 5 s after that: tp_probe.c).
+	log "N = $n: settling for 12 s, then idle for ${IBFS_SCALE_IDLE_S:-10} s"
+	sleep 12
 	scale_idle "${IBFS_SCALE_IDLE_S:-10}"
 	log "N = $n: idle CPU ${SCALE_FIG[idle_cpu_pct]} % of one CPU, ${SCALE_FIG[idle_wakeups]} wake-ups a second per daemon (at most ${SCALE_FIG[idle_wakeups_max]}); stopping"
 }
