@@ -474,6 +474,7 @@ static void *ann_thread(void *arg)
 	int64_t now, wake;
 	uint64_t v;
 
+	pthread_setname_np(pthread_self(), "ibfs-announce");
 	while (!atomic_load(&a->stop)) {
 		now = (int64_t)util_now_ms();
 		ann_take(a, now);

@@ -17,13 +17,16 @@
  *
  * One thread runs one epoll loop over non-blocking sockets: the listener,
  * a wake-up eventfd, the sessions that exist, and route.c's channel of
- * the route resolutions in flight (route_async_run at each turn).  Its timers
- * walk those sessions and the wanted peers, never the whole config.  A stalled
- * or garbage client only ever costs its own deadline.  This file is that loop,
- * and opening and closing it all; each session's handshake is
- * bootstrap_session.c, the hello it carries bootstrap_hello.c.
+ * the route resolutions in flight (route_async_run at each turn).  Its
+ * timers walk those sessions and the wanted peers, never the whole config,
+ * and are deadlines, not a tick: with nothing due it sleeps until an
+ * event.  A stalled or garbage client only ever costs its own deadline.
+ * This file is that loop, and opening and closing it all; each session's
+ * handshake is bootstrap_session.c, the hello it carries
+ * bootstrap_hello.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -330,6 +333,17 @@ void bootstrap_retell(struct bootstrap *b)
 		log_warn("bootstrap: eventfd");
 }
 
+/* epoll's timeout until wake: none (-1) when no timer is armed, for an
+ * idle node's sessions wake it only at their idle_timeout. */
+static int bs_wait_ms(int64_t now, int64_t wake)
+{
+	if (wake == INT64_MAX)
+		return -1;
+	if (wake <= now)
+		return 0;
+	return wake - now > INT_MAX ? INT_MAX : (int)(wake - now);
+}
+
 /* The bootstrap thread: one epoll loop for every socket until stopped. */
 static void *bs_thread(void *arg)
 {
@@ -338,18 +352,18 @@ static void *bs_thread(void *arg)
 	int64_t now, wake;
 	int n;
 
+	pthread_setname_np(pthread_self(), "ibfs-bootstrap");
 	for (;;) {
 		now = util_now_ms();
 		if (atomic_exchange(&b->retell, 0))
 			bs_retell(b, now);
 		bs_take_needs(b, now);
-		wake = route_async_run(b->rt, now, now + 60000);
+		wake = route_async_run(b->rt, now, INT64_MAX);
 		wake = bs_dial_due(b, now, wake);
 		wake = bs_timers(b, now, wake);
 		wake = bs_accept_timer(b, now, wake);
 		bs_reap(b);
-		n = epoll_wait(b->ep, ev, BS_EVENTS,
-			       wake > now ? (int)(wake - now) : 0);
+		n = epoll_wait(b->ep, ev, BS_EVENTS, bs_wait_ms(now, wake));
 		if (n < 0) {
 			if (errno != EINTR) {
 				log_warn("bootstrap: epoll_wait");

@@ -532,6 +532,7 @@ static void *fs_park_reaper(void *arg)
 	struct fs_writeq late = TAILQ_HEAD_INITIALIZER(late);
 	uint64_t next, now;
 
+	pthread_setname_np(pthread_self(), "ibfs-reaper");
 	pthread_mutex_lock(&fs->lock);
 	while (!fs->stopping) {
 		now = util_now_ms();

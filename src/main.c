@@ -384,6 +384,7 @@ static void *main_hup(void *arg)
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGHUP);
+	pthread_setname_np(pthread_self(), "ibfs-sighup");
 	while (!sigwait(&set, &sig) && !atomic_load(&d->hup_stop)) {
 		if (cert_reload(d->cert, NULL, why, sizeof(why)))
 			log_warnx("SIGHUP: the certificates in use stay: %s",

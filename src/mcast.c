@@ -229,6 +229,7 @@ static void *mcast_thread(void *arg)
 	uint64_t now;
 	int n, wait;
 
+	pthread_setname_np(pthread_self(), "ibfs-group");
 	while (!atomic_load(&m->stop)) {
 		now = util_now_ms();
 		if (m->due && now >= m->due)

@@ -79,9 +79,11 @@
  * then one every TP_PROBE_SLOW_MS while unreachable; answers within
  * TP_PROBE_WINDOW pings count; at most one answer per TP_PROBE_GAP_MS
  * to one peer, and no sooner a ping of ours on its ping.  A peer up is
- * watched every TP_PROBE_WATCH_MS: when we sent to it in that time, it
- * is pinged, and again 1 and 2 s later while unanswered (TP_PROBE_SLOW_MS
- * doubling), and unreachable 4 s after the third. */
+ * watched: TP_PROBE_WATCH_MS after the first send to a peer since the
+ * last look comes a look, and a peer sent to in that time is pinged, and
+ * again 1 and 2 s later while unanswered (TP_PROBE_SLOW_MS doubling), and
+ * unreachable 4 s after the third; a look that finds nothing sent is the
+ * last until the next send. */
 #define TP_PROBE_WATCH_MS 5000
 #define TP_PROBE_TRIES	  3
 #define TP_PROBE_FIRST_MS 150
@@ -138,6 +140,12 @@ struct tp_ring {
 	uint64_t last_err_ms;	      /* under lock */
 	unsigned long err_suppressed; /* under lock */
 	int sq_error; /* under lock: a send failed, the QP may sit in SQE */
+	/* The probe watch's (tp_probe.c) news of sends: watch_sent, under
+	 * lock, a message went to a peer since its last look; watch_on,
+	 * written under lock and read by the progress thread without, it
+	 * has a look to come (else the send that sets it wakes it) */
+	int watch_sent;
+	atomic_int watch_on;
 };
 
 /* Who may send to us: what a peer announced (qpn, GID, LID); every
@@ -271,12 +279,14 @@ struct tp_mcast {
 	void *rejoin_arg;			    /* under rejoin_lock */
 };
 
-/* The probes' schedule: next_at on the progress thread only; kick is
- * set by whoever starts a probe (tp_peer_up, bootstrap thread). */
+/* The probes' schedule: next_at, watch_at and rel_busy on the progress
+ * thread only; kick is set by whoever starts a probe (tp_peer_up,
+ * bootstrap thread). */
 struct tp_probeset {
 	atomic_int kick;   /* walk the peers at the next tick */
 	uint64_t next_at;  /* ms: the next ping due (0: none) */
 	uint64_t watch_at; /* ms: the next look at the peers up (0: none) */
+	int rel_busy;	   /* a reliable stream was busy since the last look */
 	int port_down;	   /* our port is down (progress thread) */
 };
 

@@ -8,12 +8,14 @@
  * both directions, makes it up (and calls peer_up).  Unanswered after
  * TP_PROBE_TRIES pings (about 1 s), it is unreachable, with a reason in
  * words; it is pinged on, slowly, and comes up by itself once an answer
- * arrives.  A peer up is watched, all of them at one look every
- * TP_PROBE_WATCH_MS: one we sent to since the last look is pinged, and
- * unreachable again (peer_failed) when three pings go unanswered.  So a
- * path that breaks later shows too, and an idle peer costs nothing.  Only
- * an answer counts: a peer's own datagrams reaching us say nothing of
- * ours reaching it.
+ * arrives.  A peer up is watched, all of them at one look
+ * TP_PROBE_WATCH_MS after the first send since the last (tp_ring.c tells
+ * of sends, and wakes us for the first): one we sent to since the last
+ * look is pinged, and unreachable again (peer_failed) when three pings go
+ * unanswered.  So a path that breaks later shows too, and an idle peer
+ * costs nothing: a look that finds nothing sent is the last, and an idle
+ * daemon has no timer of the watch armed.  Only an answer counts: a
+ * peer's own datagrams reaching us say nothing of ours reaching it.
  *
  * A ping is answered only when it passed the source filter (a node the
  * bootstrap met: a stranger's is dropped as drop_unknown_src) and its
@@ -227,14 +229,63 @@ static void tp_probe_failed(struct tp *tp, struct peer *p)
 		tp->ops.peer_failed(tp->arg, p);
 }
 
+/* A send since the watch slept, or a reliable stream busy: its first
+ * look comes TP_PROBE_WATCH_MS from now. */
+static void tp_probe_watch_start(struct tp *tp, uint64_t now)
+{
+	struct tp_probeset *ps = &tp->probe;
+
+	if (ps->watch_at || (!atomic_load(&tp->ring.watch_on) && !ps->rel_busy))
+		return;
+	ps->watch_at = now + TP_PROBE_WATCH_MS;
+	if (!ps->next_at || ps->watch_at < ps->next_at)
+		ps->next_at = ps->watch_at;
+}
+
+/* At a look: whether a message went to a peer since the last one. */
+static int tp_probe_sent_since(struct tp *tp)
+{
+	int sent;
+
+	pthread_mutex_lock(&tp->ring.lock);
+	sent = tp->ring.watch_sent;
+	tp->ring.watch_sent = 0;
+	pthread_mutex_unlock(&tp->ring.lock);
+	return sent;
+}
+
+/*
+ * After a look at now (ups: peers up; sent: sends since the previous
+ * look): the next look, or none when there is nothing to watch and no
+ * send came meanwhile.  The send that then finds the watch off wakes it
+ * (tp_ring.c).
+ */
+static void tp_probe_watch_next(struct tp *tp, uint64_t now, int ups, int sent)
+{
+	int keep = ups && (sent || tp->probe.rel_busy);
+
+	tp->probe.rel_busy = 0;
+	if (!keep) {
+		pthread_mutex_lock(&tp->ring.lock);
+		keep = tp->ring.watch_sent;
+		if (!keep)
+			atomic_store(&tp->ring.watch_on, 0);
+		pthread_mutex_unlock(&tp->ring.lock);
+	}
+	tp->probe.watch_at = keep ? now + TP_PROBE_WATCH_MS : 0;
+}
+
 /* Ping every peer due by now; ms until the next is due, -1 if none. */
 int tp_probe_tick(struct tp *tp, uint64_t now)
 {
 	uint64_t next = 0;
 	uint32_t token = 0;
-	int i, due, failed, look, ups = 0;
+	int i, due, failed, look, sent = 0, ups = 0;
 
+	tp_probe_watch_start(tp, now);
 	look = tp->probe.watch_at && now >= tp->probe.watch_at;
+	if (look)
+		sent = tp_probe_sent_since(tp);
 	if (!atomic_exchange(&tp->probe.kick, 0) && !look) {
 		if (!tp->probe.next_at)
 			return -1;
@@ -256,8 +307,8 @@ int tp_probe_tick(struct tp *tp, uint64_t now)
 		if (due)
 			tp_probe_post(tp, p, WIRE_PING, token);
 	}
-	if (look || !tp->probe.watch_at)
-		tp->probe.watch_at = ups ? now + TP_PROBE_WATCH_MS : 0;
+	if (look)
+		tp_probe_watch_next(tp, now, ups, sent);
 	if (tp->probe.watch_at && (!next || tp->probe.watch_at < next))
 		next = tp->probe.watch_at;
 	tp->probe.next_at = next;
@@ -339,7 +390,7 @@ static void tp_probe_pong(struct tp *tp, struct peer *p, uint32_t token)
 	pthread_mutex_unlock(&p->lock);
 	if (!up)
 		return;
-	atomic_store(&tp->probe.kick, 1); /* the watch's looks begin */
+	atomic_store(&tp->probe.kick, 1); /* its pings are over */
 	if (was_unreachable)
 		log_rl_info(&rl,
 			    "peer %s: datagrams get through again, state up",

@@ -405,6 +405,23 @@ int tp_msg_check(const struct tp *tp, const char *chan, const void *buf,
 	return (int)chan_len;
 }
 
+/*
+ * A message went to remote peer p (under ring.lock): the probe watch
+ * (tp_probe.c) looks at it within TP_PROBE_WATCH_MS.  1 when the watch
+ * sleeps and must be woken, which only the first send after a quiet
+ * look does: an idle daemon has no look to come.
+ */
+static int tp_ring_watch(struct tp *tp, const struct peer *p)
+{
+	if (p->is_local)
+		return 0;
+	tp->ring.watch_sent = 1;
+	if (atomic_load_explicit(&tp->ring.watch_on, memory_order_relaxed))
+		return 0;
+	atomic_store(&tp->ring.watch_on, 1);
+	return 1;
+}
+
 /* Count a message queued to p, or to the group of nfrags datagrams. */
 static void tp_ring_count(struct tp *tp, struct peer *p, size_t len,
 			  uint32_t nfrags)
@@ -450,8 +467,9 @@ int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 	struct tp_dest d;
 	uint32_t cnt = 0, idx, msg_id;
 	size_t chan_len, dlen, mtu;
+	uint64_t one = 1;
 	uint8_t *sb;
-	int rc;
+	int rc, wake = 0;
 
 	rc = tp_msg_check(tp, chan, buf, len);
 	if (rc < 0)
@@ -492,12 +510,16 @@ int tp_queue(struct tp *tp, struct peer *p, const char *chan, const void *buf,
 			wire_set_flag(sb, WIRE_FLAG_MCAST);
 		tp_ring_fill(tp, &d, sb, dlen);
 	}
+	wake = p && tp_ring_watch(tp, p);
 out:
 	pthread_mutex_unlock(&tp->ring.lock);
 	if (rc == -ENOTCONN && p)
 		tp_peer_need(tp, p);
 	if (!rc)
 		tp_ring_count(tp, p, len, cnt);
+	if (wake && tp->prog.efd >= 0 &&
+	    write(tp->prog.efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("transport: eventfd");
 	return rc;
 }
 

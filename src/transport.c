@@ -10,8 +10,9 @@
  * The progress thread sleeps in epoll on the receive CQ's completion
  * channel, the device's async event fd (tp_event.c), a timerfd
  * (reassembly expiry) and an eventfd (stop, reliable sends that want
- * their timers armed, probes started); it wakes for the probes' and the
- * reliable timers' next deadline too.
+ * their timers armed, probes started, the probe watch's first send); it
+ * wakes for the probes' and the reliable timers' next deadline too, and
+ * for nothing else: an idle daemon's progress thread sleeps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -130,7 +131,7 @@ static void tp_busy_loop(struct tp *tp)
 		}
 		tp_probe_tick(tp, now);
 		if (tp->rel.any) {
-			tp_rel_service(tp, 1);
+			tp->probe.rel_busy |= tp_rel_service(tp, 1);
 			tp_up_announce(tp);
 		}
 	}
@@ -143,6 +144,7 @@ static void *tp_progress(void *arg)
 	struct epoll_event ev[TP_EV_MAX];
 	int n, i, wait_ms = -1;
 
+	pthread_setname_np(pthread_self(), "ibfs-progress");
 	if (tp->cfg->busy_poll) {
 		tp_busy_loop(tp);
 		return NULL;
@@ -160,6 +162,7 @@ static void *tp_progress(void *arg)
 				tp_on_event[ev[i].data.u32](tp);
 		tp_expire(tp);
 		wait_ms = tp->rel.any ? tp_rel_tick(tp) : -1;
+		tp->probe.rel_busy |= wait_ms >= 0; /* the watch looks */
 		wait_ms =
 			tp_wait_min(wait_ms, tp_probe_tick(tp, util_now_ms()));
 		wait_ms = tp_wait_min(wait_ms, tp_heal_tick(tp, util_now_ms()));

@@ -19,7 +19,10 @@
 #   - the incast: every node that has not talked to the node fewest did
 #     writes one message to it at once; the time from release to the last
 #     arrival, writes failed, and the receiver's route_inflight_max;
-#   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, % of one.
+#   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, 12 s after
+#     the last message (the probe watch's last look), % of one,
+#     and the wake-ups of each daemon's threads a second over that time
+#     (context switches), the mean per daemon and the most of one.
 # Each N runs in a process of its own with its own WORK, so a failure at
 # one N leaves the others' figures. Prints a markdown table (a column per
 # N) and writes build/bench-scale.json (stats.py scale); the records land
@@ -131,10 +134,13 @@ one_main() {
 	on_exit scale_record
 	log "N = $n: scenario"
 	scale_scenario "$n" "${IBFS_SCALE_PAIRS:-20}"
-	log "N = $n: idle for ${IBFS_SCALE_IDLE_S:-10} s"
-	sleep 1
-	SCALE_FIG[idle_cpu_pct]=$(scale_idle_cpu "${IBFS_SCALE_IDLE_S:-10}")
-	log "N = $n: idle CPU ${SCALE_FIG[idle_cpu_pct]} % of one CPU; stopping"
+	# Idle from the last message on, the daemons are measured once the
+	# probe watch's last look is past (its ping 5 s after the last send,
+	# the look that finds nothing sent 5 s after that: tp_probe.c).
+	log "N = $n: settling for 12 s, then idle for ${IBFS_SCALE_IDLE_S:-10} s"
+	sleep 12
+	scale_idle "${IBFS_SCALE_IDLE_S:-10}"
+	log "N = $n: idle CPU ${SCALE_FIG[idle_cpu_pct]} % of one CPU, ${SCALE_FIG[idle_wakeups]} wake-ups a second per daemon (at most ${SCALE_FIG[idle_wakeups_max]}); stopping"
 }
 
 case ${1:-} in

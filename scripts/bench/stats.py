@@ -636,6 +636,8 @@ def scale_cell(run, row):
     if row == "cpu":
         v = run.get("idle_cpu_pct")
         return "n/a" if v in (None, "") else "%.2f %%" % num(str(v))
+    if row == "wakeups":
+        return "%s / %s" % (g("idle_wakeups"), g("idle_wakeups_max"))
     return g(row)
 
 
@@ -658,6 +660,8 @@ SCALE_ROWS = [
     ("incast", "incast: every newcomer writes to one node at once, "
                "release to last arrival (its route resolutions)"),
     ("cpu", "CPU of all daemons over the idle window, of one CPU"),
+    ("wakeups", "wake-ups a second of an idle daemon (all its threads), "
+                "mean / most"),
     ("exit", "exit status of the N's run (0: every daemon ended well)"),
 ]
 

@@ -20,6 +20,9 @@
 #   ibfs_kill NAME [SIG]      kill a daemon on purpose (not a crash)
 #   ibfs_reaped NAME RC       a daemon the caller waited for itself
 #   no_sanitizer_report TEXT  fail when TEXT holds a sanitizer report
+#   ibfs_ctxt PID             "TID NAME SWITCHES" for each thread of PID
+#   ibfs_wakeups SECS PID...  wake-ups of every thread of each PID over
+#                             the same SECS: "PID TOTAL NAME/TID=N..."
 # Every daemon started here must end with exit 0 on SIGTERM: one that died
 # by itself, needed SIGKILL, exited non-zero or left a sanitizer or
 # memcheck report in its log fails the run (ibfs_stop, and at exit).
@@ -524,4 +527,51 @@ ibfs_stop_nodes() {
 		_ibfs_stop_end "$n" || bad=1
 	done
 	return "$bad"
+}
+
+# Print "TID NAME SWITCHES" for each thread of PID: its voluntary and
+# involuntary context switches together, each a wake-up of that thread
+# (the daemon names its own threads: ibfs-progress, ibfs-bootstrap...).
+# Read by bash alone from /proc, which wakes none of them.
+ibfs_ctxt() {
+	local t k v name sw line
+	for t in /proc/"$1"/task/*; do
+		name='' sw=0
+		{ line=$(<"$t/status"); } 2>/dev/null || continue
+		while read -r k v; do
+			case $k in
+			Name:) name=$v ;;
+			voluntary_ctxt_switches: | nonvoluntary_ctxt_switches:)
+				sw=$((sw + v)) ;;
+			esac
+		done <<<"$line"
+		echo "${t##*/} $name $sw"
+	done
+}
+
+# Sleep SECS and print, for each PID, "PID TOTAL NAME/TID=N...": the
+# wake-ups of all its threads over those SECS, then each thread that
+# woke with its count. A thread born meanwhile counts all of its own; one
+# gone is not counted. Touch no mount meanwhile: a read of .status wakes
+# the daemon.
+ibfs_wakeups() {
+	local secs=$1 pid tid name sw total detail
+	shift
+	local -A before=()
+	for pid in "$@"; do
+		while read -r tid name sw; do
+			before[$pid/$tid]=$sw
+		done < <(ibfs_ctxt "$pid")
+	done
+	sleep "$secs"
+	for pid in "$@"; do
+		total=0 detail=''
+		while read -r tid name sw; do
+			sw=$((sw - ${before[$pid/$tid]:-0}))
+			((sw > 0)) || continue
+			total=$((total + sw))
+			detail+=" $name/$tid=$sw"
+		done < <(ibfs_ctxt "$pid")
+		echo "$pid $total$detail"
+	done
 }

@@ -18,7 +18,10 @@
 #   scale_incast              every node that has not talked to the node
 #                             that least did (the receiver) writes to it at
 #                             once: figures incast_*, after the scenario's
-#   scale_idle_cpu SECS       % of one CPU all daemons used over SECS
+#   scale_idle SECS           over SECS idle: the % of one CPU all daemons
+#                             used (SCALE_FIG[idle_cpu_pct]) and their
+#                             wake-ups a second, the mean per daemon and
+#                             the most of one (idle_wakeups, _max)
 #   scale_expect WHAT GOT OP WANT   log one check; SCALE_MISSED counts misses
 # Node I is SCALE_NAMES[I] (n001, ...), its daemon IBFS_PID[name].
 # shellcheck shell=bash
@@ -344,14 +347,28 @@ scale_cpu_ticks() {
 	echo "$sum"
 }
 
-# Print the % of one CPU that all daemons used together over SECS idle s.
-scale_idle_cpu() {
-	local secs=$1 c0 c1 hz
+# Over SECS idle s (no mount touched): SCALE_FIG[idle_cpu_pct], the % of
+# one CPU all daemons used together, and the wake-ups of all of a
+# daemon's threads a second (ibfs_wakeups), idle_wakeups the mean of the
+# daemons and idle_wakeups_max the most of one. The daemon that woke most
+# is logged thread by thread.
+scale_idle() {
+	local secs=$1 c0 c1 hz name pid total detail sum=0 max=-1 worst=''
+	local -a pids=()
 	hz=$(getconf CLK_TCK)
+	for name in "${IBFS_NODES[@]}"; do
+		[[ -z ${IBFS_PID[$name]:-} ]] || pids+=("${IBFS_PID[$name]}")
+	done
 	c0=$(scale_cpu_ticks)
-	sleep "$secs"
+	while read -r pid total detail; do
+		sum=$((sum + total))
+		((total <= max)) || max=$total worst="$pid:$detail"
+	done < <(ibfs_wakeups "$secs" "${pids[@]}")
 	c1=$(scale_cpu_ticks)
-	awk -v t=$((c1 - c0)) -v hz="$hz" -v s="$secs" 'BEGIN { printf "%.2f\n", 100 * t / hz / s }'
+	SCALE_FIG[idle_cpu_pct]=$(awk -v t=$((c1 - c0)) -v hz="$hz" -v s="$secs" 'BEGIN { printf "%.2f", 100 * t / hz / s }')
+	SCALE_FIG[idle_wakeups]=$(awk -v w="$sum" -v n="${#pids[@]}" -v s="$secs" 'BEGIN { printf "%.3f", w / n / s }')
+	SCALE_FIG[idle_wakeups_max]=$(awk -v w="$max" -v s="$secs" 'BEGIN { printf "%.3f", w / s }')
+	log "idle ${secs} s: the daemon that woke most, $max times: pid $worst"
 }
 
 # The scenario: start N daemons; fds/RSS of node 1; node 1 and node N

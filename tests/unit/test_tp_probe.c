@@ -6,8 +6,9 @@
  * the bootstrap installed is probing, not up, until its answer to our
  * ping comes; unanswered after three pings (0, 150, 450 ms) it is
  * unreachable at 1050 ms, with a reason, is pinged on once a second and
- * comes up by itself on an answer; a peer up is watched, and unreachable
- * again when sent to and three pings go unanswered (1, 2, 4 s apart);
+ * comes up by itself on an answer; a peer up is watched, with no timer
+ * while nothing is sent to it, and unreachable again when sent to and
+ * three pings go unanswered (1, 2, 4 s apart);
  * we answer a joined peer's ping at once (once per batch), never a
  * stranger's; the port going down makes every peer down with the port's
  * reason, and its return probes them again.
@@ -75,7 +76,7 @@ static void beta_probe(uint8_t type, uint32_t token)
 /* Joined is not up: no data goes until beta answers our ping. */
 static void test_probe_before_up(void **state)
 {
-	uint64_t t0 = util_now_ms();
+	uint64_t t0 = util_now_ms(), v;
 	int64_t token;
 
 	assert_string_equal(beta_state(), "probing");
@@ -95,10 +96,16 @@ static void test_probe_before_up(void **state)
 	assert_int_equal(ups, 1);
 	assert_int_equal(peer_use(&peers[BETA])->cnt.probe_rx, 2);
 	assert_int_equal(tp->totals.probe_rx, 2);
-	/* up: no more pings but the watch's look, and data goes */
-	assert_int_equal(tp_probe_tick(tp, t0 + 5000), TP_PROBE_WATCH_MS);
+	/* up and idle: no ping, no look to come (no timer); data goes */
+	assert_int_equal(tp_probe_tick(tp, t0 + 5000), -1);
 	assert_int_equal(pings(), 1);
+	assert_int_equal(read(tp->prog.efd, &v, sizeof(v)), sizeof(v));
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);
+	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);
+	/* the first send woke the progress thread, once, for the watch */
+	assert_int_equal(read(tp->prog.efd, &v, sizeof(v)), sizeof(v));
+	assert_int_equal(v, 1);
+	assert_int_equal(tp_probe_tick(tp, t0 + 5000), TP_PROBE_WATCH_MS);
 }
 
 /* Three pings unanswered: unreachable, with why; an answer later: up. */
@@ -133,42 +140,51 @@ static void test_probe_unreachable_recovers(void **state)
 	assert_int_equal(ups, 1);
 }
 
-/* Beta up by its answer to our first ping, at t0; the watch's first
- * look is then due at t0 + TP_PROBE_WATCH_MS. */
+/* Beta up by its answer to our first ping, at t0; nothing sent, the
+ * watch has no look to come. */
 static void beta_up_at(uint64_t t0)
 {
 	tp_probe_tick(tp, t0);
 	beta_probe(WIRE_PONG, (uint32_t)tp_harness_last_ping());
 	assert_int_equal(tp_recv_drain(tp), 1);
 	assert_string_equal(beta_state(), "up");
-	assert_int_equal(tp_probe_tick(tp, t0), TP_PROBE_WATCH_MS);
+	assert_int_equal(tp_probe_tick(tp, t0), -1);
 }
 
-/* A peer up is watched: idle, it costs no ping; sent to, it is pinged
- * at the next look, and its answer ends that; sent to and silent (its
- * own pings prove nothing of ours), it is unreachable after three pings,
- * once; an answer brings it up again. */
+/* A peer up is watched: idle, it costs no ping and no timer; sent to,
+ * it is pinged at the look TP_PROBE_WATCH_MS later, and its answer ends
+ * that; the look that finds nothing sent is the last; sent to and silent
+ * (its own pings prove nothing of ours), it is unreachable after three
+ * pings, once; an answer brings it up again. */
 static void test_probe_watch_up(void **state)
 {
-	uint64_t t0 = util_now_ms(), l1 = t0 + TP_PROBE_WATCH_MS;
-	uint64_t l2 = l1 + TP_PROBE_WATCH_MS, l3 = l2 + TP_PROBE_WATCH_MS;
+	uint64_t t0 = util_now_ms(), s1 = t0 + 2000;
+	uint64_t l1 = s1 + TP_PROBE_WATCH_MS, l2 = l1 + TP_PROBE_WATCH_MS;
+	uint64_t l3 = l2 + 1000 + TP_PROBE_WATCH_MS;
 
 	beta_up_at(t0);
-	/* idle: nothing sent, nothing to prove */
-	assert_int_equal(tp_probe_tick(tp, l1), TP_PROBE_WATCH_MS);
+	/* idle: nothing sent, nothing to prove, nothing armed */
+	assert_int_equal(tp_probe_tick(tp, t0 + 1000), -1);
 	assert_int_equal(pings(), 1);
 	/* sent to: one ping at the look, and its answer ends it */
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);
-	assert_int_equal(tp_probe_tick(tp, l2), TP_PROBE_SLOW_MS);
+	assert_int_equal(tp_probe_tick(tp, s1), TP_PROBE_WATCH_MS);
+	assert_int_equal(tp_probe_tick(tp, l1), TP_PROBE_SLOW_MS);
 	assert_int_equal(pings(), 2);
 	beta_probe(WIRE_PONG, (uint32_t)tp_harness_last_ping());
 	assert_int_equal(tp_recv_drain(tp), 1);
-	tp_probe_tick(tp, l2 + 1000);
+	assert_int_equal(tp_probe_tick(tp, l1 + 1000),
+			 TP_PROBE_WATCH_MS - 1000);
 	assert_int_equal(pings(), 2);
 	assert_string_equal(beta_state(), "up");
+	/* a look with nothing sent since the last is the last */
+	assert_int_equal(tp_probe_tick(tp, l2), -1);
+	assert_int_equal(tp_probe_tick(tp, l2 + 1000), -1);
+	assert_int_equal(pings(), 2);
 	/* sent to, and no answer: pings 1 and 2 s apart, unreachable 4 s
 	 * after the third; beta's own ping does not count */
 	assert_int_equal(tp_send(tp, &peers[BETA], "x", "hi", 2), 0);
+	assert_int_equal(tp_probe_tick(tp, l2 + 1000), TP_PROBE_WATCH_MS);
 	assert_int_equal(tp_probe_tick(tp, l3), TP_PROBE_SLOW_MS);
 	beta_probe(WIRE_PING, 77);
 	assert_int_equal(tp_recv_drain(tp), 1);
