@@ -218,8 +218,15 @@ else
 		timeout 20 rdma link delete rxe0
 		echo $? >"$WORK/delete.rc"
 	) &
-	wait_for "[[ -s '$WORK/delete.rc' ]]" 20 ||
+	if ! wait_for "[[ -s '$WORK/delete.rc' ]]" 20; then
+		# who still holds the device
+		for me in "${MINE[@]}"; do
+			log "$me holds $(find "/proc/${pid0[$me]}/fd" -lname '/dev/infiniband/uverbs*' |
+				wc -l) verbs contexts (/dev/infiniband/uverbs*)"
+		done
+		log "rdma resource show: $(timeout 5 rdma resource show 2>&1 | tr '\n' ' ')"
 		beta_fail "rdma link delete rxe0 still blocked after 20 s"
+	fi
 	dt=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
 	[[ $(<"$WORK/delete.rc") == 0 ]] ||
 		beta_fail "rdma link delete rxe0: exit $(<"$WORK/delete.rc")"
