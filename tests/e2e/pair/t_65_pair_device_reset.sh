@@ -26,7 +26,7 @@
 # must not hold the first two on rxe0: two ibv_ud_pingpong take them
 # before, else a new QP could carry an old number, and the writer's node
 # know it without having learnt anything.
-# timeout: 360
+# timeout: 240
 source "$(dirname "$0")/pairlib.sh"
 need_cmd rdma
 PT=20    # peer_timeout, s: beta must be back within it of the add
@@ -66,7 +66,7 @@ twice() {
 restore_rxe() {
 	ibfs_stop_nodes
 	wait_for "[[ -s '$WORK/delete.rc' ]]" 30 || true
-	rdma link show rxe0 >/dev/null 2>&1 ||
+	rdma link show rxe0/1 >/dev/null 2>&1 ||
 		rdma link add rxe0 type rxe netdev "$NETDEV" ||
 		echo "FAIL: rdma link add rxe0 type rxe netdev $NETDEV at exit" >&2
 	wait_for "rdma link show rxe0/1 | grep -q 'state ACTIVE'" 20 ||
