@@ -22,6 +22,13 @@
 # - no daemon restarted: the same pids, one start in each log.
 # rxe0 is the pair bed's own device, which the later tests use: it is put
 # back on its netdev, ACTIVE, at exit whatever happened.
+# Beta's VM keeps a second rxe device (on a veth of its own) through the
+# reset, as t_19's VM keeps rxe0 beside the device it removes: librdmacm
+# lets go of a removed device's context only when verbs still lists some
+# device (rdma-core's sync_devices_list returns ENODEV on an empty list
+# first), and rxe cannot take a context back, so on a host whose only
+# RDMA device is a soft one the delete waits for ibfs to exit (ibfs(8)
+# DEVICE RESET).  mlx5 takes contexts back, and needs no such device.
 # A fresh rxe numbers its QPs from its first again, so beta's two daemons
 # must not hold the first two on rxe0: two ibv_ud_pingpong take them
 # before, else a new QP could carry an old number, and the writer's node
@@ -78,6 +85,12 @@ if [[ $SELF == beta ]]; then
 	value_of link rdma link show rxe0/1
 	NETDEV=$(sed -n 's/.* netdev \([^ ]*\).*/\1/p' <<<"$link")
 	[[ -n $NETDEV ]] || fail "no netdev for rxe0 in '$link'"
+	# the second device kept through the reset (see above)
+	ip link add ibfsk0 type veth peer name ibfsk1 &&
+		ip link set ibfsk0 up && ip link set ibfsk1 up &&
+		rdma link add ibfsk type rxe netdev ibfsk0 ||
+		fail "a second rxe device on a veth"
+	on_exit "rdma link delete ibfsk 2>/dev/null; ip link delete ibfsk0 2>/dev/null"
 	# the first two QPs on rxe0 taken (see above): the server's QP is
 	# made before it listens
 	for i in 1 2; do
