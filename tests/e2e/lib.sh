@@ -13,6 +13,8 @@
 #   start_set EXTRA NAME...   another config's nodes, started
 #   cert_pki                  a CA and node certificates in $PKI; the
 #                             config's [global] lines to use them
+#   cert_short NODE SECS OUT  NODE's certificate again, into OUT, valid
+#                             from an hour ago until SECS from now
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/ibfs.sh
@@ -120,4 +122,17 @@ cert_pki() {
 cert = $PKI/ca1/%n.pem
 key = $PKI/ca1/%n.key
 peer_timeout = 3s"
+}
+
+# NODE's certificate (cert_pki's CA, NODE's request) issued again into
+# OUT, ending SECS seconds from now: a daemon starts with it (its own
+# certificate is checked at start) and it expires while it runs.
+cert_short() {
+	local node=$1 secs=$2 out=$3
+	(cd "$PKI/ca1" &&
+		openssl ca -config ca.cnf -batch -notext -in "$node.csr" \
+			-out "$out" \
+			-startdate "$(date -u -d '-1 hour' +%Y%m%d%H%M%SZ)" \
+			-enddate "$(date -u -d "+$secs seconds" +%Y%m%d%H%M%SZ)") \
+		>>"$WORK/pki.log" 2>&1 || fail "a short-lived certificate for $node"
 }

@@ -110,12 +110,7 @@ ibfs_stop gamma
 log "(3) another CA's certificate is refused"
 
 # (4) gamma's certificate ends while it runs: refused once it has.
-(cd "$PKI/ca1" &&
-	openssl ca -config ca.cnf -batch -notext -in gamma.csr \
-		-out "$WORK/gamma-now.pem" \
-		-startdate "$(date -u -d '-1 hour' +%Y%m%d%H%M%SZ)" \
-		-enddate "$(date -u -d '+60 seconds' +%Y%m%d%H%M%SZ)") \
-	>>"$WORK/pki.log" 2>&1 || fail "a short-lived certificate for gamma"
+cert_short gamma 60 "$WORK/gamma-now.pem"
 END=$(($(date +%s) + 60))
 gamma_conf "$PKI/ca1/ca.pem" "$WORK/gamma-now.pem" "$PKI/ca1/gamma.key" \
 	"$WORK/expiring.conf"

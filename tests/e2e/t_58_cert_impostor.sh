@@ -17,6 +17,16 @@
 # (3) it skips the handshake, installs alpha's QP (as alpha's .status
 #     gives it) and sends datagrams: alpha drops each as from an unknown
 #     source (drop_unknown_src).
+# Then the same under bootstrap = multicast, where each node challenges
+# the announces it hears (announce.h: CHALLENGE, ANSWER, PROOF, CONFIRM),
+# so that both directions run at once; the impostor's -r plays one side
+# only, against alpha restarted with the multicast config each time:
+# (4) alpha is D (the impostor answers and never challenges): alpha
+#     challenges beta's announce, proves itself, and refuses the
+#     impostor's CONFIRM, gamma's certificate;
+# (5) alpha is L (the impostor challenges and never answers): alpha
+#     answers, and refuses the impostor's PROOF, gamma's certificate,
+#     so it never confirms, and every send of the impostor fails.
 # Throughout, beta is never up at alpha and nothing from it is delivered
 # (msgs_rx 0, no file of its).  A valid certificate of another CA is t_57's
 # (3): refused for its CA, before any name is read.
@@ -29,6 +39,7 @@ cert_pki
 ibfs_write_conf alpha beta gamma
 IBFS_NODES=(alpha) # beta is the impostor; gamma never runs
 A=$(ibfs_mnt alpha)
+CONF=$WORK/ibfs.conf # the impostor's
 WHY='certificate names gamma, not beta'
 
 # Run the impostor (beta with gamma's certificate) with ARGS into
@@ -36,7 +47,7 @@ WHY='certificate names gamma, not beta'
 impostor() {
 	local out=$1
 	shift
-	"$IMPOSTOR" -c "$WORK/ibfs.conf" -n beta -C gamma "$@" \
+	"$IMPOSTOR" -c "$CONF" -n beta -C gamma "$@" \
 		>"$WORK/$out" 2>&1 &
 	IMP=$!
 	on_exit "kill $IMP 2>/dev/null"
@@ -119,3 +130,42 @@ wait_for "(( \$(_status_key '$A/.status' drop_unknown_src) >= $d0 + 20 ))" 10 ||
 }
 never_met
 log "(3) datagrams without a handshake are dropped as from an unknown source"
+
+# (4) and (5): bootstrap = multicast.  alpha, restarted on that config
+# before each, starts its log and last_error afresh.
+sed '/^key = /a bootstrap = multicast\nannounce_interval = 500ms' \
+	"$WORK/ibfs.conf" >"$WORK/mcast.conf"
+chmod 600 "$WORK/mcast.conf"
+CONF=$WORK/mcast.conf
+# alpha, restarted on the multicast config; FROM: its log's first line
+# since.
+alpha_mcast() {
+	ibfs_stop alpha
+	from=$(($(wc -l <"$WORK/alpha.log") + 1))
+	ibfs_launch_conf alpha "$CONF"
+	ibfs_wait_up alpha
+}
+
+# (4) alpha challenges the impostor and judges its CONFIRM.
+alpha_mcast
+impostor imp4.out -r L -t 10
+errno_of bash -c "echo x > '$A/beta/chat'" >"$WORK/a-b.err"
+[[ -s $WORK/a-b.err ]] || fail "alpha's write to beta did not fail"
+refused_since "$from"
+impostor_end imp4.out
+assert_match 'impostor beta: heard announce=[1-9][0-9]* challenge=[1-9][0-9]* answer=0 proof=[1-9][0-9]* confirm=0' \
+	"$(cat "$WORK/imp4.out")" "the impostor's exchange, alpha as D"
+never_met
+log "(4) multicast: alpha challenges beta and refuses gamma's certificate in its CONFIRM"
+
+# (5) the impostor challenges alpha, which judges its PROOF.
+alpha_mcast
+impostor imp5.out -r D -s alpha -t 10
+refused_since "$from"
+impostor_end imp5.out
+assert_match 'impostor beta: heard announce=[1-9][0-9]* challenge=[0-9]+ answer=[1-9][0-9]* proof=0 confirm=0' \
+	"$(cat "$WORK/imp5.out")" "the impostor's exchange, alpha as L"
+assert_match 'impostor beta: alpha up=0 sent=0 failed=[1-9][0-9]*' \
+	"$(cat "$WORK/imp5.out")" "the impostor's sends to alpha"
+never_met
+log "(5) multicast: beta challenges alpha and is refused for gamma's certificate in its PROOF"

@@ -20,9 +20,9 @@
 #       stays up.
 # A daemon started as beta with gamma's certificate stops at start (exit
 # 2), whatever the bootstrap: t_57 shows it.  A running impostor (hello
-# "beta", gamma's certificate) would need a patched daemon; its refusal,
-# as D and as L, is test_announce_cert's (test_impostor_as_l,
-# test_impostor_as_d).
+# "beta", gamma's certificate), refused as D and as L, is t_58's (4) and
+# (5), and test_announce_cert's (test_impostor_as_l, test_impostor_as_d);
+# an expired certificate, t_59_cert_multicast_expired.
 # timeout: 300
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"

@@ -4,7 +4,7 @@
  * and says it is NAME, for tests/e2e/t_58_cert_impostor.sh.
  *
  *   impostor -c CONF -n NAME -C CERTNODE [-s PEER]... [-x PEER:QPN:GID]
- *            [-t SECONDS] [-v]
+ *            [-r D|L] [-t SECONDS] [-v]
  *
  * The daemon checks at start that its certificate names it (exit 2), so
  * a stock ibfs cannot be started as beta with gamma's certificate; an
@@ -24,21 +24,35 @@
  * would, then send it FORCED messages on channel "forged": they reach
  * PEER's QP, whose source filter must drop them.
  *
+ * -r D|L, with bootstrap = multicast, where both nodes challenge the
+ * announces they hear: play one side of announce.h's exchange only.  D:
+ * challenge, never answer (every CHALLENGE that comes is dropped), so
+ * the other node is L and judges our PROOF.  L: answer, never challenge
+ * (every ANNOUNCE that comes is dropped), so the other node is D and
+ * judges our CONFIRM.  The announce thread's hook is wrapped at link
+ * time (-Wl,--wrap=tp_set_announce, Makefile) to do it; the daemon's
+ * code is otherwise what runs.
+ *
  * Runs SECONDS (default 30) or until SIGTERM, then prints per peer
  * "impostor NAME: PEER up=U sent=N failed=N" (up: whether PEER was ever
- * up here) and "impostor NAME: forced PEER sent=N", and exits 0;
+ * up here), "impostor NAME: forced PEER sent=N", and with multicast
+ * "impostor NAME: heard announce=N challenge=N answer=N proof=N
+ * confirm=N" (the announce messages that came, dropped ones too), and
+ * exits 0;
  * 2 on a bad command line or config, 1 when the fabric does not open.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "announce.h"
 #include "cert.h"
 #include "config.h"
 #include "fabric.h"
@@ -65,6 +79,45 @@ struct im_peer {
 
 static volatile sig_atomic_t im_stop;
 
+/* -r: 'D', 'L', or 0 for both; set before the fabric opens. */
+static char im_role;
+/* The announce thread's hook, which im_on_ann hands messages on to:
+ * set before the real tp_set_announce publishes im_on_ann under the
+ * transport's ann_lock, which the progress thread takes to call it. */
+static void (*im_ann_fn)(void *arg, const struct ann_msg *m);
+/* The announce messages that came, by kind (progress thread). */
+static atomic_ulong im_heard[ANN_KIND_MAX];
+
+void __real_tp_set_announce(struct tp *tp,
+			    void (*fn)(void *arg, const struct ann_msg *m),
+			    void *arg);
+void __wrap_tp_set_announce(struct tp *tp,
+			    void (*fn)(void *arg, const struct ann_msg *m),
+			    void *arg);
+
+/* Every announce message on the progress thread: counted, and handed to
+ * the announce thread unless -r keeps us off its side of the exchange. */
+static void im_on_ann(void *arg, const struct ann_msg *m)
+{
+	if (m->kind < ANN_KIND_MAX)
+		atomic_fetch_add(&im_heard[m->kind], 1);
+	if ((im_role == 'D' && m->kind == ANN_CHALLENGE) ||
+	    (im_role == 'L' && m->kind == ANN_ANNOUNCE))
+		return;
+	im_ann_fn(arg, m);
+}
+
+/* announce.c's tp_set_announce, linked here (--wrap): im_on_ann in
+ * front of its hook. */
+void __wrap_tp_set_announce(struct tp *tp,
+			    void (*fn)(void *arg, const struct ann_msg *m),
+			    void *arg)
+{
+	if (fn)
+		im_ann_fn = fn;
+	__real_tp_set_announce(tp, fn ? im_on_ann : NULL, arg);
+}
+
 /* Whatever a peer sends us (nobody should): taken and dropped. */
 static int im_deliver(void *arg, struct peer *p, const char *chan, void *data,
 		      size_t len)
@@ -86,7 +139,8 @@ static void im_on_signal(int sig)
 static void im_usage(void)
 {
 	fprintf(stderr, "usage: impostor -c CONF -n NAME -C CERTNODE "
-			"[-s PEER]... [-x PEER:QPN:GID] [-t SECONDS] [-v]\n");
+			"[-s PEER]... [-x PEER:QPN:GID] [-r D|L] [-t SECONDS] "
+			"[-v]\n");
 	exit(2);
 }
 
@@ -94,7 +148,7 @@ static void im_options(struct im_args *a, int argc, char *argv[])
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "c:n:C:s:x:t:v")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:C:s:x:r:t:v")) != -1) {
 		switch (opt) {
 		case 'c':
 			a->conf = optarg;
@@ -113,6 +167,11 @@ static void im_options(struct im_args *a, int argc, char *argv[])
 			break;
 		case 'x':
 			a->forge = optarg;
+			break;
+		case 'r':
+			if (strcmp(optarg, "D") && strcmp(optarg, "L"))
+				im_usage();
+			im_role = optarg[0];
 			break;
 		case 't':
 			a->secs = atof(optarg);
@@ -291,6 +350,14 @@ int main(int argc, char *argv[])
 	if (fidx >= 0)
 		printf("impostor %s: forced %s sent=%lu\n", a.name,
 		       cfg.nodes[fidx].name, forced);
+	if (im_ann_fn)
+		printf("impostor %s: heard announce=%lu challenge=%lu "
+		       "answer=%lu proof=%lu confirm=%lu\n",
+		       a.name, atomic_load(&im_heard[ANN_ANNOUNCE]),
+		       atomic_load(&im_heard[ANN_CHALLENGE]),
+		       atomic_load(&im_heard[ANN_ANSWER]),
+		       atomic_load(&im_heard[ANN_PROOF]),
+		       atomic_load(&im_heard[ANN_CONFIRM]));
 	fflush(stdout);
 out:
 	if (rc)
