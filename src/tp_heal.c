@@ -348,32 +348,17 @@ static int tp_heal_up(struct tp *tp)
 }
 
 /*
- * Our GID or LID changed: every AH we made names the old source, so each
- * retires (a send in flight may still use it), and the peer is met again
- * through the heal hook, which tells every peer met before our new
- * address, as after a device reset, but on the same QP.
+ * Our GID or LID changed: the event flushed every AH we made, which
+ * named the old source (tp_probe_flush, through tp_event_reroute), and
+ * the heal hook now tells every peer met before our new address, as
+ * after a device reset, but on the same QP.  Nothing is flushed again
+ * here: a path resolved since the event is the new one.
  */
 static void tp_heal_retell(struct tp *tp)
 {
-	int i, n = tp->heal.told;
+	int n = tp->heal.told;
 
 	tp->heal.retell = 0;
-	pthread_mutex_lock(&tp->ring.lock);
-	for (i = 0; i < tp->npeers; i++) {
-		struct peer *p = &tp->peers[i];
-		struct peer_use *u = peer_used(p);
-
-		if (!u)
-			continue;
-		pthread_mutex_lock(&p->lock);
-		if (u->ah)
-			tp_ring_retire_ah(tp, u->ah);
-		u->ah = NULL;
-		p->up = 0;
-		tp_probe_stop(p);
-		pthread_mutex_unlock(&p->lock);
-	}
-	pthread_mutex_unlock(&tp->ring.lock);
 	tp_heal_hook(tp, 1);
 	log_info("%s port %d: our address changed: %d peer%s told it",
 		 tp->info.device, tp->info.port, n, n == 1 ? "" : "s");
