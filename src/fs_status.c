@@ -58,11 +58,11 @@ static void fs_status_parked(struct fs *fs, struct fs_node *node, FILE *f)
 	int n;
 
 	for (n = 0; n < fs->nnodes; n++) {
-		if (node && node != &fs->nodes[n])
+		if (!fs->nodes[n] || (node && node != fs->nodes[n]))
 			continue;
-		reads += fs->nodes[n].nparked;
-		writes += fs->nodes[n].nwrites;
-		meets += fs->nodes[n].nmeets;
+		reads += fs->nodes[n]->nparked;
+		writes += fs->nodes[n]->nwrites;
+		meets += fs->nodes[n]->nmeets;
 	}
 	if (fs->all && (!node || node == fs->all))
 		meets += fs->all->nmeets;

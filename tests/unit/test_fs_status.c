@@ -54,6 +54,7 @@ static struct {
 	struct peer *peers;
 	struct fs fs;
 	struct fs_node nodes[NNODES];
+	struct fs_node *nodep[NNODES + 1]; /* fs.nodes: all/ never made */
 	struct fs_chan chans[3];
 	struct fs_chan *slots[4];
 	struct tp tp;
@@ -87,9 +88,10 @@ static int setup(void **state)
 		return -1;
 	t.fs.cfg = &t.cfg;
 	t.fs.peers = t.peers;
-	t.fs.nodes = t.nodes;
+	t.fs.nodes = t.nodep;
 	t.fs.nnodes = NNODES;
 	for (i = 0; i < NNODES; i++) {
+		t.nodep[i] = &t.nodes[i];
 		t.nodes[i].peer = &t.peers[i];
 		t.nodes[i].ino = fs_node_ino(i, FS_SLOT_DIR);
 		LIST_INIT(&t.nodes[i].chans);
