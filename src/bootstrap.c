@@ -405,15 +405,16 @@ static void bs_need(void *arg, struct peer *p)
 static int bs_listen(struct bootstrap *b)
 {
 	const struct config_node *me = &b->cfg->nodes[b->cfg->local];
+	union config_sa bsa;
 	int one = 1, rc;
 
-	b->lfd = socket(me->bootstrap_sa.ss_family,
+	config_node_bootstrap_sa(me, &bsa);
+	b->lfd = socket(bsa.ss_family,
 			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (b->lfd < 0)
 		return -errno;
 	setsockopt(b->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(b->lfd, (struct sockaddr *)&me->bootstrap_sa,
-		 me->bootstrap_len) ||
+	if (bind(b->lfd, (struct sockaddr *)&bsa, me->bootstrap_len) ||
 	    listen(b->lfd, BS_LISTEN_BACKLOG)) {
 		rc = -errno;
 		log_warn("bootstrap: listen on %s port %u", me->bootstrap_host,

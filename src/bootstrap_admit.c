@@ -42,13 +42,18 @@
 #include "log.h"
 #include "util.h"
 
-/* Address k (0: addr, 1: bootstrap host) of node i, numeric only. */
-static const union config_sa *bs_set_sa(const struct bootstrap *b, uint32_t i,
-					int k)
+/* Address k (0: addr, 1: bootstrap host) of node i as 16 bytes; 0, or
+ * -EAFNOSUPPORT for a name or a GID. */
+static int bs_node_addr16(const struct bootstrap *b, uint32_t i, int k,
+			  uint8_t out[16])
 {
 	const struct config_node *n = &b->cfg->nodes[i];
+	union config_sa sa;
 
-	return k ? &n->bootstrap_sa : &n->addr_sa;
+	if (!k)
+		return bs_addr16(&n->addr_sa, out);
+	config_node_bootstrap_sa(n, &sa);
+	return bs_addr16(&sa, out);
 }
 
 /* The set's slot for a (empty or equal), by FNV-1a.  A slot holds
@@ -61,7 +66,7 @@ static uint32_t bs_set_slot(const struct bootstrap *b, const uint8_t a[16])
 
 	while ((v = b->src_set[h])) {
 		v--;
-		if (!bs_addr16(bs_set_sa(b, v >> 1, (int)(v & 1)), x) &&
+		if (!bs_node_addr16(b, v >> 1, (int)(v & 1), x) &&
 		    !memcmp(x, a, 16))
 			break;
 		h = (h + 1) & b->src_mask;
@@ -77,11 +82,10 @@ static int bs_set_add(struct bootstrap *b, uint32_t i, int k, int count)
 	uint8_t a[16], x[16];
 	uint32_t h;
 
-	if (bs_addr16(bs_set_sa(b, i, k), a))
+	if (bs_node_addr16(b, i, k, a))
 		return 0;
 	if (count)
-		return !k || bs_addr16(bs_set_sa(b, i, 0), x) ||
-		       memcmp(a, x, 16);
+		return !k || bs_node_addr16(b, i, 0, x) || memcmp(a, x, 16);
 	h = bs_set_slot(b, a);
 	if (b->src_set[h])
 		return 0;
@@ -156,15 +160,17 @@ static void bs_names_lookup(struct bootstrap *b, int pi, int64_t now)
 	struct bs_peer *bp = bs_peer_get(b, pi);
 	struct sockaddr_storage ss;
 	char err[CONFIG_ERR_MAX];
+	union config_sa bsa;
 	socklen_t len;
 
 	if (!bp)
 		return;
+	config_node_bootstrap_sa(n, &bsa);
 	bp->name_ok[0] = n->addr_sa.ss_family == AF_UNSPEC &&
 			 !config_node_addr(n, &ss, &len, err, sizeof(err)) &&
 			 !bs_addr16(&ss, bp->name_addr[0]);
 	bp->name_ok[1] =
-		n->bootstrap_sa.ss_family == AF_UNSPEC &&
+		bsa.ss_family == AF_UNSPEC &&
 		!config_node_bootstrap(n, &ss, &len, err, sizeof(err)) &&
 		!bs_addr16(&ss, bp->name_addr[1]);
 	bp->name_ms = now;
@@ -208,15 +214,15 @@ static int bs_src_fits(struct bootstrap *b, const struct bs_conn *c, int pi)
 	const struct config_node *n = &b->cfg->nodes[pi];
 	const struct bs_peer *bp = b->bp[pi];
 	int64_t now = util_now_ms();
+	union config_sa bsa;
 	uint8_t src[16];
 
 	if (bs_addr16(&c->src, src))
 		return 0;
-	if (bs_same_host(&c->src, &n->addr_sa) ||
-	    bs_same_host(&c->src, &n->bootstrap_sa))
+	config_node_bootstrap_sa(n, &bsa);
+	if (bs_same_host(&c->src, &n->addr_sa) || bs_same_host(&c->src, &bsa))
 		return 1;
-	if (n->addr_sa.ss_family != AF_UNSPEC &&
-	    n->bootstrap_sa.ss_family != AF_UNSPEC)
+	if (n->addr_sa.ss_family != AF_UNSPEC && bsa.ss_family != AF_UNSPEC)
 		return 0;
 	if (bs_names_match(bp, src))
 		return 1;
@@ -240,14 +246,16 @@ static int bs_gid_fits(const struct bootstrap *b, const struct bs_conn *c,
 	const struct config_node *n = &b->cfg->nodes[pi];
 	const struct bs_peer *bp = b->bp[pi];
 	const uint8_t *gid = c->h.addr.gid.raw;
+	union config_sa bsa;
 	uint8_t a[16];
 
+	config_node_bootstrap_sa(n, &bsa);
 	if (c->h.addr.link_layer != IBV_LINK_LAYER_ETHERNET ||
 	    (!util_is_v4mapped(gid) && (gid[0] & 0xe0) != 0x20))
 		return 1;
 	if ((!bs_addr16(&c->src, a) && !memcmp(a, gid, 16)) ||
 	    (!bs_addr16(&n->addr_sa, a) && !memcmp(a, gid, 16)) ||
-	    (!bs_addr16(&n->bootstrap_sa, a) && !memcmp(a, gid, 16)))
+	    (!bs_addr16(&bsa, a) && !memcmp(a, gid, 16)))
 		return 1;
 	return bs_names_match(bp, gid);
 }
@@ -301,12 +309,13 @@ static int bs_source_cap(const struct bootstrap *b,
 			 const struct sockaddr_storage *ss)
 {
 	const struct config_node *n;
+	union config_sa bsa;
 	int i, k = 0;
 
 	for (i = 0; i < b->cfg->nnodes; i++) {
 		n = &b->cfg->nodes[i];
-		k += bs_same_host(&n->addr_sa, ss) ||
-		     bs_same_host(&n->bootstrap_sa, ss);
+		config_node_bootstrap_sa(n, &bsa);
+		k += bs_same_host(&n->addr_sa, ss) || bs_same_host(&bsa, ss);
 	}
 	return BS_PER_SOURCE * (k ? k : 1);
 }

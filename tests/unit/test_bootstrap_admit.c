@@ -403,9 +403,10 @@ static void t_names_bounded(void **state)
 static void t_node_source_bounded(void **state)
 {
 	struct sockaddr_in *s4 =
-		(struct sockaddr_in *)&cfg.nodes[3].bootstrap_sa;
+		(struct sockaddr_in *)cfg.nodes[3].bootstrap_own;
 	int i, delta;
 
+	assert_non_null(s4); /* not its addr's host: a sockaddr of its own */
 	inet_pton(AF_INET, "127.0.0.4", &s4->sin_addr);
 	bs_admit_close(&b);
 	assert_int_equal(bs_admit_open(&b), 0);
