@@ -512,6 +512,13 @@ int fs_all_group(struct fs *fs, const char *name, const char *buf, size_t size);
 int fs_status_render(struct fs *fs, struct fs_node *node, char **buf,
 		     size_t *len);
 
+/*
+ * The bytes the daemon holds from malloc, every arena and every mmap'd
+ * block, chunk headers included: .status's heap_bytes and .metrics's
+ * ibfs_heap_bytes.  Any thread; mallinfo2 walks the free lists.
+ */
+size_t fs_heap_bytes(void);
+
 /* ---- fs_metrics.c: MOUNT/.metrics ---- */
 
 /*

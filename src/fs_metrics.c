@@ -260,7 +260,7 @@ static void fs_metrics_levels(struct fs *fs, FILE *f)
 	}
 }
 
-/* The node itself: who it is, since when, and its memory_limit. */
+/* The node itself: who it is, since when, its memory_limit and heap. */
 static void fs_metrics_node(struct fs *fs, FILE *f)
 {
 	const struct config *cfg = fs->cfg;
@@ -282,6 +282,11 @@ static void fs_metrics_node(struct fs *fs, FILE *f)
 			  "what the queued messages are charged now", 0);
 	fs_metrics_sample(f, "memory_used_bytes", NULL, NULL, NULL,
 			  fs->budget.total);
+	fs_metrics_family(f, "heap_bytes", "",
+			  "what the daemon holds from malloc, as mallinfo2 "
+			  "counts it",
+			  0);
+	fs_metrics_sample(f, "heap_bytes", NULL, NULL, NULL, fs_heap_bytes());
 }
 
 /* The fabric's events, node-wide (peer.h's PEER_COUNTERS_FABRIC), when

@@ -149,18 +149,14 @@ static void fs_status_all(struct fs *fs, struct fs_node *node, FILE *f)
 	fs_status_parked(fs, node, f);
 }
 
-/*
- * The bytes the daemon holds from malloc, every arena and every mmap'd
- * block, chunk headers included: what a config's nodes cost, read as a
- * user can (issue 33), without the page rounding and the untouched calloc
- * pages that make RSS a loose measure.  mallinfo2 walks the free lists,
- * which a .status read may afford.
- */
-static void fs_status_heap(FILE *f)
+/* What a config's nodes cost, read as a user can (issue 33), without the
+ * page rounding and the untouched calloc pages that make RSS a loose
+ * measure; mallinfo2 walks the free lists, which a read may afford. */
+size_t fs_heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	fprintf(f, "heap_bytes=%zu\n", mi.uordblks + mi.hblkhd);
+	return mi.uordblks + mi.hblkhd;
 }
 
 /* MOUNT/.status: this node's identity and totals. */
@@ -181,7 +177,7 @@ static void fs_status_root(struct fs *fs, FILE *f)
 		cfg->bootstrap == BOOTSTRAP_MULTICAST ? "multicast" : "tcp");
 	fs_status_mcast(fs, f);
 	fprintf(f, "uptime=%ld\n", (long)(time(NULL) - fs->started));
-	fs_status_heap(f);
+	fprintf(f, "heap_bytes=%zu\n", fs_heap_bytes());
 	fs_status_parked(fs, NULL, f);
 	if (fs->tp)
 		fs_status_counters(f, tp_totals(fs->tp));
