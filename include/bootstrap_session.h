@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
@@ -98,11 +99,13 @@ struct bs_conn {
 TAILQ_HEAD(bs_connq, bs_conn);
 
 /*
- * Bootstrap's view of one node: small, since there is one per configured
- * node; a session costs only while it stands.  The bootstrap thread's
- * alone, but queued (under need_lock).
+ * Bootstrap's view of one node it has had to do with: made by
+ * bs_peer_get when the node is first wanted, dials us or has its host
+ * names looked up, so that a node never used costs only its pointer in
+ * b->bp.  The bootstrap thread's alone.
  */
 struct bs_peer {
+	int idx;			/* its node's index in the config */
 	TAILQ_ENTRY(bs_peer) want_link; /* in b->want while wanted */
 	struct bs_conn *out;		/* our session to it, or NULL */
 	int64_t next_try;		/* ms: no dial before */
@@ -113,7 +116,6 @@ struct bs_peer {
 	int live;	       /* sessions that reached BS_UP */
 	int up;		       /* we called tp_peer_up */
 	int wanted;	       /* in b->want */
-	int queued;	       /* under need_lock: in needq */
 	struct peer_addr addr; /* what is installed */
 	/* strict_source for a node written with host names: what its addr
 	 * and bootstrap host resolved to (16 bytes, IPv4 mapped), and when,
@@ -138,16 +140,15 @@ struct bootstrap {
 	atomic_int stop;
 	atomic_int retell; /* the device is back: tell every peer met */
 	int timeout_ms;
-	struct bs_peer *bp;
+	struct bs_peer **bp;	   /* per node, NULL until bs_peer_get */
 	struct bs_connq conns;	   /* every open session */
 	struct bs_connq dead;	   /* closed, freed after the event batch */
 	int nin, max_in;	   /* incoming sessions, and their cap */
 	struct bs_connq strangers; /* strangers' handshakes, oldest first */
 	int nstrangers, max_strangers;
-	/* the config's numeric node addresses (bootstrap_admit.c): 16
-	 * bytes each, IPv4 mapped; src_used[i] says slot i holds one */
-	uint8_t (*src_set)[16];
-	uint8_t *src_used;
+	/* the config's numeric node addresses (bootstrap_admit.c): a slot
+	 * holds (node << 1 | 0 for addr, 1 for bootstrap) + 1, or 0 */
+	uint32_t *src_set;
 	uint32_t src_mask;
 	/* strict_source's check, bs_source_ok, set by bs_admit_open: a
 	 * session (below admission) asks it through this hook */
@@ -168,12 +169,30 @@ struct bootstrap {
 
 	/* needs: senders' threads ask, the bootstrap thread takes */
 	pthread_mutex_t need_lock;
-	int *needq; /* under need_lock: node indexes asked for */
-	int nneed;  /* under need_lock */
+	int *needq;	 /* under need_lock: node indexes asked for */
+	uint8_t *queued; /* per node, under need_lock: in needq */
+	int nneed;	 /* under need_lock */
 
 	pthread_t thr;
 	int thr_started;
 };
+
+/* Node pi's bs_peer, made on first use (bootstrap thread); NULL
+ * without memory. */
+static inline struct bs_peer *bs_peer_get(struct bootstrap *b, int pi)
+{
+	struct bs_peer *bp = b->bp[pi];
+
+	if (bp)
+		return bp;
+	bp = calloc(1, sizeof(*bp));
+	if (!bp)
+		return NULL;
+	bp->idx = pi;
+	bp->backoff_ms = BS_BACKOFF_MIN_MS;
+	b->bp[pi] = bp;
+	return bp;
+}
 
 /*
  * A bootstrap failure of peer pi ("bootstrap: NAME: why"), logged as

@@ -75,10 +75,11 @@ union config_sa {
 
 /*
  * One configured node; a 10,000-node config holds 10,000 of these, so it
- * stays small (144 bytes, its strings apart) and loading one does no name
+ * stays small (96 bytes, its strings apart) and loading one does no name
  * lookup: a host name is kept as written with its sockaddr AF_UNSPEC, and
  * resolved by config_node_addr / config_node_bootstrap when it is needed.
- * Its strings lie in the config's string blocks (config_free frees them).
+ * Its strings, and a bootstrap sockaddr of its own, lie in the config's
+ * string blocks (config_free frees them).
  */
 struct config_node {
 	const char *name;
@@ -91,12 +92,20 @@ struct config_node {
 	uint16_t bootstrap_port;  /* CONFIG_DEFAULT_BOOTSTRAP_PORT */
 	uint8_t addr_len;	  /* of addr_sa; 0 for a host name */
 	uint8_t bootstrap_len;	  /* of bootstrap_sa; 0 for a host name */
+	enum config_delivery delivery; /* [global] value unless overridden */
 	/* AF_INET, AF_INET6 or AF_IB; AF_UNSPEC when addr is a host name */
 	union config_sa addr_sa;
-	/* numeric, port filled in; AF_UNSPEC when the host is a name */
-	union config_sa bootstrap_sa;
-	enum config_delivery delivery; /* [global] value unless overridden */
+	/* the bootstrap endpoint's sockaddr, numeric with its port (or
+	 * AF_UNSPEC for a name), when its host is not addr's; NULL when it
+	 * is (the common case: addr_sa at bootstrap_port).  Read it through
+	 * config_node_bootstrap_sa. */
+	union config_sa *bootstrap_own;
 };
+
+/* Node n's bootstrap endpoint as a sockaddr, into out: numeric with its
+ * port, or AF_UNSPEC for a host name. */
+void config_node_bootstrap_sa(const struct config_node *n,
+			      union config_sa *out);
 
 struct config_strblk;
 

@@ -142,8 +142,8 @@ int config_ini_bad(struct config_parse *p, const struct config_key *k,
 int config_addr_set_addr(struct config_node *n, const char *val, char *why,
 			 size_t whylen);
 int config_addr_set_bootstrap(struct config_node *n, const char *val,
-			      char host[CONFIG_HOST_MAX + 1], char *why,
-			      size_t whylen);
+			      char host[CONFIG_HOST_MAX + 1],
+			      union config_sa *sa, char *why, size_t whylen);
 int config_addr_set_mcast(struct config *cfg, const char *val, char *why,
 			  size_t whylen);
 
@@ -156,6 +156,17 @@ uint32_t config_addr_bootstrap_hash(const struct config_node *n);
 
 /* A node without bootstrap: its addr, with the default port. */
 void config_addr_default_bootstrap(struct config_node *n);
+
+/* Whether n's bootstrap sockaddr sa is its addr at bootstrap_port (1), so
+ * that n keeps no bootstrap sockaddr of its own. */
+int config_addr_bootstrap_is_addr(const struct config_node *n,
+				  const union config_sa *sa);
+
+/* The bootstrap key's sockaddr of node n, kept by the parser until the
+ * node's end (ini_finish_node), which stores it only where it is not
+ * the addr's.  0 or -ENOMEM. */
+int config_ini_bootstrap_sa(struct config_parse *p, struct config_node *n,
+			    const union config_sa *sa);
 
 /* Whether two nodes' bootstrap endpoints are one (family, address, port). */
 int config_addr_same_bootstrap(const struct config_node *na,

@@ -76,7 +76,7 @@ static void bs_out_start(struct bootstrap *b, int pi)
 	}
 	c->outgoing = 1;
 	c->st = BS_CONNECTING;
-	b->bp[pi].out = c;
+	b->bp[pi]->out = c;
 	b->dialing++;
 	if (connect(fd, (struct sockaddr *)&sa, salen) &&
 	    errno != EINPROGRESS) {
@@ -106,9 +106,11 @@ static void bs_take_needs(struct bootstrap *b, int64_t now)
 
 	pthread_mutex_lock(&b->need_lock);
 	for (i = 0; i < b->nneed; i++) {
-		struct bs_peer *bp = &b->bp[b->needq[i]];
+		struct bs_peer *bp = bs_peer_get(b, b->needq[i]);
 
-		bp->queued = 0;
+		b->queued[b->needq[i]] = 0;
+		if (!bp) /* its sends wait, and fail at peer_timeout */
+			continue;
 		bp->want_until = now + b->cfg->peer_timeout_ms;
 		if (!bp->wanted) {
 			bp->wanted = 1;
@@ -136,7 +138,7 @@ static void bs_tokens(struct bootstrap *b, int64_t now)
  */
 static int bs_reroute(struct bootstrap *b, struct bs_peer *bp)
 {
-	int pi = (int)(bp - b->bp);
+	int pi = bp->idx;
 	struct peer *p = &b->peers[pi];
 	int rc;
 
@@ -180,7 +182,7 @@ static int64_t bs_dial_due(struct bootstrap *b, int64_t now, int64_t wake)
 			continue;
 		}
 		b->tokens -= 1;
-		bs_out_start(b, (int)(bp - b->bp));
+		bs_out_start(b, bp->idx);
 	}
 	return wake;
 }
@@ -189,7 +191,7 @@ static int64_t bs_dial_due(struct bootstrap *b, int64_t now, int64_t wake)
 static int bs_idle(struct bootstrap *b, struct bs_conn *c, int64_t now,
 		   int64_t *wake)
 {
-	struct bs_peer *bp = &b->bp[c->peer];
+	struct bs_peer *bp = b->bp[c->peer];
 	struct peer_counters *k = peer_counts(&b->peers[c->peer]);
 	uint64_t seen = atomic_load(&k->msgs_tx) + atomic_load(&k->msgs_rx);
 	int64_t due;
@@ -310,7 +312,7 @@ static void bs_retell(struct bootstrap *b, int64_t now)
 	bs_local_up(b);
 	for (c = TAILQ_FIRST(&b->conns); c; c = tmp) {
 		tmp = TAILQ_NEXT(c, link);
-		bp = c->peer >= 0 ? &b->bp[c->peer] : NULL;
+		bp = c->peer >= 0 ? b->bp[c->peer] : NULL;
 		bs_conn_close(b, c);
 		if (!bp)
 			continue;
@@ -390,8 +392,8 @@ static void bs_need(void *arg, struct peer *p)
 
 	pthread_mutex_lock(&b->need_lock);
 	wake = !b->nneed;
-	if (!b->bp[p->idx].queued) {
-		b->bp[p->idx].queued = 1;
+	if (!b->queued[p->idx]) {
+		b->queued[p->idx] = 1;
 		b->needq[b->nneed++] = p->idx;
 	}
 	pthread_mutex_unlock(&b->need_lock);
@@ -403,15 +405,16 @@ static void bs_need(void *arg, struct peer *p)
 static int bs_listen(struct bootstrap *b)
 {
 	const struct config_node *me = &b->cfg->nodes[b->cfg->local];
+	union config_sa bsa;
 	int one = 1, rc;
 
-	b->lfd = socket(me->bootstrap_sa.ss_family,
+	config_node_bootstrap_sa(me, &bsa);
+	b->lfd = socket(bsa.ss_family,
 			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (b->lfd < 0)
 		return -errno;
 	setsockopt(b->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(b->lfd, (struct sockaddr *)&me->bootstrap_sa,
-		 me->bootstrap_len) ||
+	if (bind(b->lfd, (struct sockaddr *)&bsa, me->bootstrap_len) ||
 	    listen(b->lfd, BS_LISTEN_BACKLOG)) {
 		rc = -errno;
 		log_warn("bootstrap: listen on %s port %u", me->bootstrap_host,
@@ -426,16 +429,19 @@ static int bs_local_up(struct bootstrap *b)
 {
 	int li = b->cfg->local;
 	struct peer *p = &b->peers[li];
+	struct bs_peer *bp = bs_peer_get(b, li);
 	int rc;
 
+	if (!bp)
+		return -ENOMEM;
 	rc = bootstrap_peer_up(b->tp, b->rt, p, &b->me.addr, b->cfg->route);
 	if (rc < 0) {
 		log_warnx("bootstrap: cannot resolve the local node %s: %s",
 			  p->conf->name, strerror(-rc));
 		return rc;
 	}
-	b->bp[li].up = 1;
-	b->bp[li].addr = b->me.addr;
+	bp->up = 1;
+	bp->addr = b->me.addr;
 	log_info("peer %s up (qpn 0x%06x, local)", p->conf->name,
 		 b->me.addr.qpn);
 	return 0;
@@ -456,9 +462,11 @@ static void bs_free(struct bootstrap *b)
 	}
 	bs_reap(b);
 	bs_admit_close(b);
-	for (i = 0; b->bp && i < b->cfg->nnodes; i++)
-		if (b->bp[i].up)
+	for (i = 0; b->bp && i < b->cfg->nnodes; i++) {
+		if (b->bp[i] && b->bp[i]->up)
 			tp_peer_down(b->tp, &b->peers[i]);
+		free(b->bp[i]);
+	}
 	if (b->lfd >= 0)
 		close(b->lfd);
 	if (b->efd >= 0)
@@ -468,6 +476,7 @@ static void bs_free(struct bootstrap *b)
 	pthread_mutex_destroy(&b->need_lock);
 	free(b->bp);
 	free(b->needq);
+	free(b->queued);
 	free(b);
 }
 
@@ -498,7 +507,6 @@ static int bs_new(struct bootstrap **out, const struct config *cfg,
 		  struct peer *peers, struct tp *tp, struct route *rt)
 {
 	struct bootstrap *b;
-	int i;
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -527,10 +535,9 @@ static int bs_new(struct bootstrap **out, const struct config *cfg,
 	*out = b;
 	b->bp = calloc(cfg->nnodes, sizeof(*b->bp));
 	b->needq = calloc(cfg->nnodes, sizeof(*b->needq));
-	if (!b->bp || !b->needq)
+	b->queued = calloc(cfg->nnodes, sizeof(*b->queued));
+	if (!b->bp || !b->needq || !b->queued)
 		return -ENOMEM;
-	for (i = 0; i < cfg->nnodes; i++)
-		b->bp[i].backoff_ms = BS_BACKOFF_MIN_MS;
 	return bs_admit_open(b);
 }
 

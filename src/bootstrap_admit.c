@@ -42,52 +42,83 @@
 #include "log.h"
 #include "util.h"
 
-/* The set's slot for a (empty or equal), by FNV-1a. */
+/* Address k (0: addr, 1: bootstrap host) of node i as 16 bytes; 0, or
+ * -EAFNOSUPPORT for a name or a GID. */
+static int bs_node_addr16(const struct bootstrap *b, uint32_t i, int k,
+			  uint8_t out[16])
+{
+	const struct config_node *n = &b->cfg->nodes[i];
+	union config_sa sa;
+
+	if (!k)
+		return bs_addr16(&n->addr_sa, out);
+	config_node_bootstrap_sa(n, &sa);
+	return bs_addr16(&sa, out);
+}
+
+/* The set's slot for a (empty or equal), by FNV-1a.  A slot holds
+ * (node << 1 | k) + 1 and no copy: the config's own address is the key. */
 static uint32_t bs_set_slot(const struct bootstrap *b, const uint8_t a[16])
 {
 	uint32_t h = util_fnv1a(a, 16, UTIL_FNV1A_INIT) & b->src_mask;
+	uint8_t x[16];
+	uint32_t v;
 
-	while (b->src_used[h] && memcmp(b->src_set[h], a, 16))
+	while ((v = b->src_set[h])) {
+		v--;
+		if (!bs_node_addr16(b, v >> 1, (int)(v & 1), x) &&
+		    !memcmp(x, a, 16))
+			break;
 		h = (h + 1) & b->src_mask;
+	}
 	return h;
 }
 
-/* Add the numeric address of ss to the set (names are left out). */
-static void bs_set_add(struct bootstrap *b, const union config_sa *ss)
+/* Add node i's address k to the set, unless a name or there already;
+ * with count, only say whether it would add one (a bootstrap host that is
+ * the node's addr, the default, would not). */
+static int bs_set_add(struct bootstrap *b, uint32_t i, int k, int count)
 {
-	uint8_t a[16];
+	uint8_t a[16], x[16];
 	uint32_t h;
 
-	if (bs_addr16(ss, a))
-		return;
+	if (bs_node_addr16(b, i, k, a))
+		return 0;
+	if (count)
+		return !k || bs_node_addr16(b, i, 0, x) || memcmp(a, x, 16);
 	h = bs_set_slot(b, a);
-	memcpy(b->src_set[h], a, 16);
-	b->src_used[h] = 1;
+	if (b->src_set[h])
+		return 0;
+	b->src_set[h] = (i << 1 | (uint32_t)k) + 1;
+	return 1;
 }
 
 /*
  * The configured nodes' numeric addresses, addr and bootstrap host, in an
- * open-addressed set, so an accept tells a node's address from a
- * stranger's in constant time; and b->source_ok, through which sessions
- * ask strict_source.  0 or -ENOMEM.
+ * open-addressed set of indexes into the config (4 bytes a slot, at most
+ * two thirds full: about 6 bytes a node), so an accept tells a node's
+ * address from a stranger's in constant time; and b->source_ok, through
+ * which sessions ask strict_source.  0 or -ENOMEM.
  */
 int bs_admit_open(struct bootstrap *b)
 {
-	uint32_t size = 16;
-	int i;
+	uint32_t size = 16, most = 0;
+	uint32_t i;
+	int k;
 
 	b->source_ok = bs_source_ok;
-	while (size < 4u * (uint32_t)b->cfg->nnodes)
+	for (i = 0; i < (uint32_t)b->cfg->nnodes; i++)
+		for (k = 0; k < 2; k++)
+			most += (uint32_t)bs_set_add(b, i, k, 1);
+	while (size < most + most / 2)
 		size *= 2;
 	b->src_set = calloc(size, sizeof(*b->src_set));
-	b->src_used = calloc(size, 1);
-	if (!b->src_set || !b->src_used)
+	if (!b->src_set)
 		return -ENOMEM;
 	b->src_mask = size - 1;
-	for (i = 0; i < b->cfg->nnodes; i++) {
-		bs_set_add(b, &b->cfg->nodes[i].addr_sa);
-		bs_set_add(b, &b->cfg->nodes[i].bootstrap_sa);
-	}
+	for (i = 0; i < (uint32_t)b->cfg->nnodes; i++)
+		for (k = 0; k < 2; k++)
+			bs_set_add(b, i, k, 0);
 	b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
@@ -99,7 +130,6 @@ void bs_admit_close(struct bootstrap *b)
 		close(b->spare_fd);
 	b->spare_fd = -1;
 	free(b->src_set);
-	free(b->src_used);
 }
 
 /* Whether ss is one of the config's numeric node addresses. */
@@ -110,7 +140,7 @@ static int bs_src_member(const struct bootstrap *b,
 
 	if (bs_addr16(ss, a))
 		return 0;
-	return b->src_used[bs_set_slot(b, a)];
+	return b->src_set[bs_set_slot(b, a)] != 0;
 }
 
 /* Whether two sockaddrs hold the same address (ports aside); each a
@@ -127,26 +157,31 @@ static int bs_same_host(const void *x, const void *y)
 static void bs_names_lookup(struct bootstrap *b, int pi, int64_t now)
 {
 	const struct config_node *n = &b->cfg->nodes[pi];
-	struct bs_peer *bp = &b->bp[pi];
+	struct bs_peer *bp = bs_peer_get(b, pi);
 	struct sockaddr_storage ss;
 	char err[CONFIG_ERR_MAX];
+	union config_sa bsa;
 	socklen_t len;
 
+	if (!bp)
+		return;
+	config_node_bootstrap_sa(n, &bsa);
 	bp->name_ok[0] = n->addr_sa.ss_family == AF_UNSPEC &&
 			 !config_node_addr(n, &ss, &len, err, sizeof(err)) &&
 			 !bs_addr16(&ss, bp->name_addr[0]);
 	bp->name_ok[1] =
-		n->bootstrap_sa.ss_family == AF_UNSPEC &&
+		bsa.ss_family == AF_UNSPEC &&
 		!config_node_bootstrap(n, &ss, &len, err, sizeof(err)) &&
 		!bs_addr16(&ss, bp->name_addr[1]);
 	bp->name_ms = now;
 }
 
-/* Whether src is one of node pi's host names' addresses, as cached. */
+/* Whether src is one of node pi's host names' addresses, as cached (bp
+ * NULL: none looked up). */
 static int bs_names_match(const struct bs_peer *bp, const uint8_t src[16])
 {
-	return (bp->name_ok[0] && !memcmp(bp->name_addr[0], src, 16)) ||
-	       (bp->name_ok[1] && !memcmp(bp->name_addr[1], src, 16));
+	return bp && ((bp->name_ok[0] && !memcmp(bp->name_addr[0], src, 16)) ||
+		      (bp->name_ok[1] && !memcmp(bp->name_addr[1], src, 16)));
 }
 
 /*
@@ -177,25 +212,26 @@ static int bs_names_budget(struct bootstrap *b, int64_t now)
 static int bs_src_fits(struct bootstrap *b, const struct bs_conn *c, int pi)
 {
 	const struct config_node *n = &b->cfg->nodes[pi];
-	struct bs_peer *bp = &b->bp[pi];
+	const struct bs_peer *bp = b->bp[pi];
 	int64_t now = util_now_ms();
+	union config_sa bsa;
 	uint8_t src[16];
 
 	if (bs_addr16(&c->src, src))
 		return 0;
-	if (bs_same_host(&c->src, &n->addr_sa) ||
-	    bs_same_host(&c->src, &n->bootstrap_sa))
+	config_node_bootstrap_sa(n, &bsa);
+	if (bs_same_host(&c->src, &n->addr_sa) || bs_same_host(&c->src, &bsa))
 		return 1;
-	if (n->addr_sa.ss_family != AF_UNSPEC &&
-	    n->bootstrap_sa.ss_family != AF_UNSPEC)
+	if (n->addr_sa.ss_family != AF_UNSPEC && bsa.ss_family != AF_UNSPEC)
 		return 0;
 	if (bs_names_match(bp, src))
 		return 1;
-	if (bp->name_ms && (now - bp->name_ms < BS_NAME_RECHECK_MS ||
-			    !bs_names_budget(b, now)))
+	if (bp && bp->name_ms &&
+	    (now - bp->name_ms < BS_NAME_RECHECK_MS ||
+	     !bs_names_budget(b, now)))
 		return 0;
 	bs_names_lookup(b, pi, now);
-	return bs_names_match(bp, src);
+	return bs_names_match(b->bp[pi], src);
 }
 
 /*
@@ -208,16 +244,18 @@ static int bs_gid_fits(const struct bootstrap *b, const struct bs_conn *c,
 		       int pi)
 {
 	const struct config_node *n = &b->cfg->nodes[pi];
-	const struct bs_peer *bp = &b->bp[pi];
+	const struct bs_peer *bp = b->bp[pi];
 	const uint8_t *gid = c->h.addr.gid.raw;
+	union config_sa bsa;
 	uint8_t a[16];
 
+	config_node_bootstrap_sa(n, &bsa);
 	if (c->h.addr.link_layer != IBV_LINK_LAYER_ETHERNET ||
 	    (!util_is_v4mapped(gid) && (gid[0] & 0xe0) != 0x20))
 		return 1;
 	if ((!bs_addr16(&c->src, a) && !memcmp(a, gid, 16)) ||
 	    (!bs_addr16(&n->addr_sa, a) && !memcmp(a, gid, 16)) ||
-	    (!bs_addr16(&n->bootstrap_sa, a) && !memcmp(a, gid, 16)))
+	    (!bs_addr16(&bsa, a) && !memcmp(a, gid, 16)))
 		return 1;
 	return bs_names_match(bp, gid);
 }
@@ -271,12 +309,13 @@ static int bs_source_cap(const struct bootstrap *b,
 			 const struct sockaddr_storage *ss)
 {
 	const struct config_node *n;
+	union config_sa bsa;
 	int i, k = 0;
 
 	for (i = 0; i < b->cfg->nnodes; i++) {
 		n = &b->cfg->nodes[i];
-		k += bs_same_host(&n->addr_sa, ss) ||
-		     bs_same_host(&n->bootstrap_sa, ss);
+		config_node_bootstrap_sa(n, &bsa);
+		k += bs_same_host(&n->addr_sa, ss) || bs_same_host(&bsa, ss);
 	}
 	return BS_PER_SOURCE * (k ? k : 1);
 }

@@ -328,7 +328,7 @@ int bootstrap_peer_up(struct tp *tp, struct route *rt, struct peer *p,
 /* The peer is up at the address c->h announced: say so. */
 static void bs_installed(struct bootstrap *b, struct bs_conn *c, int fresh)
 {
-	struct bs_peer *bp = &b->bp[c->peer];
+	struct bs_peer *bp = b->bp[c->peer];
 	struct peer *p = &b->peers[c->peer];
 
 	if (!fresh) {
@@ -348,7 +348,7 @@ static void bs_installed(struct bootstrap *b, struct bs_conn *c, int fresh)
  * waits for a BYE; the dialer tells the listener READY. */
 static int bs_session_live(struct bootstrap *b, struct bs_conn *c)
 {
-	struct bs_peer *bp = &b->bp[c->peer];
+	struct bs_peer *bp = b->bp[c->peer];
 	struct peer_counters *k = peer_counts(&b->peers[c->peer]);
 	uint8_t ready[BS_READY_LEN];
 
@@ -414,7 +414,7 @@ static void bs_resolved(void *arg, int rc)
  */
 static int bs_session_up(struct bootstrap *b, struct bs_conn *c)
 {
-	struct bs_peer *bp = &b->bp[c->peer];
+	struct bs_peer *bp = b->bp[c->peer];
 	struct peer *p = &b->peers[c->peer];
 	int rc;
 
@@ -446,7 +446,7 @@ static void bs_peer_gone(struct bootstrap *b, int pi, int bye)
 	struct peer *p = &b->peers[pi];
 
 	tp_peer_down(b->tp, p);
-	b->bp[pi].up = 0;
+	b->bp[pi]->up = 0;
 	if (bye) {
 		tp_peer_idle(b->tp, p);
 		peer_set_error(p, 0, NULL);
@@ -482,7 +482,7 @@ struct bs_conn *bs_conn_new(struct bootstrap *b, int fd, int pi)
  * a peer takes the peer down, or idle after a BYE. */
 void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
 {
-	struct bs_peer *bp = c->peer >= 0 ? &b->bp[c->peer] : NULL;
+	struct bs_peer *bp = c->peer >= 0 ? b->bp[c->peer] : NULL;
 
 	if (c->fd < 0)
 		return;
@@ -512,7 +512,7 @@ void bs_conn_close(struct bootstrap *b, struct bs_conn *c)
  * come back together. */
 void bs_session_retry(struct bootstrap *b, int pi, int was_up)
 {
-	struct bs_peer *bp = &b->bp[pi];
+	struct bs_peer *bp = b->bp[pi];
 	int j;
 
 	if (bp->out)
@@ -649,8 +649,8 @@ static int bs_check_hello(struct bootstrap *b, struct bs_conn *c, int pi)
 	}
 	if (pi < 0) {
 		pi = bs_hello_node(b, c);
-		if (pi < 0)
-			return pi;
+		if (pi < 0 || !bs_peer_get(b, pi))
+			return pi < 0 ? pi : -ENOMEM;
 		c->peer = pi;
 		peer_attempt(&b->peers[pi]);
 	} else if (strcmp(c->h.name, b->cfg->nodes[pi].name)) {

@@ -28,7 +28,7 @@
 
 _Static_assert(sizeof(struct sockaddr_ib) <= sizeof(struct sockaddr_storage),
 	       "AF_IB address must fit sockaddr_storage");
-_Static_assert(sizeof(struct config_node) <= 144,
+_Static_assert(sizeof(struct config_node) <= 96,
 	       "a config_node is per configured node: keep it small");
 
 /* TCP and rdma_cm both want the port inside the sockaddr (a
@@ -41,6 +41,15 @@ static void addr_set_port(void *sa, uint16_t port)
 		((struct sockaddr_in *)ss)->sin_port = htons(port);
 	else if (ss->ss_family == AF_INET6)
 		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+/* The same for a node's compact sockaddr. */
+static void addr_sa_set_port(union config_sa *u, uint16_t port)
+{
+	if (u->ss_family == AF_INET)
+		u->in.sin_port = htons(port);
+	else if (u->ss_family == AF_INET6)
+		u->in6.sin6_port = htons(port);
 }
 
 /*
@@ -238,8 +247,8 @@ void config_addr_mcast_default(struct config *cfg)
 
 /* bootstrap: HOST, HOST:PORT or [IPV6]:PORT; bare IPv6 would be ambiguous. */
 int config_addr_set_bootstrap(struct config_node *n, const char *val,
-			      char host[CONFIG_HOST_MAX + 1], char *why,
-			      size_t whylen)
+			      char host[CONFIG_HOST_MAX + 1],
+			      union config_sa *sa, char *why, size_t whylen)
 {
 	const char *h = val, *port = NULL, *c, *end;
 	uint64_t v = CONFIG_DEFAULT_BOOTSTRAP_PORT;
@@ -274,8 +283,8 @@ int config_addr_set_bootstrap(struct config_node *n, const char *val,
 		return ADDR_BAD(why, whylen, "'%s' is not a port 1..65535",
 				port);
 	if (h == val && addr_is_name(host))
-		addr_name_sa(&n->bootstrap_sa, &n->bootstrap_len);
-	else if (addr_ip_node(host, v, &n->bootstrap_sa, &n->bootstrap_len))
+		addr_name_sa(sa, &n->bootstrap_len);
+	else if (addr_ip_node(host, v, sa, &n->bootstrap_len))
 		return ADDR_BAD(why, whylen,
 				h == val ? "'%s' is not an IPv4/IPv6 "
 					   "address or a host name"
@@ -291,16 +300,42 @@ void config_addr_default_bootstrap(struct config_node *n)
 {
 	n->bootstrap_host = n->addr;
 	n->bootstrap_port = CONFIG_DEFAULT_BOOTSTRAP_PORT;
-	n->bootstrap_sa = n->addr_sa;
+	n->bootstrap_own = NULL;
 	n->bootstrap_len = n->addr_len;
-	addr_set_port(&n->bootstrap_sa, n->bootstrap_port);
+}
+
+/* Whether bootstrap sockaddr sa (as set_bootstrap made it) is node n's
+ * addr at another port: then n keeps none of its own.  An AF_IB addr
+ * never is; two names are when written alike. */
+int config_addr_bootstrap_is_addr(const struct config_node *n,
+				  const union config_sa *sa)
+{
+	union config_sa a = n->addr_sa;
+
+	if (a.ss_family != sa->ss_family || a.ss_family == AF_IB)
+		return 0;
+	if (a.ss_family == AF_UNSPEC)
+		return !strcmp(n->addr, n->bootstrap_host);
+	addr_sa_set_port(&a, n->bootstrap_port);
+	return !memcmp(&a, sa, sizeof(a));
+}
+
+void config_node_bootstrap_sa(const struct config_node *n, union config_sa *out)
+{
+	if (n->bootstrap_own) {
+		*out = *n->bootstrap_own;
+		return;
+	}
+	*out = n->addr_sa;
+	addr_sa_set_port(out, n->bootstrap_port);
 }
 
 /* What config_addr_same_bootstrap compares, hashed: the host as written
  * (case folded) for a name, else the address; and the port. */
 uint32_t config_addr_bootstrap_hash(const struct config_node *n)
 {
-	const union config_sa *a = &n->bootstrap_sa;
+	union config_sa sa;
+	const union config_sa *a = &sa;
 	const struct sockaddr_in *a4 = (const void *)a;
 	const struct sockaddr_in6 *a6 = (const void *)a;
 	uint32_t h = util_fnv1a(&n->bootstrap_port, sizeof(n->bootstrap_port),
@@ -308,6 +343,7 @@ uint32_t config_addr_bootstrap_hash(const struct config_node *n)
 	const char *c;
 	char lc;
 
+	config_node_bootstrap_sa(n, &sa);
 	if (a->ss_family == AF_UNSPEC) {
 		for (c = n->bootstrap_host; *c; c++) {
 			lc = (char)tolower((unsigned char)*c);
@@ -328,10 +364,13 @@ uint32_t config_addr_bootstrap_hash(const struct config_node *n)
 int config_addr_same_bootstrap(const struct config_node *na,
 			       const struct config_node *nb)
 {
-	const union config_sa *a = &na->bootstrap_sa, *b = &nb->bootstrap_sa;
+	union config_sa sa, sb;
+	const union config_sa *a = &sa, *b = &sb;
 	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
 	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
 
+	config_node_bootstrap_sa(na, &sa);
+	config_node_bootstrap_sa(nb, &sb);
 	if (a->ss_family != b->ss_family)
 		return 0;
 	if (a->ss_family == AF_UNSPEC)
@@ -424,9 +463,11 @@ int config_node_bootstrap(const struct config_node *n,
 			  char *err, size_t errlen)
 {
 	const char *why = "";
+	union config_sa sa;
 	int rc;
 
-	rc = addr_get(n->bootstrap_host, &n->bootstrap_sa, n->bootstrap_len,
+	config_node_bootstrap_sa(n, &sa);
+	rc = addr_get(n->bootstrap_host, &sa, n->bootstrap_len,
 		      n->bootstrap_port, ss, len, &why);
 	if (rc && err && errlen)
 		snprintf(err, errlen, "%s: %s", n->bootstrap_host, why);
@@ -459,12 +500,13 @@ static int addr_resolve(const struct config *cfg, int i, int bootstrap,
 {
 	const struct config_node *n = &cfg->nodes[i];
 	const char *why = "";
+	union config_sa sa;
 	int rc;
 
+	config_node_bootstrap_sa(n, &sa);
 	if (bootstrap)
-		rc = addr_get(n->bootstrap_host, &n->bootstrap_sa,
-			      n->bootstrap_len, n->bootstrap_port, ss, len,
-			      &why);
+		rc = addr_get(n->bootstrap_host, &sa, n->bootstrap_len,
+			      n->bootstrap_port, ss, len, &why);
 	else
 		rc = addr_get(n->addr, &n->addr_sa, n->addr_len, 0, ss, len,
 			      &why);
@@ -510,11 +552,16 @@ int config_resolve_local(struct config *cfg, char *err, size_t errlen)
 					      errlen);
 	if (rc)
 		return rc;
-	if (alen > sizeof(me->addr_sa) || blen > sizeof(me->bootstrap_sa))
+	if (alen > sizeof(me->addr_sa) || blen > sizeof(union config_sa))
 		return -EAFNOSUPPORT; /* addr_lookup gives IPv4 or IPv6 */
 	memcpy(&me->addr_sa, &a, alen);
 	me->addr_len = alen;
-	memcpy(&me->bootstrap_sa, &b, blen);
+	/* a bootstrap host that is addr's follows it; one of its own is
+	 * kept in the string blocks, where it can be written */
+	if (me->bootstrap_own) {
+		memset(me->bootstrap_own, 0, sizeof(*me->bootstrap_own));
+		memcpy(me->bootstrap_own, &b, blen);
+	}
 	me->bootstrap_len = blen;
 	return 0;
 }
@@ -527,13 +574,14 @@ static void addr_lookup_node(const struct config *cfg, int i,
 			     struct config_lookup *l)
 {
 	const struct config_node *n = &cfg->nodes[i];
+	union config_sa sa;
 
+	config_node_bootstrap_sa(n, &sa);
 	memset(l, 0, sizeof(*l));
 	if (addr_get(n->addr, &n->addr_sa, n->addr_len, 0, &l->addr,
 		     &l->addr_len, &l->addr_why))
 		l->addr_len = 0;
-	if (n->addr_sa.ss_family == AF_UNSPEC &&
-	    n->bootstrap_sa.ss_family == AF_UNSPEC &&
+	if (n->addr_sa.ss_family == AF_UNSPEC && sa.ss_family == AF_UNSPEC &&
 	    !strcmp(n->addr, n->bootstrap_host)) {
 		l->bootstrap = l->addr;
 		l->bootstrap_len = l->addr_len;
@@ -541,7 +589,7 @@ static void addr_lookup_node(const struct config *cfg, int i,
 		addr_set_port(&l->bootstrap, n->bootstrap_port);
 		return;
 	}
-	if (addr_get(n->bootstrap_host, &n->bootstrap_sa, n->bootstrap_len,
+	if (addr_get(n->bootstrap_host, &sa, n->bootstrap_len,
 		     n->bootstrap_port, &l->bootstrap, &l->bootstrap_len,
 		     &l->bootstrap_why))
 		l->bootstrap_len = 0;

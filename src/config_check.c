@@ -75,14 +75,16 @@ static void check_row(const struct config *cfg, int i,
 	/* room for "addr(resolved)" and "host:port(resolved)" whole */
 	char a[CONFIG_HOST_MAX + 1 + sizeof(buf) + 2];
 	char b[CONFIG_HOST_MAX + 1 + 8 + sizeof(buf)];
+	union config_sa bsa;
 
+	config_node_bootstrap_sa(n, &bsa);
 	if (n->addr_sa.ss_family == AF_UNSPEC)
 		snprintf(a, sizeof(a), "%s(%s)", n->addr,
 			 check_sockaddr(&l->addr, l->addr_len, 0, buf,
 					sizeof(buf)));
 	else
 		snprintf(a, sizeof(a), "%s", n->addr);
-	if (n->bootstrap_sa.ss_family == AF_UNSPEC)
+	if (bsa.ss_family == AF_UNSPEC)
 		snprintf(b, sizeof(b), "%s:%u(%s)", n->bootstrap_host,
 			 n->bootstrap_port,
 			 check_sockaddr(&l->bootstrap, l->bootstrap_len, 1, buf,

@@ -39,6 +39,8 @@ struct config_parse {
 	int global_line;      /* line of [global], 0 = none */
 	int gseen[GK_MAX];    /* line each [global] key was set on */
 	int (*nseen)[NK_MAX]; /* the same per node, parallel to cfg->nodes */
+	/* each node's bootstrap sockaddr until its end, parallel too */
+	union config_sa *nbsa;
 	int ncap;
 	int sec_first; /* the nodes of the [node ...] section being read */
 	int sec_n;     /* ... how many (a hostlist names several) */
@@ -298,29 +300,49 @@ struct config_strblk {
 
 #define CONFIG_STRBLK (16 * 1024)
 
-/* s[0..len) and a NUL in cfg's blocks; NULL without memory. */
-static const char *ini_str_put(struct config *cfg, const char *s, size_t len)
+/* Room for len bytes at a multiple of align (a power of two, at most 8:
+ * a block's s[] is) in cfg's blocks; NULL without memory. */
+static char *ini_blk_take(struct config *cfg, size_t len, size_t align)
 {
 	struct config_strblk *b = cfg->strs;
-	size_t size = CONFIG_STRBLK;
+	size_t size = CONFIG_STRBLK, at = 0;
 	char *d;
 
-	if (!b || b->size - b->used < len + 1) {
-		if (len + 1 > size - sizeof(*b))
-			size = sizeof(*b) + len + 1;
+	if (b)
+		at = (b->used + align - 1) & ~(align - 1);
+	if (!b || at > b->size || b->size - at < len) {
+		if (len > size - sizeof(*b))
+			size = sizeof(*b) + len;
 		b = malloc(size);
 		if (!b)
 			return NULL;
 		b->next = cfg->strs;
-		b->used = 0;
+		b->used = at = 0;
 		b->size = size - sizeof(*b);
 		cfg->strs = b;
 	}
-	d = b->s + b->used;
+	d = b->s + at;
+	b->used = at + len;
+	return d;
+}
+
+/* s[0..len) and a NUL in cfg's blocks; NULL without memory. */
+static const char *ini_str_put(struct config *cfg, const char *s, size_t len)
+{
+	char *d = ini_blk_take(cfg, len + 1, 1);
+
+	if (!d)
+		return NULL;
 	memcpy(d, s, len);
 	d[len] = '\0';
-	b->used += len + 1;
 	return d;
+}
+
+int config_ini_bootstrap_sa(struct config_parse *p, struct config_node *n,
+			    const union config_sa *sa)
+{
+	p->nbsa[n - p->cfg->nodes] = *sa;
+	return 0;
 }
 
 /* The same for a key's parser, which reports running out of memory. */
@@ -350,6 +372,7 @@ static int ini_add_node(struct config_parse *p, const char *name)
 	struct config *cfg = p->cfg;
 	struct config_node *nodes, *n;
 	int(*seen)[NK_MAX];
+	union config_sa *bsa;
 	int cap;
 
 	if (cfg->nnodes == p->ncap) {
@@ -362,6 +385,10 @@ static int ini_add_node(struct config_parse *p, const char *name)
 		if (!seen)
 			return ini_oom(p);
 		p->nseen = seen;
+		bsa = realloc(p->nbsa, cap * sizeof(*bsa));
+		if (!bsa)
+			return ini_oom(p);
+		p->nbsa = bsa;
 		p->ncap = cap;
 	}
 	n = &cfg->nodes[cfg->nnodes];
@@ -554,6 +581,12 @@ static int ini_finish_node(struct config_parse *p, int i)
 					"node '%s': a GID addr needs bootstrap",
 					n->name);
 		config_addr_default_bootstrap(n);
+	} else if (!config_addr_bootstrap_is_addr(n, &p->nbsa[i])) {
+		n->bootstrap_own = (union config_sa *)ini_blk_take(
+			cfg, sizeof(*n->bootstrap_own), 8);
+		if (!n->bootstrap_own)
+			return ini_oom(p);
+		*n->bootstrap_own = p->nbsa[i];
 	}
 	n->addr_dline = ini_dline(n->line, seen[NK_ADDR]);
 	n->bootstrap_dline = seen[NK_BOOTSTRAP]
@@ -824,6 +857,7 @@ int config_ini_parse(const char *text, const char *name, struct config *cfg,
 	if (!p.err_line)
 		ini_finish(&p);
 	free(p.nseen);
+	free(p.nbsa);
 	ini_fit_nodes(cfg);
 	return p.err_line ? p.rc : 0;
 }

@@ -263,19 +263,22 @@ static int key_address(struct config_parse *p, const struct config_key *k,
 {
 	char why[CONFIG_ERR_MAX], host[CONFIG_HOST_MAX + 1];
 	struct config_node *n = dst;
+	union config_sa sa;
 	int rc;
 
 	if (k == &config_gkeys[GK_MCAST_GROUP])
 		rc = config_addr_set_mcast(dst, val, why, sizeof(why));
 	else if (k == &config_nkeys[NK_BOOTSTRAP])
-		rc = config_addr_set_bootstrap(n, val, host, why, sizeof(why));
+		rc = config_addr_set_bootstrap(n, val, host, &sa, why,
+					       sizeof(why));
 	else
 		rc = config_addr_set_addr(n, val, why, sizeof(why));
 	if (rc)
 		return config_ini_bad(p, k, "%s", why);
 	if (k == &config_nkeys[NK_BOOTSTRAP]) {
 		n->bootstrap_host = config_ini_str(p, host, strlen(host));
-		return n->bootstrap_host ? 0 : -ENOMEM;
+		return n->bootstrap_host ? config_ini_bootstrap_sa(p, n, &sa)
+					 : -ENOMEM;
 	}
 	if (k == &config_nkeys[NK_ADDR]) {
 		n->addr = config_ini_str(p, val, strlen(val));

@@ -56,7 +56,9 @@ static enum fs_kind fs_ino_kind(struct fs *fs, fuse_ino_t ino,
 		return FS_NONE; /* 0: no inode has it */
 	if (ino < fs->chan_base) {
 		rel = ino - FS_NODE_INO_BASE;
-		*node = &fs->nodes[rel / FS_NODE_SLOTS];
+		*node = fs_node_get(fs, (int)(rel / FS_NODE_SLOTS));
+		if (!*node) /* no memory: as if it were not there */
+			return FS_NONE;
 		return rel % FS_NODE_SLOTS == FS_SLOT_STATUS ? FS_DIR_STATUS
 							     : FS_DIR;
 	}
@@ -183,8 +185,8 @@ static void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		else if (strcmp(name, FS_ALL_NAME) == 0)
 			ino = fs->all->ino;
 		for (i = 0; !ino && i < fs->nnodes; i++)
-			if (strcmp(name, fs->nodes[i].peer->conf->name) == 0)
-				ino = fs->nodes[i].ino;
+			if (strcmp(name, fs->peers[i].conf->name) == 0)
+				ino = fs_node_ino(i, FS_SLOT_DIR);
 	} else if (k == FS_DIR) {
 		if (strcmp(name, FS_STATUS_NAME) == 0)
 			ino = fs_node_status_ino(node);
@@ -346,9 +348,9 @@ static void fs_op_opendir(fuse_req_t req, fuse_ino_t ino,
 				   FS_ROOT_METRICS_INO, S_IFREG);
 	if (k == FS_ROOT) {
 		for (i = 0; !rc && i < fs->nnodes; i++)
-			rc = fs_dirbuf_add(req, fh,
-					   fs->nodes[i].peer->conf->name,
-					   fs->nodes[i].ino, S_IFDIR);
+			rc = fs_dirbuf_add(req, fh, fs->peers[i].conf->name,
+					   fs_node_ino(i, FS_SLOT_DIR),
+					   S_IFDIR);
 		if (!rc)
 			rc = fs_dirbuf_add(req, fh, FS_ALL_NAME, fs->all->ino,
 					   S_IFDIR);
@@ -685,24 +687,6 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = fs_op_fsync,
 };
 
-/* One directory per config node, numbered in config order, then all/
- * (no peer). */
-static struct fs_node *fs_nodes_new(const struct config *cfg,
-				    struct peer *peers)
-{
-	struct fs_node *nodes = calloc(cfg->nnodes + 1, sizeof(*nodes));
-	int i;
-
-	if (!nodes)
-		return NULL;
-	for (i = 0; i <= cfg->nnodes; i++) {
-		nodes[i].peer = i < cfg->nnodes ? &peers[i] : NULL;
-		nodes[i].ino = fs_node_ino(i, FS_SLOT_DIR);
-		LIST_INIT(&nodes[i].chans);
-	}
-	return nodes;
-}
-
 /* Build the tree and start the reaper. */
 int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 {
@@ -711,16 +695,17 @@ int fs_open(struct fs **out, const struct config *cfg, struct peer *peers)
 
 	if (!fs)
 		return -ENOMEM;
-	fs->nodes = fs_nodes_new(cfg, peers);
-	if (!fs->nodes)
-		goto err_fs;
+	/* one directory per config node, numbered in config order, each
+	 * made when first used; then all/ (no peer) */
+	fs->nodes = calloc(cfg->nnodes + 1, sizeof(*fs->nodes));
+	fs->peers = peers;
+	fs->nnodes = cfg->nnodes;
+	if (!fs->nodes || !(fs->all = fs_node_get(fs, cfg->nnodes)))
+		goto err_nodes;
 	if (budget_init(&fs->budget, cfg->memory_limit, cfg->nnodes))
 		goto err_nodes;
 	fs->hash_seed = util_random32((uint32_t)(uintptr_t)fs);
 	fs->cfg = cfg;
-	fs->peers = peers;
-	fs->nnodes = cfg->nnodes;
-	fs->all = &fs->nodes[cfg->nnodes];
 	fs->started = time(NULL);
 	fs->ops = &fs_ops;
 	/* channels are numbered after all/'s inodes */
@@ -746,8 +731,9 @@ err_lock:
 	pthread_mutex_destroy(&fs->lock);
 	budget_free(&fs->budget);
 err_nodes:
+	if (fs->nodes)
+		free(fs->all);
 	free(fs->nodes);
-err_fs:
 	free(fs);
 	return rc;
 }
@@ -762,6 +748,7 @@ void fs_set_transport(struct fs *fs, struct tp *tp)
 void fs_close(struct fs *fs)
 {
 	struct fs_fh *fh;
+	int i;
 
 	if (!fs)
 		return;
@@ -776,6 +763,8 @@ void fs_close(struct fs *fs)
 	pthread_mutex_destroy(&fs->announce_lock);
 	pthread_mutex_destroy(&fs->lock);
 	budget_free(&fs->budget);
+	for (i = 0; i <= fs->nnodes; i++)
+		free(fs->nodes[i]);
 	free(fs->nodes);
 	free(fs);
 }

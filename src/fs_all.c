@@ -42,7 +42,7 @@ int fs_all_waiting(struct fs *fs)
 	int i, idle = 0;
 
 	for (i = 0; i < fs->nnodes && !idle; i++) {
-		struct peer *p = fs->nodes[i].peer;
+		struct peer *p = &fs->peers[i];
 
 		pthread_mutex_lock(&p->lock);
 		idle = !p->up && !p->last_err;
@@ -58,8 +58,8 @@ int fs_all_meeting(struct fs *fs)
 	int i;
 
 	for (i = 0; i < fs->nnodes; i++)
-		if (!peer_is_up(fs->nodes[i].peer))
-			tp_peer_need(fs->tp, fs->nodes[i].peer);
+		if (!peer_is_up(&fs->peers[i]))
+			tp_peer_need(fs->tp, &fs->peers[i]);
 	return fs_all_waiting(fs);
 }
 
@@ -70,7 +70,7 @@ int fs_all_too_big(struct fs *fs, size_t size)
 	int i, big = 0;
 
 	for (i = 0; i < fs->nnodes && !big; i++) {
-		struct peer *p = fs->nodes[i].peer;
+		struct peer *p = &fs->peers[i];
 		struct peer_use *u = peer_used(p);
 
 		pthread_mutex_lock(&p->lock);
@@ -87,7 +87,7 @@ static int fs_all_datagram_only(struct fs *fs)
 	int i;
 
 	for (i = 0; i < fs->nnodes; i++)
-		if (tp_peer_reliable(fs->tp, fs->nodes[i].peer))
+		if (tp_peer_reliable(fs->tp, &fs->peers[i]))
 			return 0;
 	return 1;
 }
@@ -98,7 +98,7 @@ static int fs_all_datagram_only(struct fs *fs)
  * write is; 1 when the group cannot carry it (copies instead). */
 int fs_all_group(struct fs *fs, const char *name, const char *buf, size_t size)
 {
-	struct peer *self = fs->nodes[fs->cfg->local].peer;
+	struct peer *self = &fs->peers[fs->cfg->local];
 	struct tp_mcast_info mi;
 	int rc;
 

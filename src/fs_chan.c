@@ -170,7 +170,23 @@ int fs_chan_new(struct fs *fs, struct fs_node *node, const char *name,
 /* The budget slot of the peer whose messages c holds. */
 static int fs_chan_peer(const struct fs *fs, const struct fs_chan *c)
 {
-	return (int)(c->node - fs->nodes);
+	return c->node->peer ? c->node->peer->idx : fs->nnodes;
+}
+
+struct fs_node *fs_node_get(struct fs *fs, int i)
+{
+	struct fs_node *node = fs->nodes[i];
+
+	if (node)
+		return node;
+	node = calloc(1, sizeof(*node));
+	if (!node)
+		return NULL;
+	node->peer = i < fs->nnodes ? &fs->peers[i] : NULL;
+	node->ino = fs_node_ino(i, FS_SLOT_DIR);
+	LIST_INIT(&node->chans);
+	fs->nodes[i] = node;
+	return node;
 }
 
 /* m leaves c's queue: give back what it was charged. */
@@ -481,5 +497,6 @@ void fs_chan_free_all(struct fs *fs)
 	free(fs->chans);
 	free(fs->free_slots);
 	for (i = 0; i <= (size_t)fs->nnodes; i++)
-		free(fs->nodes[i].buckets);
+		if (fs->nodes[i])
+			free(fs->nodes[i]->buckets);
 }

@@ -203,7 +203,9 @@ struct fs_chan {
 
 LIST_HEAD(fs_chan_list, fs_chan);
 
-/* MOUNT/NODE: one per config node, in config order, then MOUNT/all/. */
+/* MOUNT/NODE: made when first used (fs_node_get: looked up, written to,
+ * delivered from), so that a config node never used costs a pointer in
+ * fs->nodes; MOUNT/all/'s at open.  Freed at fs_close alone. */
 struct fs_node {
 	struct peer *peer; /* NULL: MOUNT/all/ (fs_node_is_all) */
 	fuse_ino_t ino;	   /* its directory's; its .status has the next */
@@ -242,9 +244,10 @@ struct fs {
 	const struct config *cfg;
 	const struct fuse_lowlevel_ops *ops; /* fs.c's, for fs_mount.c */
 	struct peer *peers;
-	struct fs_node *nodes; /* nnodes config nodes, then all */
+	/* fs->lock: nnodes config nodes, then all; NULL until fs_node_get */
+	struct fs_node **nodes;
 	int nnodes;
-	struct fs_node *all; /* MOUNT/all/: &nodes[nnodes] */
+	struct fs_node *all; /* MOUNT/all/: nodes[nnodes], made at open */
 	struct tp *tp;
 	time_t started;
 
@@ -344,6 +347,10 @@ static inline size_t fs_chan_slot(const struct fs *fs, fuse_ino_t ino)
 }
 
 /* ---- fs_chan.c: channels, their queues and open files ---- */
+
+/* Node i's directory (i == nnodes: all/), made on first use; NULL without
+ * memory.  Under fs->lock. */
+struct fs_node *fs_node_get(struct fs *fs, int i);
 
 /* The live (not unlinked) channel of node called name, or NULL: one
  * hash bucket's chain, whatever the number of channels. */
@@ -504,6 +511,13 @@ int fs_all_group(struct fs *fs, const char *name, const char *buf, size_t size);
  */
 int fs_status_render(struct fs *fs, struct fs_node *node, char **buf,
 		     size_t *len);
+
+/*
+ * The bytes the daemon holds from malloc, every arena and every mmap'd
+ * block, chunk headers included: .status's heap_bytes and .metrics's
+ * ibfs_heap_bytes.  Any thread; mallinfo2 walks the free lists.
+ */
+size_t fs_heap_bytes(void);
 
 /* ---- fs_metrics.c: MOUNT/.metrics ---- */
 

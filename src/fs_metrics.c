@@ -98,7 +98,7 @@ static void fs_metrics_sample(FILE *f, const char *name, const char *peer,
 /* The name of peer i of the config, its label value. */
 static const char *fs_metrics_peer(const struct fs *fs, int i)
 {
-	return fs->nodes[i].peer->conf->name;
+	return fs->peers[i].conf->name;
 }
 
 /* Counter at off in c (an atomic, read without a lock). */
@@ -205,15 +205,17 @@ enum fs_metrics_level {
 /* Node i's level l: its fields, or a sum over its channels. */
 static uint64_t fs_metrics_level(struct fs *fs, int i, enum fs_metrics_level l)
 {
-	struct fs_node *node = &fs->nodes[i];
+	struct fs_node *node = fs->nodes[i];
 	struct fs_chan *c;
 	uint64_t v = 0;
 
+	if (l == FS_LEVEL_HELD)
+		return fs->budget.held ? fs->budget.held[i] : 0;
+	if (!node) /* never used: nothing of it to count */
+		return 0;
 	switch (l) {
 	case FS_LEVEL_CHANNELS:
 		return node->nchans;
-	case FS_LEVEL_HELD:
-		return fs->budget.held ? fs->budget.held[i] : 0;
 	case FS_LEVEL_READS:
 		return node->nparked;
 	case FS_LEVEL_WRITES:
@@ -258,7 +260,7 @@ static void fs_metrics_levels(struct fs *fs, FILE *f)
 	}
 }
 
-/* The node itself: who it is, since when, and its memory_limit. */
+/* The node itself: who it is, since when, its memory_limit and heap. */
 static void fs_metrics_node(struct fs *fs, FILE *f)
 {
 	const struct config *cfg = fs->cfg;
@@ -280,6 +282,11 @@ static void fs_metrics_node(struct fs *fs, FILE *f)
 			  "what the queued messages are charged now", 0);
 	fs_metrics_sample(f, "memory_used_bytes", NULL, NULL, NULL,
 			  fs->budget.total);
+	fs_metrics_family(f, "heap_bytes", "",
+			  "what the daemon holds from malloc, as mallinfo2 "
+			  "counts it",
+			  0);
+	fs_metrics_sample(f, "heap_bytes", NULL, NULL, NULL, fs_heap_bytes());
 }
 
 /* The fabric's events, node-wide (peer.h's PEER_COUNTERS_FABRIC), when

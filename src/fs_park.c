@@ -424,7 +424,9 @@ int fs_deliver(void *arg, struct peer *p, const char *chan, void *data,
 	pthread_mutex_lock(&fs->lock);
 	m = fs_chan_msg(fs, data, len);
 	if (m)
-		rc = fs_chan_queue(fs, &fs->nodes[p->idx], chan, m, &c);
+		rc = fs_node_get(fs, p->idx)
+			     ? fs_chan_queue(fs, fs->nodes[p->idx], chan, m, &c)
+			     : -ENOMEM;
 	if (!rc)
 		fs_park_arrived(fs, c, len, &wake);
 	else if (m)

@@ -190,6 +190,19 @@ static int fs_write_reliable(struct fs *fs, struct fs_write *w, const char *buf,
 	return 0;
 }
 
+/* A reliable copy of all/'s write w for node i, or NULL without memory. */
+static struct fs_write *fs_write_kid(struct fs *fs, struct fs_write *w, int i,
+				     const char *buf)
+{
+	struct fs_node *node;
+
+	pthread_mutex_lock(&fs->lock);
+	node = fs_node_get(fs, i);
+	pthread_mutex_unlock(&fs->lock);
+	return node ? fs_write_new(fs, NULL, node, w->chan, buf, w->len, 0)
+		    : NULL;
+}
+
 /*
  * all/ as one copy per node that is up, each a child of w, by its
  * node's delivery; a reliable copy holds the answer until its ack, and
@@ -206,14 +219,13 @@ static void fs_write_copies(struct fs *fs, struct fs_write *w, const char *buf)
 	fs_write_set(fs, w, FS_WRITE_ACK);
 	pthread_mutex_unlock(&fs->lock);
 	for (i = 0; i < fs->nnodes; i++) {
-		struct peer *p = fs->nodes[i].peer;
+		struct peer *p = &fs->peers[i];
 
 		if (!peer_is_up(p))
 			continue;
 		if (!tp_peer_reliable(fs->tp, p)) {
 			rc = tp_queue(fs->tp, p, w->chan, buf, w->len);
-		} else if (!(kid = fs_write_new(fs, NULL, &fs->nodes[i],
-						w->chan, buf, w->len, 0))) {
+		} else if (!(kid = fs_write_kid(fs, w, i, buf))) {
 			rc = -ENOMEM;
 		} else {
 			kid->parent = w;

@@ -148,10 +148,12 @@ struct tp_ring {
 	atomic_int watch_on;
 };
 
-/* Who may send to us: what a peer announced (qpn, GID, LID); every
- * field under rx.srclock (written by peer up and down). */
+/* Who may send to us: what a peer announced (qpn, GID, LID), made when
+ * it is first installed or expected; every field under rx.srclock
+ * (written by peer up and down). */
 struct tp_src {
 	int valid;
+	int qnext; /* the next peer on its qpn's chain; -1 ends it */
 	uint64_t linger_until; /* ms; after a down, until then still ours */
 	uint32_t qpn;
 	uint16_t lid;
@@ -172,11 +174,13 @@ struct tp_rx {
 	unsigned long err_suppressed;
 
 	pthread_rwlock_t srclock; /* written by peer up and down */
-	struct tp_src *src;	  /* npeers entries, under srclock */
-	/* src's valid entries chained by qpn, so that a datagram finds its
-	 * sender without a walk over every configured node; under srclock */
+	/* npeers pointers, under srclock; NULL for a peer never installed
+	 * or expected, so that a node never used costs 8 bytes here */
+	struct tp_src **src;
+	/* src's valid entries chained by qpn (through their qnext), so that
+	 * a datagram finds its sender without a walk over every configured
+	 * node; under srclock */
 	int *qhead;	/* qmask + 1 chains; -1 ends one */
-	int *qnext;	/* npeers links */
 	uint32_t qmask; /* set at open */
 	pthread_mutex_t rlock;
 	struct wire_reasm *reasm; /* the reassembly table, under rlock */
@@ -555,8 +559,8 @@ void tp_recv_close(struct tp *tp);
 int tp_recv_post(struct tp *tp);
 int tp_recv_drain(struct tp *tp);
 int tp_recv_expire(struct tp *tp);
-void tp_recv_src_set(struct tp *tp, struct peer *p,
-		     const struct peer_addr *addr);
+int tp_recv_src_set(struct tp *tp, struct peer *p,
+		    const struct peer_addr *addr);
 void tp_recv_src_linger(struct tp *tp, struct peer *p);
 
 #endif

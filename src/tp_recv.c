@@ -35,7 +35,6 @@ int tp_recv_open(struct tp *tp)
 	for (rx->qmask = 15; rx->qmask < (uint32_t)tp->npeers;)
 		rx->qmask = rx->qmask * 2 + 1;
 	rx->qhead = malloc((rx->qmask + 1) * sizeof(*rx->qhead));
-	rx->qnext = malloc(tp->npeers * sizeof(*rx->qnext));
 	/* one budget for every peer's partials, shared (wire.h) */
 	mem_limit = cfg->max_message * 16;
 	if (mem_limit < ((size_t)64 << 20))
@@ -43,7 +42,7 @@ int tp_recv_open(struct tp *tp)
 	rx->reasm = wire_reasm_new(cfg->max_message, mem_limit,
 				   cfg->reassembly_timeout_ms);
 	if (!rx->wr || !rx->sge || !rx->free || !rx->src || !rx->reasm ||
-	    !rx->qhead || !rx->qnext) {
+	    !rx->qhead) {
 		tp_recv_close(tp);
 		return -ENOMEM;
 	}
@@ -61,6 +60,7 @@ int tp_recv_open(struct tp *tp)
 void tp_recv_close(struct tp *tp)
 {
 	struct tp_rx *rx = &tp->rx;
+	int i;
 
 	if (rx->locks) {
 		pthread_mutex_destroy(&rx->rlock);
@@ -69,10 +69,11 @@ void tp_recv_close(struct tp *tp)
 	}
 	wire_reasm_free(rx->reasm);
 	rx->reasm = NULL;
+	for (i = 0; rx->src && i < tp->npeers; i++)
+		free(rx->src[i]);
 	free(rx->src);
 	free(rx->qhead);
-	free(rx->qnext);
-	rx->qhead = rx->qnext = NULL;
+	rx->qhead = NULL;
 	free(rx->free);
 	free(rx->sge);
 	free(rx->wr);
@@ -144,7 +145,7 @@ static void tp_recv_sgid(const void *grhbuf, union ibv_gid *sgid)
 /* Put peer idx on qpn's chain (under rx.srclock, written). */
 static void tp_recv_chain(struct tp_rx *rx, int idx, uint32_t qpn)
 {
-	rx->qnext[idx] = rx->qhead[qpn & rx->qmask];
+	rx->src[idx]->qnext = rx->qhead[qpn & rx->qmask];
 	rx->qhead[qpn & rx->qmask] = idx;
 }
 
@@ -154,9 +155,9 @@ static void tp_recv_unchain(struct tp_rx *rx, int idx, uint32_t qpn)
 	int *at = &rx->qhead[qpn & rx->qmask];
 
 	while (*at >= 0 && *at != idx)
-		at = &rx->qnext[*at];
+		at = &rx->src[*at]->qnext;
 	if (*at == idx)
-		*at = rx->qnext[idx];
+		*at = rx->src[idx]->qnext;
 }
 
 /*
@@ -176,8 +177,8 @@ static struct peer *tp_recv_match(struct tp *tp, const struct ibv_wc *wc,
 	if (have_grh)
 		tp_recv_sgid(grhbuf, &sgid);
 	for (i = tp->rx.qhead[wc->src_qp & tp->rx.qmask]; i >= 0;
-	     i = tp->rx.qnext[i]) {
-		const struct tp_src *s = &tp->rx.src[i];
+	     i = tp->rx.src[i]->qnext) {
+		const struct tp_src *s = tp->rx.src[i];
 
 		if (!s->valid || s->qpn != wc->src_qp ||
 		    (s->linger_until && now >= s->linger_until) ||
@@ -368,8 +369,8 @@ int tp_addr_holder(struct tp *tp, const struct peer *p,
 
 	pthread_rwlock_rdlock(&tp->rx.srclock);
 	for (i = tp->rx.qhead[addr->qpn & tp->rx.qmask]; i >= 0 && held < 0;
-	     i = tp->rx.qnext[i]) {
-		const struct tp_src *s = &tp->rx.src[i];
+	     i = tp->rx.src[i]->qnext) {
+		const struct tp_src *s = tp->rx.src[i];
 		struct peer *q = &tp->peers[i];
 
 		if (q == p || !s->valid || s->linger_until ||
@@ -385,14 +386,21 @@ int tp_addr_holder(struct tp *tp, const struct peer *p,
 	return held;
 }
 
-/* Set who may send to us as p; a new address forgets its partials. */
-void tp_recv_src_set(struct tp *tp, struct peer *p,
-		     const struct peer_addr *addr)
+/* Set who may send to us as p; a new address forgets its partials.
+ * 0, or -ENOMEM when p's entry, its first, cannot be made. */
+int tp_recv_src_set(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 {
-	struct tp_src *s = &tp->rx.src[p->idx];
+	struct tp_src *s;
 	int changed;
 
 	pthread_rwlock_wrlock(&tp->rx.srclock);
+	s = tp->rx.src[p->idx];
+	if (!s)
+		s = tp->rx.src[p->idx] = calloc(1, sizeof(*s));
+	if (!s) {
+		pthread_rwlock_unlock(&tp->rx.srclock);
+		return -ENOMEM;
+	}
 	changed = !s->valid || s->qpn != addr->qpn ||
 		  memcmp(&s->gid, &addr->gid, sizeof(s->gid));
 	if (!s->valid || s->qpn != addr->qpn) {
@@ -411,6 +419,7 @@ void tp_recv_src_set(struct tp *tp, struct peer *p,
 		wire_reasm_forget_peer(tp->rx.reasm, p->idx);
 		pthread_mutex_unlock(&tp->rx.rlock);
 	}
+	return 0;
 }
 
 /*
@@ -419,10 +428,11 @@ void tp_recv_src_set(struct tp *tp, struct peer *p,
  */
 void tp_recv_src_linger(struct tp *tp, struct peer *p)
 {
-	struct tp_src *s = &tp->rx.src[p->idx];
+	struct tp_src *s;
 
 	pthread_rwlock_wrlock(&tp->rx.srclock);
-	if (s->valid && !s->linger_until)
+	s = tp->rx.src[p->idx];
+	if (s && s->valid && !s->linger_until)
 		s->linger_until =
 			util_now_ms() + tp->cfg->reassembly_timeout_ms;
 	pthread_rwlock_unlock(&tp->rx.srclock);

@@ -428,11 +428,12 @@ struct fabric_counters *tp_fabric(struct tp *tp)
 	return &tp->fabric;
 }
 
-/* Accept p's datagrams before it is up (handshake, first half). */
+/* Accept p's datagrams before it is up (handshake, first half); without
+ * memory for its source entry they wait for tp_peer_up, which says so. */
 void tp_peer_expect(struct tp *tp, struct peer *p, const struct peer_addr *addr)
 {
 	tp_rel_attach(tp, p, addr);
-	tp_recv_src_set(tp, p, addr);
+	(void)tp_recv_src_set(tp, p, addr);
 }
 
 /* Whether p's AH was made for addr: the same QP at the same place. */
@@ -516,7 +517,8 @@ int tp_peer_up_gen(struct tp *tp, struct peer *p, const struct peer_addr *addr,
 	/* A new incarnation (boot id): what was pending for the old one
 	 * fails, and its streams start again in their new sessions. */
 	tp_rel_attach(tp, p, addr);
-	tp_recv_src_set(tp, p, addr);
+	if (tp_recv_src_set(tp, p, addr))
+		return -ENOMEM;
 	pthread_mutex_lock(&tp->ring.lock);
 	/* checked again where the install is: the device may have gone
 	 * since, and tp_destroy_ahs passed p */

@@ -10,7 +10,11 @@
 #     queue them all, 1.3 MB), and the drops are counted (drop_queue_full);
 #   - 64 unread channels filled by alpha, 4 MiB in all: beta's RSS grows
 #     by at most memory_limit over what it was before, the drops are
-#     counted (drop_memory_limit), and gamma's messages still arrive.
+#     counted (drop_memory_limit), and gamma's messages still arrive;
+#   - a configured node that is never used costs the whole daemon at most
+#     300 bytes (issue 33): heap_bytes of MOUNT/.status (what it holds
+#     from malloc) at start, with one [node cn[00001-N]] section of 10,001
+#     nodes against one of 251, over the 9,750 nodes between.
 # timeout: 180
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -91,3 +95,30 @@ wait_size "$B/gamma/g" 180
 assert_eq "gamma 01" "$(head -c 8 "$B/gamma/g")" "gamma's first message"
 assert_eq 0 "$(peer_status "$B" gamma drop_memory_limit)" "gamma's drops"
 ibfs_stop_nodes
+
+# heap_bytes of cn00001 at start, with nodes cn00001..cnN (N as 5 digits)
+# on one host, their bootstrap ports in a range; into HEAP.
+heap_at() {
+	local n mnt
+	n=$(printf '%05d' "$1")
+	{
+		ibfs_conf_global
+		echo "[node cn[00001-$n]]"
+		echo "addr = $IBFS_IP"
+		echo "bootstrap = $IBFS_IP:[$IBFS_BASE_PORT-$((IBFS_BASE_PORT + $1 - 1))]"
+	} >"$WORK/ibfs.conf"
+	ibfs_start_some cn00001
+	mnt=$(ibfs_mnt cn00001)
+	value_of HEAP status_of "$mnt" heap_bytes
+	[[ $HEAP =~ ^[0-9]+$ ]] || fail "heap_bytes: '$HEAP'"
+	ibfs_stop_nodes
+}
+
+IBFS_CONF_EXTRA=""
+heap_at 251
+small=$HEAP
+heap_at 10001
+big=$HEAP
+per=$(((big - small) / (10001 - 251)))
+log "heap at start: $small bytes with 251 nodes, $big with 10,001: $per bytes a node"
+((per <= 300)) || fail "a node never used costs $per bytes of heap, more than 300 (251 nodes: $small, 10,001: $big)"

@@ -171,7 +171,8 @@ static struct bs_conn *session(struct bootstrap *b, int fd, int outgoing,
 	if (outgoing) {
 		c->outgoing = 1;
 		c->st = BS_CONNECTING;
-		b->bp[BETA].out = c;
+		CHECK(bs_peer_get(b, BETA));
+		b->bp[BETA]->out = c;
 		b->dialing++;
 		return c;
 	}
@@ -230,7 +231,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(sv[1]);
 	CHECK(TAILQ_EMPTY(&b->conns) && !b->nin && !b->dialing);
 	CHECK(!b->nstrangers && TAILQ_EMPTY(&b->strangers));
-	CHECK(!b->bp[BETA].live && !b->bp[BETA].up && !b->bp[BETA].out);
+	CHECK(!b->bp[BETA] ||
+	      (!b->bp[BETA]->live && !b->bp[BETA]->up && !b->bp[BETA]->out));
 	CHECK(calls.down == (calls.up > 0));
 	if (secret)
 		CHECK(!calls.expect && !calls.up);

@@ -98,6 +98,10 @@ static const struct {
 	 "when the last fabric event came (see FABRIC EVENTS in `ibfs`(8)), "
 	 "seconds since the epoch; 0 none yet"},
 	{"uptime", IN_ROOT, "seconds since the daemon started"},
+	{"heap_bytes", IN_ROOT,
+	 "bytes the daemon holds from `malloc`(3), as `mallinfo2`(3) counts "
+	 "them (every arena and mapped block, chunk headers included): what "
+	 "its config's nodes and its peers in use cost"},
 	{"since", IN_NODE,
 	 "when the peer last went up or down, seconds since the epoch"},
 	{"channels", IN_NODE | IN_ALL, "channels in the directory"},

@@ -92,6 +92,16 @@ static int setup(void **state)
 	return 0;
 }
 
+/* Free b's bs_peers, made as its nodes were first used, and their table. */
+static void free_bp(struct bootstrap *bb)
+{
+	int i;
+
+	for (i = 0; i < bb->cfg->nnodes; i++)
+		free(bb->bp[i]);
+	free(bb->bp);
+}
+
 /* Close everything: sessions, clients, listener. */
 static int teardown(void **state)
 {
@@ -109,7 +119,7 @@ static int teardown(void **state)
 	close(b.lfd);
 	close(b.ep);
 	bs_admit_close(&b);
-	free(b.bp);
+	free_bp(&b);
 	config_free(&cfg);
 	return 0;
 }
@@ -289,12 +299,12 @@ static void t_strict_source(void **state)
 	 * after (localhost is 127.0.0.1 in /etc/hosts) */
 	c = from("127.0.0.1");
 	assert_true(bs_source_ok(&b, &c, 3));
-	assert_true(b.bp[3].name_ms != 0 && b.bp[3].name_ok[0]);
-	then = b.bp[3].name_ms -= 1000; /* a lookup would set it anew */
+	assert_true(b.bp[3]->name_ms != 0 && b.bp[3]->name_ok[0]);
+	then = b.bp[3]->name_ms -= 1000; /* a lookup would set it anew */
 	c = from("127.0.0.5");
 	assert_false(bs_source_ok(&b, &c, 3));
 	assert_false(bs_source_ok(&b, &c, 3));
-	assert_true(b.bp[3].name_ms == then);
+	assert_true(b.bp[3]->name_ms == then);
 	c = from("10.9.0.4");
 	assert_true(bs_source_ok(&b, &c, 3));
 	cfg.strict_source = 0;
@@ -374,13 +384,13 @@ static void t_names_bounded(void **state)
 	for (round = 0; round < 10; round++) {
 		/* as if every node's last lookup were a while ago */
 		for (i = 1; i <= 100; i++)
-			nb.bp[i].name_ms -= BS_NAME_RECHECK_MS;
+			nb.bp[i]->name_ms -= BS_NAME_RECHECK_MS;
 		lookups = 0;
 		for (i = 1; i <= 100; i++)
 			assert_false(bs_source_ok(&nb, &c, i));
 		assert_true(lookups <= 2 * BS_NAME_LOOKUPS);
 	}
-	free(nb.bp);
+	free_bp(&nb);
 	config_free(&ncfg);
 }
 
@@ -393,9 +403,10 @@ static void t_names_bounded(void **state)
 static void t_node_source_bounded(void **state)
 {
 	struct sockaddr_in *s4 =
-		(struct sockaddr_in *)&cfg.nodes[3].bootstrap_sa;
+		(struct sockaddr_in *)cfg.nodes[3].bootstrap_own;
 	int i, delta;
 
+	assert_non_null(s4); /* not its addr's host: a sockaddr of its own */
 	inet_pton(AF_INET, "127.0.0.4", &s4->sin_addr);
 	bs_admit_close(&b);
 	assert_int_equal(bs_admit_open(&b), 0);

@@ -311,7 +311,7 @@ static void test_limit_channels_local(void **state)
  */
 static void test_chan_hash_many(void **state)
 {
-	struct fs_node *node = &t.fs->nodes[ALPHA];
+	struct fs_node *node = fs_node_get(t.fs, ALPHA);
 	struct fs_chan *c;
 	char name[16];
 	int i;

@@ -201,6 +201,7 @@ static void test_metrics_values(void **state)
 	assert_non_null(strstr(s, "\nibfs_channels{peer=\"alpha\"} 1\n"));
 	assert_non_null(strstr(s, "\nibfs_peer_up{peer=\"gamma\"} 0\n"));
 	assert_non_null(strstr(s, "\nibfs_memory_used_bytes "));
+	assert_non_null(strstr(s, "\nibfs_heap_bytes "));
 	free(s);
 }
 

@@ -54,6 +54,7 @@ static struct {
 	struct peer *peers;
 	struct fs fs;
 	struct fs_node nodes[NNODES];
+	struct fs_node *nodep[NNODES + 1]; /* fs.nodes: all/ never made */
 	struct fs_chan chans[3];
 	struct fs_chan *slots[4];
 	struct tp tp;
@@ -87,9 +88,10 @@ static int setup(void **state)
 		return -1;
 	t.fs.cfg = &t.cfg;
 	t.fs.peers = t.peers;
-	t.fs.nodes = t.nodes;
+	t.fs.nodes = t.nodep;
 	t.fs.nnodes = NNODES;
 	for (i = 0; i < NNODES; i++) {
+		t.nodep[i] = &t.nodes[i];
 		t.nodes[i].peer = &t.peers[i];
 		t.nodes[i].ino = fs_node_ino(i, FS_SLOT_DIR);
 		LIST_INIT(&t.nodes[i].chans);
@@ -361,6 +363,7 @@ static void test_root(void **state)
 	want(&w, "mcast_reason=");
 	want(&w, "mcast_last_rejoin=0");
 	want_key(&w, "uptime");
+	want_key(&w, "heap_bytes");
 	want_parked(&w, 5, 2, 1);
 	/* the totals, without the per-stream gauges */
 	set_counters(&t.tp.totals, 200, 0, &w);
@@ -386,8 +389,29 @@ static void test_root_no_transport(void **state)
 	want(&w, "route=sa");
 	want(&w, "bootstrap=tcp");
 	want_key(&w, "uptime");
+	want_key(&w, "heap_bytes");
 	want_parked(&w, 0, 0, 0);
 	assert_lines(render(NULL), &w);
+}
+
+/* heap_bytes counts what the daemon holds from malloc: a block taken
+ * between two readings shows in full, mmap'd or not (within its page
+ * rounding and the rendering's own buffers). */
+static void test_root_heap(void **state)
+{
+	size_t sizes[] = {1000, 1 << 20}, i;
+	long before, after;
+	char *p;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		before = value_of(render(NULL), "heap_bytes");
+		p = malloc(sizes[i]);
+		assert_non_null(p);
+		after = value_of(render(NULL), "heap_bytes");
+		free(p);
+		assert_in_range(after - before, (long)sizes[i],
+				(long)sizes[i] + 8192);
+	}
 }
 
 /* NODE/.status of a peer that is up: its address, route and counters. */
@@ -451,9 +475,9 @@ static void test_peer_went_down(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_root),		T(test_root_no_transport),
-		T(test_peer_up),	T(test_peer_never_up),
-		T(test_peer_went_down),
+		T(test_root),	       T(test_root_no_transport),
+		T(test_root_heap),     T(test_peer_up),
+		T(test_peer_never_up), T(test_peer_went_down),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
