@@ -22,7 +22,21 @@
 #   - the CPU all daemons use over SCALE_IDLE_S (10) s of idle, 12 s after
 #     the last message (the probe watch's last look), % of one,
 #     and the wake-ups of each daemon's threads a second over that time
-#     (context switches), the mean per daemon and the most of one.
+#     (context switches), the mean per daemon and the most of one;
+#   - the collectives, each all at once as a job script starts them
+#     (SCALE_COLL, default "gather scatter a2a"): gather (every node
+#     writes one line to node 1), scatter (node 1 to every node), and
+#     all-to-all among the first 32: release to last arrival, arrived of
+#     sent, writes failed (their messages counted), node 1's peak fds and
+#     RSS, route resolutions; then, SCALE_MODES holding reliable (default
+#     "datagram reliable"), all N stop and start again with delivery =
+#     reliable (both ends must agree, so one cluster cannot carry both)
+#     for the collectives again. SCALE_MODES=reliable runs only that.
+# SCALE_BOOTSTRAP=multicast runs instead: start N under bootstrap =
+# multicast, settle SCALE_SETTLE_S (30), then over SCALE_MCAST_IDLE_S (60)
+# of idle the announces sent and taken (ann_tx, ann_rx over every root
+# .status) and the wake-ups; then node 1 talks to SCALE_PAIRS peers, and
+# route resolutions are read beside N + the peers used.
 # Each N runs in a process of its own with its own WORK, so a failure at
 # one N leaves the others' figures. Prints a markdown table (a column per
 # N) and writes build/bench-scale.json (stats.py scale); the records land
@@ -31,7 +45,8 @@
 #   scripts/bench/scale.sh                 on the host: boots the bed
 #   scripts/bench/scale.sh --in-bed        every N, in the bed
 #   scripts/bench/scale.sh --in-bed-one N  one N (its own process)
-# The guest gets BED_MEM (default 4G here: 256 daemons hold about 1 GB).
+# The guest gets BED_MEM (default 4G up to N = 256, which holds about 1 GB
+# of daemons, else 16G: 1,024 daemons and the collectives' writers).
 set -euo pipefail
 
 SCALE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -148,7 +163,7 @@ one_reliable() {
 
 # bootstrap = multicast: start, let the announces of start-up settle for
 # IBFS_SCALE_SETTLE_S, then over IBFS_SCALE_MCAST_IDLE_S of idle the
-# group's traffic (ann_tx, mcast_rx summed over every root .status) and
+# group's traffic (ann_tx and ann_rx summed over every root .status) and
 # every daemon's wake-ups; then node 1 talks to its peers, and route
 # resolutions are read beside the peers used.
 one_multicast() {
@@ -160,14 +175,14 @@ one_multicast() {
 	sleep "${IBFS_SCALE_SETTLE_S:-30}"
 	res=$(scale_resolutions)
 	SCALE_FIG[mc_res_start]=${res% *}
-	a0=$(scale_status_sum ann_tx) r0=$(scale_status_sum mcast_rx)
+	a0=$(scale_status_sum ann_tx) r0=$(scale_status_sum ann_rx)
 	scale_idle "$secs"
-	a1=$(scale_status_sum ann_tx) r1=$(scale_status_sum mcast_rx)
+	a1=$(scale_status_sum ann_tx) r1=$(scale_status_sum ann_rx)
 	SCALE_FIG[mc_idle_s]=$secs
 	SCALE_FIG[mc_ann_tx]=$((${a1% *} - ${a0% *}))
-	SCALE_FIG[mc_mcast_rx]=$((${r1% *} - ${r0% *}))
+	SCALE_FIG[mc_ann_rx]=$((${r1% *} - ${r0% *}))
 	SCALE_FIG[mc_ann_per_s_node]=$(awk -v a="${SCALE_FIG[mc_ann_tx]}" -v s="$secs" -v n="$n" 'BEGIN { printf "%.3f", a / s / n }')
-	log "N = $n: multicast: ${SCALE_FIG[mc_ann_tx]} announces sent and ${SCALE_FIG[mc_mcast_rx]} group datagrams taken over $secs s idle; ${SCALE_FIG[idle_wakeups]} wake-ups a second per daemon"
+	log "N = $n: multicast: ${SCALE_FIG[mc_ann_tx]} announces sent and ${SCALE_FIG[mc_ann_rx]} announces taken over $secs s idle; ${SCALE_FIG[idle_wakeups]} wake-ups a second per daemon"
 	scale_pick_peers "$k" "$SCALE_SEED"
 	peers=("${SCALE_PICK[@]}")
 	for j in "${peers[@]}"; do
@@ -191,6 +206,7 @@ one_main() {
 	local n=$1
 	SCALE_SEED=${IBFS_SCALE_SEED:-18} SCALE_PAR=${IBFS_SCALE_PAR:-8}
 	SCALE_COLL=${IBFS_SCALE_COLL:-$SCALE_COLL}
+	SCALE_KEEP=$(dirname "$SCALE_REC")/logs/$n
 	SCALE_UP_TIMEOUT=$((120 + 2 * n))
 	need_cmd ss timeout getconf
 	: >"$SCALE_REC"

@@ -700,7 +700,7 @@ SCALE_ROWS_MC = [
     ("start", "wall time to start all N, until every mount's .status reads"),
     ("mc_ann", "announces sent, all daemons, over the idle window after "
                "start-up"),
-    ("mc_mcast_rx", "group datagrams taken, all daemons, same window"),
+    ("mc_ann_rx", "announces taken, all daemons, same window"),
     ("mc_res", "route resolutions, all daemons: after start-up / after "
                "node 1 talked to its peers"),
     ("msgs_ok", "node 1's messages delivered"),

@@ -372,6 +372,20 @@ scale_sample_peaks() {
 	echo "$maxf $maxr" >"$out"
 }
 
+# Keep the daemon logs of both ends of writes K... (SCALE_FROM/TO's
+# indexes: the first that failed) in SCALE_KEEP/WHAT/, when SCALE_KEEP is
+# set: an N that ends well keeps no daemon log otherwise.
+scale_keep_logs() {
+	local what=$1 i
+	shift
+	[[ -n ${SCALE_KEEP:-} ]] || return 0
+	mkdir -p "$SCALE_KEEP/$what"
+	for i in "$@"; do
+		cp "$WORK/${SCALE_NAMES[SCALE_FROM[i]]}.log" "$WORK/${SCALE_NAMES[SCALE_TO[i]]}.log" \
+			"$SCALE_KEEP/$what/" 2>/dev/null || true
+	done
+}
+
 # One collective as a job script runs it, every write started together:
 # SCALE_FROM[k] writes one line to SCALE_TO[k] on channel NAME, each
 # writer a subshell waiting on a FIFO that is fed a line for each once
@@ -386,16 +400,20 @@ scale_release() {
 	local name=$1 tag=$2 hub=$3 k fifo=$WORK/release.fifo fd t0 t_last w
 	local failed=0 ok=0 end err=$WORK/scale-$name-$tag.err stop=$WORK/peaks.stop
 	local peaks=$WORK/peaks.out res0 res1 f sampler pf p=${name}_$tag
-	local -a pids=() pending=() left=()
+	local -a pids=() pending=() left=() who=()
 	res0=$(scale_resolutions)
-	rm -f "$fifo" "$err" "$stop" "$peaks"
+	rm -f "$fifo" "$err" "$err.who" "$stop" "$peaks"
 	mkfifo "$fifo"
 	exec {fd}<>"$fifo"
 	for k in "${!SCALE_FROM[@]}"; do
 		(
 			read -r _ <"$fifo"
 			echo "$name ${SCALE_NAMES[SCALE_FROM[k]]}" \
-				>"${SCALE_MNTS[SCALE_FROM[k]]}/${SCALE_NAMES[SCALE_TO[k]]}/$name"
+				>"${SCALE_MNTS[SCALE_FROM[k]]}/${SCALE_NAMES[SCALE_TO[k]]}/$name" ||
+				{
+					echo "$k" >>"$err.who"
+					exit 1
+				}
 		) 2>>"$err" &
 		pids+=($!)
 	done
@@ -442,6 +460,8 @@ scale_release() {
 		SCALE_FIG[${p}_errs]=$(sed 's/.*: //' "$err" | sort | uniq -c |
 			sort -rn | awk '{ c = $1; $1 = ""; printf "%s%d%s", s, c, $0; s = "; " }')
 		log "$name ($tag): first failed writes said: $(head -n 3 "$err" | tr '\n' '|')"
+		mapfile -t who < <(head -n 3 "$err.who" 2>/dev/null)
+		scale_keep_logs "$name-$tag" "${who[@]}"
 	fi
 	log "$name ($tag): $ok of ${#pids[@]} arrived, last ${SCALE_FIG[${p}_ms]} ms after the release; ${failed} write(s) failed${SCALE_FIG[${p}_errs]:+ (${SCALE_FIG[${p}_errs]})}; ${SCALE_NAMES[hub]} peaked at ${SCALE_FIG[${p}_fds]} fds, ${SCALE_FIG[${p}_rss_kb]} kB; ${SCALE_FIG[${p}_res]} route resolutions"
 }
