@@ -70,6 +70,7 @@ host_main() {
 	export IBFS_SCALE_PAR=${SCALE_PAR:-8} IBFS_SCALE_MODES=${SCALE_MODES:-datagram reliable}
 	export IBFS_SCALE_BOOTSTRAP=${SCALE_BOOTSTRAP:-tcp} IBFS_SCALE_COLL=${SCALE_COLL:-gather scatter a2a}
 	export IBFS_SCALE_MCAST_IDLE_S=${SCALE_MCAST_IDLE_S:-60} IBFS_SCALE_SETTLE_S=${SCALE_SETTLE_S:-30}
+	export IBFS_SCALE_PEER_TIMEOUT=${SCALE_PEER_TIMEOUT:-}
 	# About 6 MB a daemon, and its writers' shells in the collectives:
 	# 4 GiB hold 256, 1,024 want 16 (the bed's host has 24).
 	mem=4G
@@ -114,6 +115,7 @@ bed_main() {
 		echo "par ${IBFS_SCALE_PAR:-8}"
 		echo "modes ${IBFS_SCALE_MODES:-datagram reliable}"
 		echo "bootstrap ${IBFS_SCALE_BOOTSTRAP:-tcp}"
+		echo "peer_timeout ${IBFS_SCALE_PEER_TIMEOUT:-default}"
 	} >"$stats/env"
 	for n in ${IBFS_SCALE_N:-16 64 256}; do
 		work=$(mktemp -d "${TMPDIR:-/tmp}/scale-$n.XXXXXX")
@@ -206,6 +208,7 @@ one_main() {
 	local n=$1
 	SCALE_SEED=${IBFS_SCALE_SEED:-18} SCALE_PAR=${IBFS_SCALE_PAR:-8}
 	SCALE_COLL=${IBFS_SCALE_COLL:-$SCALE_COLL}
+	SCALE_PEER_TIMEOUT=${IBFS_SCALE_PEER_TIMEOUT:-}
 	SCALE_KEEP=$(dirname "$SCALE_REC")/logs/$n
 	SCALE_UP_TIMEOUT=$((120 + 2 * n))
 	need_cmd ss timeout getconf

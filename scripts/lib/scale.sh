@@ -5,8 +5,9 @@
 # tests/e2e/t_39_scale.sh, in one place. Source after scripts/lib/ibfs.sh.
 #   scale_write_conf N        $WORK/ibfs.conf: [node n[001-N]], ports from
 #                             SCALE_BASE_PORT, depths SCALE_RECV/SEND_DEPTH,
-#                             delivery SCALE_DELIVERY and bootstrap
-#                             SCALE_BOOTSTRAP when set;
+#                             delivery SCALE_DELIVERY, bootstrap
+#                             SCALE_BOOTSTRAP and peer_timeout
+#                             SCALE_PEER_TIMEOUT when set;
 #                             SCALE_NAMES[1..N], SCALE_MNTS[1..N]
 #   scale_start N             start all N, SCALE_PAR at a time; wait until
 #                             every mount's .status reads (not for peers:
@@ -41,6 +42,7 @@ SCALE_MSG_TIMEOUT=${SCALE_MSG_TIMEOUT:-30}   # s for one message
 SCALE_SEED=${SCALE_SEED:-18}                 # the random pairs' seed
 SCALE_DELIVERY=${SCALE_DELIVERY:-}           # [global] delivery ("": default)
 SCALE_BOOTSTRAP=${SCALE_BOOTSTRAP:-}         # [global] bootstrap ("": tcp)
+SCALE_PEER_TIMEOUT=${SCALE_PEER_TIMEOUT:-}   # [global] peer_timeout ("": 10s)
 SCALE_A2A=${SCALE_A2A:-32}                   # nodes in the all-to-all
 SCALE_COLL=${SCALE_COLL:-gather scatter a2a} # which scale_collectives runs
 SCALE_N=0
@@ -77,6 +79,7 @@ scale_write_conf() {
 		echo "send_depth = $SCALE_SEND_DEPTH"
 		[[ -z $SCALE_DELIVERY ]] || echo "delivery = $SCALE_DELIVERY"
 		[[ -z $SCALE_BOOTSTRAP ]] || echo "bootstrap = $SCALE_BOOTSTRAP"
+		[[ -z $SCALE_PEER_TIMEOUT ]] || echo "peer_timeout = $SCALE_PEER_TIMEOUT"
 		echo "[node n[${SCALE_NAMES[1]#n}-${SCALE_NAMES[n]#n}]]"
 		echo "addr = $IBFS_IP"
 		echo "bootstrap = $IBFS_IP:[$SCALE_BASE_PORT-$last]"
@@ -280,6 +283,15 @@ scale_tcp() {
 		END { print n + 0, s + 0 }'
 }
 
+# Print the SYNs this machine's listeners dropped so far (TcpExt
+# ListenDrops: a full accept queue among them), so that a dialer's wait
+# on a receiver's bootstrap backlog shows.
+scale_listen_drops() {
+	awk '/^TcpExt:/ { if (!h) { for (i = 2; i <= NF; i++) k[i] = $i; h = 1 }
+		else for (i = 2; i <= NF; i++) if (k[i] == "ListenDrops") print $i }' \
+		/proc/net/netstat 2>/dev/null || echo 0
+}
+
 # Print KEY's value in node I's root .status ("" when not read).
 scale_status_key() {
 	local text
@@ -301,7 +313,7 @@ scale_status_key() {
 # when its resolutions overlapped).
 scale_incast() {
 	local n=$SCALE_N i r=1 best=-1 cnt fifo=$WORK/incast.fifo fd t0 f w
-	local failed=0 ok=0 end tok
+	local failed=0 ok=0 end tok drops
 	local -a pids=() senders=()
 	local -A talked=()
 	for f in "${!SCALE_USED[@]}"; do
@@ -329,6 +341,7 @@ scale_incast() {
 		pids+=($!)
 	done
 	log "incast: ${#senders[@]} newcomers write to ${SCALE_NAMES[r]} at once"
+	drops=$(scale_listen_drops)
 	t0=$(scale_now_us)
 	printf '%*s' "${#senders[@]}" '' | tr ' ' '\n' >&"$fd"
 	for w in "${pids[@]}"; do
@@ -348,9 +361,10 @@ scale_incast() {
 	SCALE_FIG[incast_to]=$r SCALE_FIG[incast_n]=${#senders[@]}
 	SCALE_FIG[incast_failed]=$failed SCALE_FIG[incast_ok]=$ok
 	SCALE_FIG[incast_inflight_max]=$(scale_status_key "$r" route_inflight_max)
+	SCALE_FIG[incast_listen_drops]=$(($(scale_listen_drops) - drops))
 	[[ ! -s $WORK/scale-incast.err ]] ||
 		log "incast: writes said: $(sort "$WORK/scale-incast.err" | uniq -c | head -n 5)"
-	log "incast: ${SCALE_NAMES[r]} got $ok of ${#senders[@]} in ${SCALE_FIG[incast_ms]} ms, $failed write(s) failed, route_inflight_max ${SCALE_FIG[incast_inflight_max]}"
+	log "incast: ${SCALE_NAMES[r]} got $ok of ${#senders[@]} in ${SCALE_FIG[incast_ms]} ms, $failed write(s) failed, route_inflight_max ${SCALE_FIG[incast_inflight_max]}, ${SCALE_FIG[incast_listen_drops]} SYNs dropped by full listeners"
 }
 
 # Sample node I's open fds and RSS (kB) every 0.2 s until the file STOP
@@ -394,14 +408,16 @@ scale_keep_logs() {
 # failed), ok (messages that arrived: their files appearing on the
 # receivers, looked for until SCALE_MSG_TIMEOUT after the last write
 # returned), ms (release to the last arrival), fds and rss_kb (the hub's
-# peaks), res (route resolutions, all daemons, during it) and errs (the
-# failed writes' messages, counted: "COUNT TEXT; ...").
+# peaks), res (route resolutions, all daemons, during it), listen_drops
+# (SYNs the machine's listeners dropped meanwhile) and errs (the failed
+# writes' messages, counted: "COUNT TEXT; ...").
 scale_release() {
 	local name=$1 tag=$2 hub=$3 k fifo=$WORK/release.fifo fd t0 t_last w
 	local failed=0 ok=0 end err=$WORK/scale-$name-$tag.err stop=$WORK/peaks.stop
-	local peaks=$WORK/peaks.out res0 res1 f sampler pf p=${name}_$tag
+	local peaks=$WORK/peaks.out res0 res1 f sampler pf p=${name}_$tag drops
 	local -a pids=() pending=() left=() who=()
 	res0=$(scale_resolutions)
+	drops=$(scale_listen_drops)
 	rm -f "$fifo" "$err" "$err.who" "$stop" "$peaks"
 	mkfifo "$fifo"
 	exec {fd}<>"$fifo"
@@ -454,6 +470,7 @@ scale_release() {
 	SCALE_FIG[${p}_ok]=$ok SCALE_FIG[${p}_ms]=$(((t_last - t0) / 1000))
 	SCALE_FIG[${p}_fds]=${pf% *} SCALE_FIG[${p}_rss_kb]=${pf#* }
 	SCALE_FIG[${p}_res]=$((${res1% *} - ${res0% *}))
+	SCALE_FIG[${p}_listen_drops]=$(($(scale_listen_drops) - drops))
 	SCALE_FIG[${p}_errs]=''
 	if [[ -s $err ]]; then
 		# bash names the file, then strerror: keep the last
@@ -463,7 +480,7 @@ scale_release() {
 		mapfile -t who < <(head -n 3 "$err.who" 2>/dev/null)
 		scale_keep_logs "$name-$tag" "${who[@]}"
 	fi
-	log "$name ($tag): $ok of ${#pids[@]} arrived, last ${SCALE_FIG[${p}_ms]} ms after the release; ${failed} write(s) failed${SCALE_FIG[${p}_errs]:+ (${SCALE_FIG[${p}_errs]})}; ${SCALE_NAMES[hub]} peaked at ${SCALE_FIG[${p}_fds]} fds, ${SCALE_FIG[${p}_rss_kb]} kB; ${SCALE_FIG[${p}_res]} route resolutions"
+	log "$name ($tag): $ok of ${#pids[@]} arrived, last ${SCALE_FIG[${p}_ms]} ms after the release; ${failed} write(s) failed${SCALE_FIG[${p}_errs]:+ (${SCALE_FIG[${p}_errs]})}; ${SCALE_NAMES[hub]} peaked at ${SCALE_FIG[${p}_fds]} fds, ${SCALE_FIG[${p}_rss_kb]} kB; ${SCALE_FIG[${p}_res]} route resolutions; ${SCALE_FIG[${p}_listen_drops]} SYNs dropped by full listeners"
 }
 
 # Gather (every node writes to node 1), scatter (node 1 writes to every
