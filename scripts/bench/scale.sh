@@ -136,7 +136,8 @@ bed_main() {
 	return "$all"
 }
 
-# Append SCALE_FIG and SCALE_MSGS, what was measured so far, to SCALE_REC.
+# Write SCALE_FIG and SCALE_MSGS, what was measured so far, to SCALE_REC:
+# after each part and at exit, so that an N cut short keeps its parts.
 # shellcheck disable=SC2317 # run from the EXIT trap
 scale_record() {
 	local k m
@@ -147,7 +148,7 @@ scale_record() {
 		for m in "${SCALE_MSGS[@]}"; do
 			echo "msg $m"
 		done
-	} >>"$SCALE_REC"
+	} >"$SCALE_REC"
 }
 
 # Stop the daemons and start them again with delivery = reliable: the
@@ -161,6 +162,7 @@ one_reliable() {
 	SCALE_FIG[start_rel_ms]=${SCALE_FIG[start_ms]}
 	SCALE_FIG[start_ms]=$SCALE_START_DGRAM_MS
 	scale_collectives rel
+	scale_record
 }
 
 # bootstrap = multicast: start, let the announces of start-up settle for
@@ -225,11 +227,13 @@ one_main() {
 		scale_start "$n"
 		SCALE_FIG[start_rel_ms]=${SCALE_FIG[start_ms]}
 		scale_collectives rel
+		scale_record
 		return 0
 	fi
 	log "N = $n: scenario"
 	scale_scenario "$n" "${IBFS_SCALE_PAIRS:-20}"
 	SCALE_START_DGRAM_MS=${SCALE_FIG[start_ms]}
+	scale_record
 	# Idle from the last message on, the daemons are measured once the
 	# probe watch's last look is past (its ping 5 s after the last send,
 	# the look that finds nothing sent 5 s after that: tp_probe.c).
@@ -238,6 +242,7 @@ one_main() {
 	scale_idle "${IBFS_SCALE_IDLE_S:-10}"
 	log "N = $n: idle CPU ${SCALE_FIG[idle_cpu_pct]} % of one CPU, ${SCALE_FIG[idle_wakeups]} wake-ups a second per daemon (at most ${SCALE_FIG[idle_wakeups_max]})"
 	scale_collectives dgram
+	scale_record
 	[[ " ${IBFS_SCALE_MODES:-datagram reliable} " != *" reliable "* ]] ||
 		one_reliable "$n"
 	log "N = $n: stopping"
