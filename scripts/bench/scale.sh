@@ -72,12 +72,13 @@ host_main() {
 	export IBFS_SCALE_MCAST_IDLE_S=${SCALE_MCAST_IDLE_S:-60} IBFS_SCALE_SETTLE_S=${SCALE_SETTLE_S:-30}
 	export IBFS_SCALE_PEER_TIMEOUT=${SCALE_PEER_TIMEOUT:-}
 	# About 6 MB a daemon, and its writers' shells in the collectives:
-	# 4 GiB hold 256, 1,024 want 16 (the bed's host has 24).
+	# 4 GiB hold 256, 1,024 want 16 (the bed's host has 24). Time: about
+	# 2 s of VM a daemon, both starts and the collectives, at 1,024.
 	mem=4G
 	((max <= 256)) || mem=16G
 	log=$(mktemp)
 	echo "bench-scale: N = $ns; host loadavg $(cut -d' ' -f1-3 /proc/loadavg), $(pgrep -c qemu-system || true) VM(s) running"
-	BED_MEM=${BED_MEM:-$mem} BED_TIMEOUT=${BED_TIMEOUT:-$((900 + 12 * sum))} \
+	BED_MEM=${BED_MEM:-$mem} BED_TIMEOUT=${BED_TIMEOUT:-$((900 + 4 * sum))} \
 		"$SCALE_ROOT/scripts/bed/run.sh" scripts/bench/scale.sh --in-bed |
 		tee "$log" || rc=${PIPESTATUS[0]}
 	out=$(sed -n 's/^bench-out: //p' "$log" | tail -n 1)
