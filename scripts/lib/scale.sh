@@ -55,6 +55,7 @@ declare -A SCALE_USED=() # "I:J" (I < J) -> 1 for every pair that talked
 SCALE_PICK=()            # what scale_pick_peers or scale_pick_pairs chose
 SCALE_FROM=()            # scale_release: writer of write k
 SCALE_TO=()              # scale_release: receiver of write k
+SCALE_WRITERS=()         # scale_go: the writers' pids
 
 # Now in microseconds (no fork).
 scale_now_us() {
@@ -283,6 +284,21 @@ scale_tcp() {
 		END { print n + 0, s + 0 }'
 }
 
+# Release the writers SCALE_WRITERS (pids), each waiting on FIFO, open
+# read-write as fd FD, for a line: a line for each at once. Wait for them
+# all; SCALE_T0 is when they went (µs), SCALE_FAILED how many failed.
+scale_go() {
+	local fd=$1 fifo=$2 w
+	SCALE_FAILED=0
+	SCALE_T0=$(scale_now_us)
+	printf '%*s' "${#SCALE_WRITERS[@]}" '' | tr ' ' '\n' >&"$fd"
+	for w in "${SCALE_WRITERS[@]}"; do
+		wait "$w" || SCALE_FAILED=$((SCALE_FAILED + 1))
+	done
+	exec {fd}>&-
+	rm -f "$fifo"
+}
+
 # Print the SYNs this machine's listeners dropped so far (TcpExt
 # ListenDrops: a full accept queue among them), so that a dialer's wait
 # on a receiver's bootstrap backlog shows.
@@ -324,9 +340,9 @@ scale_status_key() {
 # incast_inflight_max (the receiver's route_inflight_max: more than 1
 # when its resolutions overlapped).
 scale_incast() {
-	local n=$SCALE_N i r=1 best=-1 cnt fifo=$WORK/incast.fifo fd t0 f w
+	local n=$SCALE_N i r=1 best=-1 cnt fifo=$WORK/incast.fifo fd t0 f
 	local failed=0 ok=0 end tok drops
-	local -a pids=() senders=()
+	local -a senders=()
 	local -A talked=()
 	for f in "${!SCALE_USED[@]}"; do
 		talked[${f%:*}]=$((${talked[${f%:*}]:-0} + 1))
@@ -344,23 +360,19 @@ scale_incast() {
 	rm -f "$fifo"
 	mkfifo "$fifo"
 	exec {fd}<>"$fifo"
+	SCALE_WRITERS=()
 	for i in "${senders[@]}"; do
 		tok="incast ${SCALE_NAMES[i]}"
 		(
 			read -r _ <"$fifo"
 			echo "$tok" >"${SCALE_MNTS[i]}/${SCALE_NAMES[r]}/incast"
 		) 2>>"$WORK/scale-incast.err" &
-		pids+=($!)
+		SCALE_WRITERS+=($!)
 	done
 	log "incast: ${#senders[@]} newcomers write to ${SCALE_NAMES[r]} at once"
 	drops=$(scale_listen_drops)
-	t0=$(scale_now_us)
-	printf '%*s' "${#senders[@]}" '' | tr ' ' '\n' >&"$fd"
-	for w in "${pids[@]}"; do
-		wait "$w" || failed=$((failed + 1))
-	done
-	exec {fd}>&-
-	rm -f "$fifo"
+	scale_go "$fd" "$fifo"
+	t0=$SCALE_T0 failed=$SCALE_FAILED
 	end=$((t0 + SCALE_MSG_TIMEOUT * 1000000))
 	for i in "${senders[@]}"; do
 		f=${SCALE_MNTS[r]}/${SCALE_NAMES[i]}/incast
@@ -424,15 +436,16 @@ scale_keep_logs() {
 # (SYNs the machine's listeners dropped meanwhile) and errs (the failed
 # writes' messages, counted: "COUNT TEXT; ...").
 scale_release() {
-	local name=$1 tag=$2 hub=$3 k fifo=$WORK/release.fifo fd t0 t_last w
+	local name=$1 tag=$2 hub=$3 k fifo=$WORK/release.fifo fd t0 t_last
 	local failed=0 ok=0 end err=$WORK/scale-$name-$tag.err stop=$WORK/peaks.stop
 	local peaks=$WORK/peaks.out res0 res1 f sampler pf p=${name}_$tag drops
-	local -a pids=() pending=() left=() who=()
+	local -a pending=() left=() who=()
 	res0=$(scale_resolutions)
 	drops=$(scale_listen_drops)
 	rm -f "$fifo" "$err" "$err.who" "$stop" "$peaks"
 	mkfifo "$fifo"
 	exec {fd}<>"$fifo"
+	SCALE_WRITERS=()
 	for k in "${!SCALE_FROM[@]}"; do
 		(
 			read -r _ <"$fifo"
@@ -443,18 +456,13 @@ scale_release() {
 					exit 1
 				}
 		) 2>>"$err" &
-		pids+=($!)
+		SCALE_WRITERS+=($!)
 	done
 	scale_sample_peaks "$hub" "$stop" "$peaks" &
 	sampler=$!
-	log "$name ($tag): ${#pids[@]} writes at once, hub ${SCALE_NAMES[hub]}"
-	t0=$(scale_now_us)
-	printf '%*s' "${#pids[@]}" '' | tr ' ' '\n' >&"$fd"
-	for w in "${pids[@]}"; do
-		wait "$w" || failed=$((failed + 1))
-	done
-	exec {fd}>&-
-	rm -f "$fifo"
+	log "$name ($tag): ${#SCALE_WRITERS[@]} writes at once, hub ${SCALE_NAMES[hub]}"
+	scale_go "$fd" "$fifo"
+	t0=$SCALE_T0 failed=$SCALE_FAILED
 	# Arrivals: every receiver's file for its writer, polled round by
 	# round; the last one found ends the time.
 	pending=("${!SCALE_FROM[@]}")
@@ -478,7 +486,7 @@ scale_release() {
 	wait "$sampler" || true
 	pf=$(<"$peaks") || pf="0 0"
 	res1=$(scale_resolutions)
-	SCALE_FIG[${p}_n]=${#pids[@]} SCALE_FIG[${p}_failed]=$failed
+	SCALE_FIG[${p}_n]=${#SCALE_WRITERS[@]} SCALE_FIG[${p}_failed]=$failed
 	SCALE_FIG[${p}_ok]=$ok SCALE_FIG[${p}_ms]=$(((t_last - t0) / 1000))
 	SCALE_FIG[${p}_fds]=${pf% *} SCALE_FIG[${p}_rss_kb]=${pf#* }
 	SCALE_FIG[${p}_res]=$((${res1% *} - ${res0% *}))
@@ -492,7 +500,7 @@ scale_release() {
 		mapfile -t who < <(head -n 3 "$err.who" 2>/dev/null)
 		scale_keep_logs "$name-$tag" "${who[@]}"
 	fi
-	log "$name ($tag): $ok of ${#pids[@]} arrived, last ${SCALE_FIG[${p}_ms]} ms after the release; ${failed} write(s) failed${SCALE_FIG[${p}_errs]:+ (${SCALE_FIG[${p}_errs]})}; ${SCALE_NAMES[hub]} peaked at ${SCALE_FIG[${p}_fds]} fds, ${SCALE_FIG[${p}_rss_kb]} kB; ${SCALE_FIG[${p}_res]} route resolutions; ${SCALE_FIG[${p}_listen_drops]} SYNs dropped by full listeners"
+	log "$name ($tag): $ok of ${#SCALE_WRITERS[@]} arrived, last ${SCALE_FIG[${p}_ms]} ms after the release; ${failed} write(s) failed${SCALE_FIG[${p}_errs]:+ (${SCALE_FIG[${p}_errs]})}; ${SCALE_NAMES[hub]} peaked at ${SCALE_FIG[${p}_fds]} fds, ${SCALE_FIG[${p}_rss_kb]} kB; ${SCALE_FIG[${p}_res]} route resolutions; ${SCALE_FIG[${p}_listen_drops]} SYNs dropped by full listeners"
 }
 
 # Gather (every node writes to node 1), scatter (node 1 writes to every
