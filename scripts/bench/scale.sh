@@ -64,6 +64,13 @@ host_main() {
 		sum=$((sum + n))
 		((n <= max)) || max=$n
 	done
+	# Soft-RoCE attaches at most 56 QPs to a multicast group
+	# (RXE_MAX_MCAST_QP_ATTACH): the 57th daemon's join fails ENOMEM,
+	# and bootstrap = multicast cannot start without the group.
+	if [[ ${SCALE_BOOTSTRAP:-tcp} == multicast ]] && ((max > 56)); then
+		echo "bench-scale: bootstrap = multicast takes N of 56 at most on the bed's one rxe device" >&2
+		return 2
+	fi
 	# The bed forwards only IBFS_* variables (see vm.sh).
 	export IBFS_SCALE_N=$ns IBFS_SCALE_SEED=${SCALE_SEED:-18}
 	export IBFS_SCALE_PAIRS=${SCALE_PAIRS:-20} IBFS_SCALE_IDLE_S=${SCALE_IDLE_S:-10}
