@@ -638,6 +638,25 @@ def scale_cell(run, row):
         return "n/a" if v in (None, "") else "%.2f %%" % num(str(v))
     if row == "wakeups":
         return "%s / %s" % (g("idle_wakeups"), g("idle_wakeups_max"))
+    if row == "start_rel":
+        return "n/a" if run.get("start_rel_ms") in (None, "") else \
+            "%.1f s" % (num(str(run["start_rel_ms"])) / 1000)
+    if row.startswith("coll:"):
+        p = row[5:]
+        if run.get(p + "_n") in (None, ""):
+            return "n/a"
+        rss = run.get(p + "_rss_kb")
+        return "%s ms, %s of %s, %s failed; %s fds, %s MiB; %s res" % (
+            g(p + "_ms"), g(p + "_ok"), g(p + "_n"), g(p + "_failed"),
+            g(p + "_fds"),
+            "n/a" if rss in (None, "") else "%.1f" % (num(str(rss)) / 1024),
+            g(p + "_res"))
+    if row == "mc_ann":
+        return "%s (%s a second per node)" % (g("mc_ann_tx"),
+                                            g("mc_ann_per_s_node"))
+    if row == "mc_res":
+        return "%s / %s (N + peers used: %s)" % (
+            g("mc_res_start"), g("resolutions"), g("resolutions_want"))
     return g(row)
 
 
@@ -662,6 +681,32 @@ SCALE_ROWS = [
     ("cpu", "CPU of all daemons over the idle window, of one CPU"),
     ("wakeups", "wake-ups a second of an idle daemon (all its threads), "
                 "mean / most"),
+    ("start_rel", "wall time to start all N again, delivery = reliable"),
+] + [
+    ("coll:%s_%s" % (c, t),
+     "%s, %s, all at once: release to last arrival, arrived of sent, "
+     "writes failed; peak fds and RSS of node 1; route resolutions"
+     % (what, mode))
+    for t, mode in (("dgram", "datagram"), ("rel", "delivery = reliable"))
+    for c, what in (("gather", "gather (every node writes to node 1)"),
+                    ("scatter", "scatter (node 1 writes to every node)"),
+                    ("a2a", "all-to-all among 32 (or N)"))
+] + [
+    ("exit", "exit status of the N's run (0: every daemon ended well)"),
+]
+
+# bootstrap = multicast (SCALE_BOOTSTRAP=multicast): its own rows.
+SCALE_ROWS_MC = [
+    ("start", "wall time to start all N, until every mount's .status reads"),
+    ("mc_ann", "announces sent, all daemons, over the idle window after "
+               "start-up"),
+    ("mc_ann_rx", "announces taken, all daemons, same window"),
+    ("mc_res", "route resolutions, all daemons: after start-up / after "
+               "node 1 talked to its peers"),
+    ("msgs_ok", "node 1's messages delivered"),
+    ("cpu", "CPU of all daemons over the idle window, of one CPU"),
+    ("wakeups", "wake-ups a second of an idle daemon (all its threads), "
+                "mean / most"),
     ("exit", "exit status of the N's run (0: every daemon ended well)"),
 ]
 
@@ -682,13 +727,14 @@ def scale(d, json_path):
         n = os.path.basename(path)[len("scale-"):-len(".rec")]
         runs[n] = scale_run(path)
     ns = sorted(runs, key=int)
-    print("Scale, %s, ibfs %s, %s CPUs, %s idle s, seed %s:" % (
+    print("Scale, %s, ibfs %s, %s CPUs, %s idle s, seed %s, bootstrap %s:" % (
         env.get("date"), env.get("ibfs"), env.get("cpus"),
-        env.get("idle_s"), env.get("seed")))
+        env.get("idle_s"), env.get("seed"), env.get("bootstrap", "tcp")))
     print()
     print("| figure | " + " | ".join("N = %s" % n for n in ns) + " |")
     print("|---|" + "---|" * len(ns))
-    for row, what in SCALE_ROWS:
+    rows = SCALE_ROWS_MC if env.get("bootstrap") == "multicast" else SCALE_ROWS
+    for row, what in rows:
         print("| %s | " % what +
               " | ".join(scale_cell(runs[n], row) for n in ns) + " |")
     with open(json_path, "w", encoding="utf-8") as f:

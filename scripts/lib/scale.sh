@@ -4,7 +4,10 @@
 # of `make bench-scale` (scripts/bench/scale.sh) and of the e2e test
 # tests/e2e/t_39_scale.sh, in one place. Source after scripts/lib/ibfs.sh.
 #   scale_write_conf N        $WORK/ibfs.conf: [node n[001-N]], ports from
-#                             SCALE_BASE_PORT, depths SCALE_RECV/SEND_DEPTH;
+#                             SCALE_BASE_PORT, depths SCALE_RECV/SEND_DEPTH,
+#                             delivery SCALE_DELIVERY, bootstrap
+#                             SCALE_BOOTSTRAP and peer_timeout
+#                             SCALE_PEER_TIMEOUT when set;
 #                             SCALE_NAMES[1..N], SCALE_MNTS[1..N]
 #   scale_start N             start all N, SCALE_PAR at a time; wait until
 #                             every mount's .status reads (not for peers:
@@ -18,6 +21,10 @@
 #   scale_incast              every node that has not talked to the node
 #                             that least did (the receiver) writes to it at
 #                             once: figures incast_*, after the scenario's
+#   scale_collectives TAG     gather, scatter and all-to-all among
+#                             SCALE_A2A (those named in SCALE_COLL), each
+#                             all at once (scale_release):
+#                             figures gather_TAG_*, scatter_TAG_*, a2a_TAG_*
 #   scale_idle SECS           over SECS idle: the % of one CPU all daemons
 #                             used (SCALE_FIG[idle_cpu_pct]) and their
 #                             wake-ups a second, the mean per daemon and
@@ -33,6 +40,11 @@ SCALE_PAR=${SCALE_PAR:-8}                    # daemons starting at once
 SCALE_UP_TIMEOUT=${SCALE_UP_TIMEOUT:-300}    # s for all mounts to be up
 SCALE_MSG_TIMEOUT=${SCALE_MSG_TIMEOUT:-30}   # s for one message
 SCALE_SEED=${SCALE_SEED:-18}                 # the random pairs' seed
+SCALE_DELIVERY=${SCALE_DELIVERY:-}           # [global] delivery ("": default)
+SCALE_BOOTSTRAP=${SCALE_BOOTSTRAP:-}         # [global] bootstrap ("": tcp)
+SCALE_PEER_TIMEOUT=${SCALE_PEER_TIMEOUT:-}   # [global] peer_timeout ("": 10s)
+SCALE_A2A=${SCALE_A2A:-32}                   # nodes in the all-to-all
+SCALE_COLL=${SCALE_COLL:-gather scatter a2a} # which scale_collectives runs
 SCALE_N=0
 SCALE_NAMES=()
 SCALE_MNTS=()
@@ -41,6 +53,9 @@ SCALE_MISSED=0
 declare -A SCALE_FIG=()  # figure name -> value (see scale_scenario)
 declare -A SCALE_USED=() # "I:J" (I < J) -> 1 for every pair that talked
 SCALE_PICK=()            # what scale_pick_peers or scale_pick_pairs chose
+SCALE_FROM=()            # scale_release: writer of write k
+SCALE_TO=()              # scale_release: receiver of write k
+SCALE_WRITERS=()         # scale_go: the writers' pids
 
 # Now in microseconds (no fork).
 scale_now_us() {
@@ -63,6 +78,9 @@ scale_write_conf() {
 		ibfs_conf_global
 		echo "recv_depth = $SCALE_RECV_DEPTH"
 		echo "send_depth = $SCALE_SEND_DEPTH"
+		[[ -z $SCALE_DELIVERY ]] || echo "delivery = $SCALE_DELIVERY"
+		[[ -z $SCALE_BOOTSTRAP ]] || echo "bootstrap = $SCALE_BOOTSTRAP"
+		[[ -z $SCALE_PEER_TIMEOUT ]] || echo "peer_timeout = $SCALE_PEER_TIMEOUT"
 		echo "[node n[${SCALE_NAMES[1]#n}-${SCALE_NAMES[n]#n}]]"
 		echo "addr = $IBFS_IP"
 		echo "bootstrap = $IBFS_IP:[$SCALE_BASE_PORT-$last]"
@@ -230,23 +248,28 @@ scale_fds_rss() {
 	echo "${#fds[@]} $(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")"
 }
 
-# Print "SUM READ": ah_resolutions summed over every daemon's root .status,
-# and how many .status files gave one. One timeout-guarded cat reads
-# them all (each holds one ah_resolutions line), and bash cuts the values
-# out: a timeout and a cat per daemon were 64 processes for t_39's 32, at
-# about 0.1 s each in the TCG bed.
-scale_resolutions() {
-	local i v text sum=0 got=0
+# Print "SUM READ": KEY (ah_resolutions, ann_tx, ...) summed over every
+# daemon's root .status, and how many .status files gave one. One
+# timeout-guarded cat reads them all (each holds one KEY line), and bash
+# cuts the values out: a timeout and a cat per daemon were 64 processes
+# for t_39's 32, at about 0.1 s each in the TCG bed.
+scale_status_sum() {
+	local key=$1 i v text sum=0 got=0
 	local -a files=()
 	for ((i = 1; i <= SCALE_N; i++)); do files+=("${SCALE_MNTS[i]}/.status"); done
 	text=$'\n'$(timeout $((5 * SCALE_N)) cat "${files[@]}" 2>/dev/null) || true
-	while [[ $text == *$'\n'ah_resolutions=* ]]; do
-		text=${text#*$'\n'ah_resolutions=}
+	while [[ $text == *$'\n'$key=* ]]; do
+		text=${text#*$'\n'"$key"=}
 		v=${text%%$'\n'*}
 		[[ $v =~ ^[0-9]+$ ]] || continue
 		sum=$((sum + v)) got=$((got + 1))
 	done
 	echo "$sum $got"
+}
+
+# Route resolutions of all daemons: scale_status_sum ah_resolutions.
+scale_resolutions() {
+	scale_status_sum ah_resolutions
 }
 
 # Print "SOCKETS SESSIONS": established TCP sockets in this machine, and
@@ -259,6 +282,42 @@ scale_tcp() {
 		{ n++; p = $(NF - 1); sub(/.*:/, "", p); p += 0
 		  if (p >= lo && p <= hi) s++ }
 		END { print n + 0, s + 0 }'
+}
+
+# Release the writers SCALE_WRITERS (pids), each waiting on FIFO, open
+# read-write as fd FD, for a line: a line for each at once. Wait for them
+# all; SCALE_T0 is when they went (µs), SCALE_FAILED how many failed.
+scale_go() {
+	local fd=$1 fifo=$2 w
+	SCALE_FAILED=0
+	SCALE_T0=$(scale_now_us)
+	printf '%*s' "${#SCALE_WRITERS[@]}" '' | tr ' ' '\n' >&"$fd"
+	for w in "${SCALE_WRITERS[@]}"; do
+		wait "$w" || SCALE_FAILED=$((SCALE_FAILED + 1))
+	done
+	exec {fd}>&-
+	rm -f "$fifo"
+}
+
+# Print the SYNs this machine's listeners dropped so far (TcpExt
+# ListenDrops: a full accept queue among them), so that a dialer's wait
+# on a receiver's bootstrap backlog shows.
+# Bash alone: t_39 runs the incast, and a process costs about 0.1 s in
+# the TCG bed.
+scale_listen_drops() {
+	local -a names=() f
+	local i
+	while read -r -a f; do
+		[[ ${f[0]} == TcpExt: ]] || continue
+		if ((${#names[@]} == 0)); then
+			names=("${f[@]}")
+			continue
+		fi
+		for ((i = 1; i < ${#f[@]}; i++)); do
+			[[ ${names[i]} != ListenDrops ]] || { echo "${f[i]}"; return 0; }
+		done
+	done </proc/net/netstat
+	echo 0
 }
 
 # Print KEY's value in node I's root .status ("" when not read).
@@ -281,9 +340,9 @@ scale_status_key() {
 # incast_inflight_max (the receiver's route_inflight_max: more than 1
 # when its resolutions overlapped).
 scale_incast() {
-	local n=$SCALE_N i r=1 best=-1 cnt fifo=$WORK/incast.fifo fd t0 f w
-	local failed=0 ok=0 end tok
-	local -a pids=() senders=()
+	local n=$SCALE_N i r=1 best=-1 cnt fifo=$WORK/incast.fifo fd t0 f
+	local failed=0 ok=0 end tok drops
+	local -a senders=()
 	local -A talked=()
 	for f in "${!SCALE_USED[@]}"; do
 		talked[${f%:*}]=$((${talked[${f%:*}]:-0} + 1))
@@ -301,22 +360,19 @@ scale_incast() {
 	rm -f "$fifo"
 	mkfifo "$fifo"
 	exec {fd}<>"$fifo"
+	SCALE_WRITERS=()
 	for i in "${senders[@]}"; do
 		tok="incast ${SCALE_NAMES[i]}"
 		(
 			read -r _ <"$fifo"
 			echo "$tok" >"${SCALE_MNTS[i]}/${SCALE_NAMES[r]}/incast"
 		) 2>>"$WORK/scale-incast.err" &
-		pids+=($!)
+		SCALE_WRITERS+=($!)
 	done
 	log "incast: ${#senders[@]} newcomers write to ${SCALE_NAMES[r]} at once"
-	t0=$(scale_now_us)
-	printf '%*s' "${#senders[@]}" '' | tr ' ' '\n' >&"$fd"
-	for w in "${pids[@]}"; do
-		wait "$w" || failed=$((failed + 1))
-	done
-	exec {fd}>&-
-	rm -f "$fifo"
+	drops=$(scale_listen_drops)
+	scale_go "$fd" "$fifo"
+	t0=$SCALE_T0 failed=$SCALE_FAILED
 	end=$((t0 + SCALE_MSG_TIMEOUT * 1000000))
 	for i in "${senders[@]}"; do
 		f=${SCALE_MNTS[r]}/${SCALE_NAMES[i]}/incast
@@ -329,9 +385,151 @@ scale_incast() {
 	SCALE_FIG[incast_to]=$r SCALE_FIG[incast_n]=${#senders[@]}
 	SCALE_FIG[incast_failed]=$failed SCALE_FIG[incast_ok]=$ok
 	SCALE_FIG[incast_inflight_max]=$(scale_status_key "$r" route_inflight_max)
+	SCALE_FIG[incast_listen_drops]=$(($(scale_listen_drops) - drops))
 	[[ ! -s $WORK/scale-incast.err ]] ||
 		log "incast: writes said: $(sort "$WORK/scale-incast.err" | uniq -c | head -n 5)"
-	log "incast: ${SCALE_NAMES[r]} got $ok of ${#senders[@]} in ${SCALE_FIG[incast_ms]} ms, $failed write(s) failed, route_inflight_max ${SCALE_FIG[incast_inflight_max]}"
+	log "incast: ${SCALE_NAMES[r]} got $ok of ${#senders[@]} in ${SCALE_FIG[incast_ms]} ms, $failed write(s) failed, route_inflight_max ${SCALE_FIG[incast_inflight_max]}, ${SCALE_FIG[incast_listen_drops]} SYNs dropped by full listeners"
+}
+
+# Sample node I's open fds and RSS (kB) every 0.2 s until the file STOP
+# exists, then write the peaks, "FDS RSS", to OUT (run in the background).
+scale_sample_peaks() {
+	local pid=${IBFS_PID[${SCALE_NAMES[$1]}]} stop=$2 out=$3 k v _u
+	local maxf=0 maxr=0
+	local -a fds
+	while [[ ! -e $stop ]] && [[ -d /proc/$pid ]]; do
+		fds=("/proc/$pid/fd/"*)
+		((${#fds[@]} <= maxf)) || maxf=${#fds[@]}
+		while read -r k v _u; do
+			[[ $k == VmRSS: ]] || continue
+			((v <= maxr)) || maxr=$v
+			break
+		done <"/proc/$pid/status"
+		_lib_sleep 0.2
+	done
+	echo "$maxf $maxr" >"$out"
+}
+
+# Keep the daemon logs of both ends of writes K... (SCALE_FROM/TO's
+# indexes: the first that failed) in SCALE_KEEP/WHAT/, when SCALE_KEEP is
+# set: an N that ends well keeps no daemon log otherwise.
+scale_keep_logs() {
+	local what=$1 i
+	shift
+	[[ -n ${SCALE_KEEP:-} ]] || return 0
+	mkdir -p "$SCALE_KEEP/$what"
+	for i in "$@"; do
+		cp "$WORK/${SCALE_NAMES[SCALE_FROM[i]]}.log" "$WORK/${SCALE_NAMES[SCALE_TO[i]]}.log" \
+			"$SCALE_KEEP/$what/" 2>/dev/null || true
+	done
+}
+
+# One collective as a job script runs it, every write started together:
+# SCALE_FROM[k] writes one line to SCALE_TO[k] on channel NAME, each
+# writer a subshell waiting on a FIFO that is fed a line for each once
+# all are started. Node HUB, the one everyone writes to (or from), is
+# sampled meanwhile. Figures NAME_TAG_*: n (writes), failed (writes that
+# failed), ok (messages that arrived: their files appearing on the
+# receivers, looked for until SCALE_MSG_TIMEOUT after the last write
+# returned), ms (release to the last arrival), fds and rss_kb (the hub's
+# peaks), res (route resolutions, all daemons, during it), listen_drops
+# (SYNs the machine's listeners dropped meanwhile) and errs (the failed
+# writes' messages, counted: "COUNT TEXT; ...").
+scale_release() {
+	local name=$1 tag=$2 hub=$3 k fifo=$WORK/release.fifo fd t0 t_last
+	local failed=0 ok=0 end err=$WORK/scale-$name-$tag.err stop=$WORK/peaks.stop
+	local peaks=$WORK/peaks.out res0 res1 f sampler pf p=${name}_$tag drops
+	local -a pending=() left=() who=()
+	res0=$(scale_resolutions)
+	drops=$(scale_listen_drops)
+	rm -f "$fifo" "$err" "$err.who" "$stop" "$peaks"
+	mkfifo "$fifo"
+	exec {fd}<>"$fifo"
+	SCALE_WRITERS=()
+	for k in "${!SCALE_FROM[@]}"; do
+		(
+			read -r _ <"$fifo"
+			echo "$name ${SCALE_NAMES[SCALE_FROM[k]]}" \
+				>"${SCALE_MNTS[SCALE_FROM[k]]}/${SCALE_NAMES[SCALE_TO[k]]}/$name" ||
+				{
+					echo "$k" >>"$err.who"
+					exit 1
+				}
+		) 2>>"$err" &
+		SCALE_WRITERS+=($!)
+	done
+	scale_sample_peaks "$hub" "$stop" "$peaks" &
+	sampler=$!
+	log "$name ($tag): ${#SCALE_WRITERS[@]} writes at once, hub ${SCALE_NAMES[hub]}"
+	scale_go "$fd" "$fifo"
+	t0=$SCALE_T0 failed=$SCALE_FAILED
+	# Arrivals: every receiver's file for its writer, polled round by
+	# round; the last one found ends the time.
+	pending=("${!SCALE_FROM[@]}")
+	t_last=$t0
+	end=$(($(scale_now_us) + SCALE_MSG_TIMEOUT * 1000000))
+	while ((${#pending[@]})); do
+		left=()
+		for k in "${pending[@]}"; do
+			f=${SCALE_MNTS[SCALE_TO[k]]}/${SCALE_NAMES[SCALE_FROM[k]]}/$name
+			if [[ -e $f ]]; then
+				ok=$((ok + 1)) t_last=$(scale_now_us)
+			else
+				left+=("$k")
+			fi
+		done
+		pending=("${left[@]}")
+		((${#pending[@]} && $(scale_now_us) < end)) || break
+		_lib_sleep 0.1
+	done
+	: >"$stop"
+	wait "$sampler" || true
+	pf=$(<"$peaks") || pf="0 0"
+	res1=$(scale_resolutions)
+	SCALE_FIG[${p}_n]=${#SCALE_WRITERS[@]} SCALE_FIG[${p}_failed]=$failed
+	SCALE_FIG[${p}_ok]=$ok SCALE_FIG[${p}_ms]=$(((t_last - t0) / 1000))
+	SCALE_FIG[${p}_fds]=${pf% *} SCALE_FIG[${p}_rss_kb]=${pf#* }
+	SCALE_FIG[${p}_res]=$((${res1% *} - ${res0% *}))
+	SCALE_FIG[${p}_listen_drops]=$(($(scale_listen_drops) - drops))
+	SCALE_FIG[${p}_errs]=''
+	if [[ -s $err ]]; then
+		# bash names the file, then strerror: keep the last
+		SCALE_FIG[${p}_errs]=$(sed 's/.*: //' "$err" | sort | uniq -c |
+			sort -rn | awk '{ c = $1; $1 = ""; printf "%s%d%s", s, c, $0; s = "; " }')
+		log "$name ($tag): first failed writes said: $(head -n 3 "$err" | tr '\n' '|')"
+		mapfile -t who < <(head -n 3 "$err.who" 2>/dev/null)
+		scale_keep_logs "$name-$tag" "${who[@]}"
+	fi
+	log "$name ($tag): $ok of ${#SCALE_WRITERS[@]} arrived, last ${SCALE_FIG[${p}_ms]} ms after the release; ${failed} write(s) failed${SCALE_FIG[${p}_errs]:+ (${SCALE_FIG[${p}_errs]})}; ${SCALE_NAMES[hub]} peaked at ${SCALE_FIG[${p}_fds]} fds, ${SCALE_FIG[${p}_rss_kb]} kB; ${SCALE_FIG[${p}_res]} route resolutions; ${SCALE_FIG[${p}_listen_drops]} SYNs dropped by full listeners"
+}
+
+# Gather (every node writes to node 1), scatter (node 1 writes to every
+# node) and all-to-all among the first SCALE_A2A nodes (each writes to
+# every other of them), each all at once (scale_release), figures
+# gather_TAG_*, scatter_TAG_* and a2a_TAG_*.
+scale_collectives() {
+	local tag=$1 i j m=$SCALE_A2A
+	((m <= SCALE_N)) || m=$SCALE_N
+	if [[ " $SCALE_COLL " == *" gather "* ]]; then
+		SCALE_FROM=() SCALE_TO=()
+		for ((i = 2; i <= SCALE_N; i++)); do SCALE_FROM+=("$i") SCALE_TO+=(1); done
+		scale_release gather "$tag" 1
+	fi
+	if [[ " $SCALE_COLL " == *" scatter "* ]]; then
+		SCALE_FROM=() SCALE_TO=()
+		for ((i = 2; i <= SCALE_N; i++)); do SCALE_FROM+=(1) SCALE_TO+=("$i"); done
+		scale_release scatter "$tag" 1
+	fi
+	if [[ " $SCALE_COLL " == *" a2a "* ]]; then
+		SCALE_FROM=() SCALE_TO=()
+		for ((i = 1; i <= m; i++)); do
+			for ((j = 1; j <= m; j++)); do
+				((i == j)) || SCALE_FROM+=("$i") SCALE_TO+=("$j")
+			done
+		done
+		scale_release a2a "$tag" 1
+		SCALE_FIG[a2a_nodes]=$m
+	fi
 }
 
 # Print the clock ticks (utime + stime) all running daemons used so far.
