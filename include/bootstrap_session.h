@@ -37,7 +37,7 @@
 #define BS_BACKOFF_MIN_MS   100
 #define BS_BACKOFF_MAX_MS   2000
 #define BS_HELLO_TIMEOUT_MS 5000 /* at least; peer_timeout if longer */
-#define BS_LISTEN_BACKLOG   128
+#define BS_LISTEN_BACKLOG   128	 /* at least: one per node (bs_backlog) */
 #define BS_DIAL_RATE	    100	 /* dials started per second, at most */
 #define BS_DIAL_BURST	    32	 /* ... and at once after a quiet while */
 #define BS_DIAL_INFLIGHT    64	 /* outgoing handshakes under way at once */

@@ -241,7 +241,11 @@ static int64_t bs_timers(struct bootstrap *b, int64_t now, int64_t wake)
 			if (bs_idle(b, c, now, &wake))
 				bs_bye(b, c);
 		} else if (c->deadline && now >= c->deadline) {
-			bs_session_event(b, c, 0, now);
+			/* what arrived is read first: a listener slowed by an
+			 * incast must not blame the dialer for its own delay
+			 * (at 1,024 nodes it closed hundreds of sessions whose
+			 * hello sat unread in their buffers) */
+			bs_session_event(b, c, POLLIN, now);
 		} else if (c->deadline && c->deadline < wake) {
 			wake = c->deadline;
 		}
@@ -401,6 +405,18 @@ static void bs_need(void *arg, struct peer *p)
 		log_warn("bootstrap: eventfd");
 }
 
+/*
+ * The listen queue: room for every node of the config to dial at once
+ * (a gather's incast), which the kernel trims to net.core.somaxconn.
+ * At 128, a gather of 1,024 nodes had thousands of SYNs dropped, each
+ * dialer then waiting out SYN retransmits of 1, 3 and 7 s.
+ */
+static int bs_backlog(const struct config *cfg)
+{
+	return cfg->nnodes > BS_LISTEN_BACKLOG ? cfg->nnodes
+					       : BS_LISTEN_BACKLOG;
+}
+
 /* Listen on the local node's bootstrap address. */
 static int bs_listen(struct bootstrap *b)
 {
@@ -415,7 +431,7 @@ static int bs_listen(struct bootstrap *b)
 		return -errno;
 	setsockopt(b->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(b->lfd, (struct sockaddr *)&bsa, me->bootstrap_len) ||
-	    listen(b->lfd, BS_LISTEN_BACKLOG)) {
+	    listen(b->lfd, bs_backlog(b->cfg))) {
 		rc = -errno;
 		log_warn("bootstrap: listen on %s port %u", me->bootstrap_host,
 			 me->bootstrap_port);
