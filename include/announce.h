@@ -68,11 +68,13 @@
  * trusts D once PROOF checks out, D trusts L once CONFIRM does.
  */
 enum ann_kind {
-	ANN_ANNOUNCE = 1, /* to the group, or to a node just up: "I am" */
+	ANN_ANNOUNCE = 1, /* to the group, at start and retell: "I am" */
 	ANN_CHALLENGE,
 	ANN_ANSWER,
 	ANN_PROOF,
 	ANN_CONFIRM,
+	ANN_QUERY, /* to the group: "who is <target>?" (0: everybody) */
+	ANN_MEET,  /* unicast: "I am, and I installed you" */
 	ANN_KIND_MAX,
 };
 
@@ -83,13 +85,15 @@ enum ann_kind {
  *   4  the sender's hello, HELLO_WIRE_LEN bytes as bootstrap_hello.c
  *      encodes it (its boot id in the hello's boot word)
  * 132  echo: the other side's nonce this answers (ANSWER, PROOF,
- *      CONFIRM; zero otherwise)
+ *      CONFIRM); QUERY: the wire id (wire_node_id, big-endian) of the
+ *      node asked for in its first 4 bytes, 0 for every node, the rest
+ *      zero; zero otherwise
  * 148  proof, BS_PROOF_LEN bytes (PROOF, CONFIRM with a secret; zero
  *      otherwise)
  * 180  with HELLO_F_CERT, PROOF and CONFIRM only: the certificate step
  *      (bs_cert_encode: head, DER, signature), the body's last bytes
- * Every kind but ANNOUNCE carries a hello with a nonce (HELLO_F_AUTH or
- * HELLO_F_CERT).
+ * Every kind but ANNOUNCE, QUERY and MEET carries a hello with a nonce
+ * (HELLO_F_AUTH or HELLO_F_CERT).
  *
  * A body with a certificate step is one datagram like the rest, never
  * fragmented (WIRE_ANN bypasses reassembly, which strangers must not
@@ -110,6 +114,7 @@ _Static_assert(WIRE_HDR_LEN + ANN_WIRE_LEN <= 256,
 /* One announce body, decoded. */
 struct ann_msg {
 	uint8_t kind;
+	uint32_t target;	       /* QUERY: whom it asks for, 0 all */
 	struct hello h;		       /* the sender's hello, decoded */
 	uint8_t hello[HELLO_WIRE_LEN]; /* ... and as it was sent */
 	uint8_t echo[HELLO_NONCE_LEN];
@@ -155,12 +160,16 @@ size_t ann_datagram_build(void *buf, uint32_t src, const struct ann_msg *m);
 int ann_msg_from(const struct ann_msg *m, uint32_t src_qp,
 		 const union ibv_gid *sgid, uint16_t slid);
 
-/* What the announce thread knows of one node. */
+/*
+ * What the announce thread knows of one node: the address it was
+ * installed at while up, else the last one heard (a group announce, a
+ * query, a MEET), which costs nothing until a write wants the node.
+ */
 struct ann_known {
 	int up;		       /* we installed it (tp_peer_up) */
+	int known;	       /* addr was heard, or installed */
 	uint32_t boot;	       /* the boot id it was installed with */
 	struct peer_addr addr; /* ... and its address */
-	int64_t heard_ms;      /* when it was last heard */
 };
 
 /* What an announce means for the node it names. */
@@ -202,17 +211,40 @@ int ann_addr_fits(const struct config_node *n, const struct peer_addr *addr);
 int ann_admit(const struct config *cfg, const struct ann_msg *m);
 
 /*
- * Whether an up node has been silent for timeout_ms by now.  lost_ms is
- * when we last lost announces ourselves (our inbox overflowed, say while
- * a route resolution held the thread): silence before it is not the
- * node's, so it counts from then.
+ * What the announce thread does with a message m of a node it knows as
+ * k (wanted: a write waits for it; self_id: our wire id, which a query
+ * for us names).  Hearing is not installing: a node is resolved and
+ * installed only when it is in use here.
+ *   ANNOUNCE  up and restarted, or wanted: INSTALL; else KNOW.
+ *   MEET      it installed us: TAKE unless up here as it says (KNOW).
+ *   QUERY     for us, or for every node: INSTALL unless up here as it
+ *             says; then, for us alone, MEET; for another: KNOW.
  */
-int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms,
-	       int64_t lost_ms);
+enum ann_do {
+	ANN_DO_KNOW,	/* remember its address, nothing more */
+	ANN_DO_INSTALL, /* install it and send it our MEET */
+	ANN_DO_TAKE,	/* install it, send nothing */
+	ANN_DO_MEET,	/* send it our MEET: it is up here already */
+};
+enum ann_do ann_decide(const struct ann_known *k, int wanted,
+		       const struct ann_msg *m, uint32_t self_id);
 
-/* When silence would take the node down, as ann_silent counts it. */
-int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
-		      int64_t lost_ms);
+/* What to do next for a node a write wants (announce.c's seek). */
+enum ann_step {
+	ANN_STEP_INSTALL, /* known and not up: install it from what we heard */
+	ANN_STEP_ANY,	  /* ask: may go in one query for every node */
+	ANN_STEP_QUERY,	  /* ask for it alone (asked once already) */
+};
+enum ann_step ann_seek_step(const struct ann_known *k, int asked);
+
+/* Announces at start and after a retell, for loss; then none at all */
+#define ANN_STARTUP_MAX 3
+
+/* When the start-up announce after the n-th (sent at now) is due: about
+ * interval_ms / 3 after the first, interval_ms after the second, each
+ * with +-50 % jitter drawn from r; INT64_MAX after ANN_STARTUP_MAX of them
+ * (n counts from 1). */
+int64_t ann_startup_next(int64_t now, int n, int interval_ms, uint32_t r);
 
 /* When the announce after now is due: interval_ms with +-50 % jitter
  * drawn from r. */

@@ -464,13 +464,17 @@ const struct config_key config_gkeys[GK_MAX] = {
 		"MTU (not to be confused with a node's `bootstrap` endpoint, "
 		"below). `tcp`: over a TCP session to the peer's endpoint, "
 		"met on demand. `multicast`: no TCP at all; every node "
-		"announces itself on `mcast_group` at start and every "
-		"`announce_interval`, a node heard is resolved and probed, "
-		"one not heard for `peer_timeout` is down (*last_error*: no "
-		"announce for N ms), one heard with a new boot id or QPN (a "
-		"restart) is met again at its new address. The announce must "
+		"announces itself on `mcast_group` a few times at start (and "
+		"when its address changes), then never again. A node heard "
+		"is remembered, and resolved and probed only once a write "
+		"wants it; a write to a node never heard asks the group for "
+		"it, and it answers by unicast (given up after `peer_timeout`: "
+		"*last_error* no answer on mcast_group to our query). A peer "
+		"in use is down when its probe fails, and one heard with a "
+		"new boot id or QPN (a restart) is met again at its new "
+		"address. The announce must "
 		"come from the QP and GID it names, or it is dropped "
-		"(`drop_ann_refused`). With a `secret`, no announce is "
+		"(`drop_ann_refused`). With a `secret`, no node is "
 		"trusted until a challenge and response with the TCP "
 		"handshake's HMAC has gone both ways over UD datagrams. Needs "
 		"the group: `multicast = no` is refused, and a group that "
@@ -481,12 +485,13 @@ const struct config_key config_gkeys[GK_MAX] = {
 		.def = 3000,
 		.def_doc = "3s, or a third of `peer_timeout` when that is "
 		"shorter",
-		.doc = "With `bootstrap = multicast`: how often a node "
-		"announces itself, each time with \u00b150% jitter so that "
-		"nodes started together drift apart. More than a third of "
-		"`peer_timeout` is refused, since a node would go down when "
-		"one announce is lost and the next is late. Every node "
-		"receives one announce per node per interval." },
+		.doc = "With `bootstrap = multicast`: the span of a node's "
+		"start-up announces. It announces itself three times, at "
+		"start, about a third of the interval later and about the "
+		"interval later (each gap with \u00b150% jitter so that nodes "
+		"started together drift apart), and again so when its address "
+		"changes (a device reset), then never: an idle cluster sends "
+		"nothing to the group." },
 	[GK_SECRET] = { STR("secret", secret, CONFIG_SECRET_MIN, 255),
 		.arg = "*STRING*", .def_doc = "none: no authentication",
 		.doc = "Shared secret for authenticating nodes at bootstrap "
