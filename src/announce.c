@@ -390,10 +390,14 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 		return;
 	}
 	if (m->kind == ANN_ANNOUNCE || m->kind == ANN_QUERY ||
-	    m->kind == ANN_MEET)
+	    m->kind == ANN_MEET) {
 		ann_heard(a, i, m, now);
-	else
+	} else {
+		/* a challenger's address, too, is where a write to it goes:
+		 * it then challenges it directly, as D */
+		ann_know(a, i, &m->h);
 		ann_exchange_in(a, i, m, now);
+	}
 }
 
 /* Our query for node i, or with i < 0 for every node, to the group. */
@@ -445,14 +449,31 @@ static void ann_from_known(struct announce *a, int i, int64_t now)
 		ann_install(a, i, &h, ann_judge(&ap->k, &h), 1);
 }
 
-/* No answer for peer_timeout: what waits for node i fails, with why. */
+/* No answer for peer_timeout: what waits for node i fails, with why,
+ * unless it was refused (EACCES, EPROTO): a refusal says more than
+ * silence, and is logged once, not in turn with it. */
 static void ann_seek_failed(struct announce *a, int i)
 {
+	struct peer *p = &a->peers[i];
 	char why[96];
+	int refused;
 
-	snprintf(why, sizeof(why),
-		 "no answer on mcast_group to our query in %d ms",
-		 a->cfg->peer_timeout_ms);
+	pthread_mutex_lock(&p->lock);
+	refused = p->last_err == EACCES || p->last_err == EPROTO;
+	pthread_mutex_unlock(&p->lock);
+	if (refused) {
+		tp_peer_failed(a->tp, p);
+		return;
+	}
+
+	if (a->ap[i].asked)
+		snprintf(why, sizeof(why),
+			 "no answer on mcast_group to our query in %d ms",
+			 a->cfg->peer_timeout_ms);
+	else
+		snprintf(why, sizeof(why),
+			 "no answer at the address it announced in %d ms",
+			 a->cfg->peer_timeout_ms);
 	bootstrap_note(a->tp, &a->peers[i], EHOSTUNREACH, "announce:", why);
 }
 
