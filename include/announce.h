@@ -1,22 +1,28 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bootstrap over the fabric, [global] bootstrap = multicast: no TCP at
- * all.  Every node announces itself on the multicast group, at start and
- * then every announce_interval: its hello (bootstrap_hello.c's codec, the
- * one the TCP bootstrap sends: name, QPN, qkey, LID, GID, MTU,
- * max_message, delivery) with a boot id, random per start.  A node heard
- * is resolved (route_resolve) and marked up; one not heard for
- * peer_timeout is down; one heard with another boot id, QPN or GID has
- * restarted, and is brought up again at its new address.  A node newly
- * up is sent our announce by unicast at once, so that a newcomer knows
- * every running node within a round trip, not an interval.
+ * all, and a cost that follows the peers in use, as IPoIB's ARP does
+ * (issue 33).  A node announces itself on the multicast group
+ * ANN_STARTUP_MAX times when it starts and when its address changes
+ * (ann_retell), then never: its hello (bootstrap_hello.c's codec, the one
+ * the TCP bootstrap sends: name, QPN, qkey, LID, GID, MTU, max_message,
+ * delivery) with a boot id, random per start.  A node heard is only
+ * remembered (known: its address); it is resolved (route_resolve) and
+ * installed when it is in use here: a write wants it (the need hook),
+ * or it was up here and announces a restart (another boot id, QPN or
+ * GID), or it installed us and says so by unicast (ANN_MEET).  A write
+ * that wants a known node installs it and sends it a MEET; one that
+ * wants a node not known (or one installed whose probe failed) asks the
+ * group (ANN_QUERY: "who is X?", or for every node when several are
+ * wanted at once), and X answers with a MEET.  Liveness is the data
+ * path's probe (tp_probe.c): no timer here watches the nodes up.
  *
- * Timing.  announce_interval is 3 s, or a third of a shorter
- * peer_timeout (config_ini.c refuses a longer one): silence for
- * peer_timeout must outlast a late announce (the interval has +-50 %
- * jitter, so that nodes started together do not announce in step) and
- * one lost besides, 2 * 1.5 intervals.  At the 10 s peer_timeout that
- * leaves a second of slack per lost announce.
+ * Timing.  The start-up announces go at once, about announce_interval / 3
+ * later and about announce_interval later, each gap with +-50 % jitter,
+ * so that nodes started together do not announce in step.  A query
+ * unanswered is sent again (ANN_RTO_MIN doubling to ANN_RTO_MAX) while a
+ * write waits, and given up at peer_timeout.  Idle, the thread has no
+ * timer armed.
  *
  * Announces come from nodes not met yet, so the transport takes WIRE_ANN
  * datagrams before its source filter (tp_recv.c), and keeps only those
@@ -25,11 +31,12 @@
  * The progress thread only queues them (tp_set_announce); the announce
  * thread does the rest, since route resolution blocks.
  *
- * With a secret or a ca no announce is trusted until a challenge and
+ * With a secret or a ca no node is installed until a challenge and
  * response has gone both ways over UD unicast, with the TCP handshake's
  * proof and, with a ca, its certificate step (below, and
- * announce_trust.c for the order of things); until then the node is not
- * installed, so the source filter keeps its data out.
+ * announce_trust.c for the order of things): the writer challenges the
+ * known node it wants, and a node asked for challenges the asker, in
+ * place of the MEET; until then the source filter keeps its data out.
  *
  * Threads: ann_open and ann_close on main; the hooks only queue, under
  * the announce's lock (the progress thread's, for announces, and the
@@ -346,8 +353,9 @@ void ann_close(struct announce *a);
 /*
  * The transport's device is back with a new QPN and boot id (the heal
  * hook, on the progress thread; never blocks): the announce thread makes
- * our announce again, brings the local node up at it and announces at
- * once, so that every node replaces its AH for us.
+ * our announce again, brings the local node up at it and announces it
+ * ANN_STARTUP_MAX times from now, so that every node that has us up
+ * installs us again (a node that misses them finds us by its query).
  */
 void ann_retell(struct announce *a);
 
