@@ -223,15 +223,22 @@ struct ibv_ah *ann_take_ah(struct announce *a, int i,
 	return ah;
 }
 
+/* Whether x's address is the one its node is installed at here. */
+static int ann_installed_at(const struct announce *a, const struct ann_xchg *x)
+{
+	const struct ann_peer *ap = &a->ap[x->node];
+
+	return ap->k.up && peer_addr_same(&ap->k.addr, &x->addr);
+}
+
 /* One message of exchange x, to its address: as installed when the node
  * is up there, else through the exchange's AH. */
 static void ann_send_to(struct announce *a, struct ann_xchg *x,
 			const struct ann_msg *m)
 {
-	struct ann_peer *ap = &a->ap[x->node];
 	int rc;
 
-	if (ap->k.up && peer_addr_same(&ap->k.addr, &x->addr)) {
+	if (ann_installed_at(a, x)) {
 		rc = tp_ann_send(a->tp, &a->peers[x->node], m);
 	} else {
 		rc = ann_reach(a, x);
@@ -256,7 +263,10 @@ void ann_challenge(struct announce *a, int i, const struct hello *h,
 	uint8_t nonce[HELLO_NONCE_LEN];
 	struct ann_msg out;
 
-	if (!x || x->pending || now < x->after || ann_reach(a, x))
+	/* a node up at h (ann_reprove) is reached as installed: no
+	 * resolution */
+	if (!x || x->pending || now < x->after ||
+	    (!ann_installed_at(a, x) && ann_reach(a, x)))
 		return;
 	if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
 		log_warnx("announce: RAND_bytes failed; no challenge");
