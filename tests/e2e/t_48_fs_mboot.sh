@@ -97,16 +97,12 @@ wait_for "grep -q 'peer beta restarted' '$WORK/alpha.log'" 15 ||
 wait_state "$A" beta up
 new=$(peer_status "$A" beta qpn)
 [[ $new != "$old" ]] || fail "beta came back at its old QPN $old"
-echo again >"$A/beta/chat2" || fail "alpha -> restarted beta"
-wait_file "$B/alpha/chat2"
-assert_eq again "$(timeout 10 cat "$B/alpha/chat2")" "alpha -> restarted beta"
+say alpha beta again chat2
 assert_eq down "$(peer_status "$C" beta state)" "gamma installed beta, unused"
 # The new beta never heard gamma: its write asks the group for it.
 assert_eq down "$(peer_status "$B" gamma state)" "the new beta installed gamma"
 tx0=$(status_of "$B" ann_tx)
-echo reply >"$B/gamma/chat2" || fail "restarted beta -> gamma"
-wait_file "$C/beta/chat2"
-assert_eq reply "$(timeout 10 cat "$C/beta/chat2")" "restarted beta -> gamma"
+say beta gamma reply chat2
 tx=$(status_of "$B" ann_tx)
 ((tx > tx0)) || fail "beta found gamma without asking the group (ann_tx $tx0 -> $tx)"
 log "beta restarted: up at alpha at qpn $old -> $new from its announce; gamma found by a query (ann_tx $tx0 -> $tx)"
@@ -120,12 +116,8 @@ announce_interval = 500ms
 secret = $SECRET"
 fs_three_nodes
 assert_out "" "bootstrap ports listening, with a secret" ss -Hltn "$PORTS"
-echo sealed >"$A/beta/chat" || fail "alpha -> beta with a secret"
-wait_file "$B/alpha/chat"
-assert_eq sealed "$(timeout 10 cat "$B/alpha/chat")" "alpha -> beta"
-echo back >"$B/alpha/chat" || fail "beta -> alpha with a secret"
-wait_file "$A/beta/chat"
-assert_eq back "$(timeout 10 cat "$A/beta/chat")" "beta -> alpha"
+say alpha beta sealed
+say beta alpha back
 assert_no_line 'authentication failed' \
 	"an authentication failed among nodes that share the secret" \
 	"$WORK"/{alpha,beta,gamma}.log
