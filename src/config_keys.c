@@ -533,7 +533,7 @@ const struct config_key config_gkeys[GK_MAX] = {
 		"certificate names gamma, not beta`). With a `secret` too, "
 		"both must hold. Under `bootstrap = multicast` the certificate "
 		"and signature ride in the challenge and response that "
-		"follows an announce, in one datagram: the port's MTU must "
+		"meets a node, in one datagram: the port's MTU must "
 		"take the certificate (1024 bytes take an Ed25519 or P-256 "
 		"one; `ibfs` says so at start and exits otherwise). SIGHUP "
 		"reads "
