@@ -66,10 +66,13 @@ expect_refused() {
 	}
 	wait_for "peer_status '$A' gamma last_error | grep -qE '$why'" 10 ||
 		fail "alpha's last_error for gamma: $(peer_status "$A" gamma last_error)"
-	for n in alpha beta; do
-		assert_eq down "$(peer_status "$(ibfs_mnt "$n")" gamma state)" \
-			"$n sees gamma"
-		assert_eq down "$(peer_status "$C" "$n" state)" "gamma sees $n"
+	# alpha and gamma tried each other and failed; beta and gamma
+	# wrote nothing to each other: never up (idle, or down when beta
+	# refused gamma's announces already)
+	assert_eq down "$(peer_status "$A" gamma state)" "alpha sees gamma"
+	assert_eq down "$(peer_status "$C" alpha state)" "gamma sees alpha"
+	for v in "$(peer_status "$B" gamma state)" "$(peer_status "$C" beta state)"; do
+		[[ $v == idle || $v == down ]] || fail "beta and gamma: one sees the other $v"
 	done
 	assert_no_line 'peer gamma (up|restarted)' "alpha had gamma up" \
 		"$WORK/alpha.log" "$WORK/beta.log"
