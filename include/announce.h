@@ -351,6 +351,13 @@ int ann_open(struct announce **out, const struct config *cfg,
 void ann_close(struct announce *a);
 
 /*
+ * Our certificate files were read again (SIGHUP's thread; never blocks):
+ * the announce thread, asleep when idle, wakes and has every node up
+ * prove itself again under them (announce_trust.c).  a may be NULL.
+ */
+void ann_reload(struct announce *a);
+
+/*
  * The transport's device is back with a new QPN and boot id (the heal
  * hook, on the progress thread; never blocks): the announce thread makes
  * our announce again, brings the local node up at it and announces it

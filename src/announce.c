@@ -134,6 +134,13 @@ void ann_retell(struct announce *a)
 	ann_wake(a);
 }
 
+/* SIGHUP's half (announce.h): ann_take sees the new generation. */
+void ann_reload(struct announce *a)
+{
+	if (a)
+		ann_wake(a);
+}
+
 /* A line about a stranger's announce, at most one a second. */
 static void ann_stranger(struct announce *a, const char *fmt, ...)
 {
