@@ -34,11 +34,12 @@ M=$(ibfs_mnt "$SELF")
 assert_eq multicast "$(status_of "$M" bootstrap)" "bootstrap at $SELF"
 pair_sync started
 
-# The first chat$try of PEER's that arrived, if one did.
+# The first chat$try of PEER's that arrived, if one did: bytes queued
+# there (our own write to PEER's chat$try makes the file, empty).
 peer_arrived() {
 	local try
 	for try in 1 2 3 4 5; do
-		[[ -e $M/$PEER/chat$try ]] && got=$try && return 0
+		[[ -s $M/$PEER/chat$try ]] && got=$try && return 0
 	done
 	return 1
 }
