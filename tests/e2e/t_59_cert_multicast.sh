@@ -145,8 +145,11 @@ wait_for "peer_status '$A' gamma last_error | grep -q 'certificate revoked'" 20 
 }
 grep -q 'peer gamma: authentication failed: certificate revoked' \
 	"$WORK/alpha.log" || fail "alpha did not say gamma is revoked"
+# since alpha's restart in (5): a stale address of an earlier gamma,
+# challenged in (3), is not what this is about
+sed -n '/crl\.conf)$/,$p' "$WORK/alpha.log" >"$WORK/alpha5.log"
 assert_no_line 'no answer to our challenge' \
-	"alpha said a node that answered did not" "$WORK/alpha.log"
+	"alpha said a node that answered did not" "$WORK/alpha5.log"
 sleep 4 # longer than peer_timeout: beta, proven again, stays up
 assert_eq up "$(peer_status "$A" beta state)" "alpha sees beta after SIGHUP"
 log "(5) a CRL read on SIGHUP: revoked gamma down at alpha, beta up"
