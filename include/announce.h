@@ -1,22 +1,28 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bootstrap over the fabric, [global] bootstrap = multicast: no TCP at
- * all.  Every node announces itself on the multicast group, at start and
- * then every announce_interval: its hello (bootstrap_hello.c's codec, the
- * one the TCP bootstrap sends: name, QPN, qkey, LID, GID, MTU,
- * max_message, delivery) with a boot id, random per start.  A node heard
- * is resolved (route_resolve) and marked up; one not heard for
- * peer_timeout is down; one heard with another boot id, QPN or GID has
- * restarted, and is brought up again at its new address.  A node newly
- * up is sent our announce by unicast at once, so that a newcomer knows
- * every running node within a round trip, not an interval.
+ * all, and a cost that follows the peers in use, as IPoIB's ARP does
+ * (issue 33).  A node announces itself on the multicast group
+ * ANN_STARTUP_MAX times when it starts and when its address changes
+ * (ann_retell), then never: its hello (bootstrap_hello.c's codec, the one
+ * the TCP bootstrap sends: name, QPN, qkey, LID, GID, MTU, max_message,
+ * delivery) with a boot id, random per start.  A node heard is only
+ * remembered (known: its address); it is resolved (route_resolve) and
+ * installed when it is in use here: a write wants it (the need hook),
+ * or it was up here and announces a restart (another boot id, QPN or
+ * GID), or it installed us and says so by unicast (ANN_MEET).  A write
+ * that wants a known node installs it and sends it a MEET; one that
+ * wants a node not known (or one installed whose probe failed) asks the
+ * group (ANN_QUERY: "who is X?", or for every node when several are
+ * wanted at once), and X answers with a MEET.  Liveness is the data
+ * path's probe (tp_probe.c): no timer here watches the nodes up.
  *
- * Timing.  announce_interval is 3 s, or a third of a shorter
- * peer_timeout (config_ini.c refuses a longer one): silence for
- * peer_timeout must outlast a late announce (the interval has +-50 %
- * jitter, so that nodes started together do not announce in step) and
- * one lost besides, 2 * 1.5 intervals.  At the 10 s peer_timeout that
- * leaves a second of slack per lost announce.
+ * Timing.  The start-up announces go at once, about announce_interval / 3
+ * later and about announce_interval later, each gap with +-50 % jitter,
+ * so that nodes started together do not announce in step.  A query
+ * unanswered is sent again (ANN_RTO_MIN doubling to ANN_RTO_MAX) while a
+ * write waits, and given up at peer_timeout.  Idle, the thread has no
+ * timer armed.
  *
  * Announces come from nodes not met yet, so the transport takes WIRE_ANN
  * datagrams before its source filter (tp_recv.c), and keeps only those
@@ -25,11 +31,12 @@
  * The progress thread only queues them (tp_set_announce); the announce
  * thread does the rest, since route resolution blocks.
  *
- * With a secret or a ca no announce is trusted until a challenge and
+ * With a secret or a ca no node is installed until a challenge and
  * response has gone both ways over UD unicast, with the TCP handshake's
  * proof and, with a ca, its certificate step (below, and
- * announce_trust.c for the order of things); until then the node is not
- * installed, so the source filter keeps its data out.
+ * announce_trust.c for the order of things): the writer challenges the
+ * known node it wants, and a node asked for challenges the asker, in
+ * place of the MEET; until then the source filter keeps its data out.
  *
  * Threads: ann_open and ann_close on main; the hooks only queue, under
  * the announce's lock (the progress thread's, for announces, and the
@@ -68,11 +75,13 @@
  * trusts D once PROOF checks out, D trusts L once CONFIRM does.
  */
 enum ann_kind {
-	ANN_ANNOUNCE = 1, /* to the group, or to a node just up: "I am" */
+	ANN_ANNOUNCE = 1, /* to the group, at start and retell: "I am" */
 	ANN_CHALLENGE,
 	ANN_ANSWER,
 	ANN_PROOF,
 	ANN_CONFIRM,
+	ANN_QUERY, /* to the group: "who is <target>?" (0: everybody) */
+	ANN_MEET,  /* unicast: "I am, and I installed you" */
 	ANN_KIND_MAX,
 };
 
@@ -83,13 +92,15 @@ enum ann_kind {
  *   4  the sender's hello, HELLO_WIRE_LEN bytes as bootstrap_hello.c
  *      encodes it (its boot id in the hello's boot word)
  * 132  echo: the other side's nonce this answers (ANSWER, PROOF,
- *      CONFIRM; zero otherwise)
+ *      CONFIRM); QUERY: the wire id (wire_node_id, big-endian) of the
+ *      node asked for in its first 4 bytes, 0 for every node, the rest
+ *      zero; zero otherwise
  * 148  proof, BS_PROOF_LEN bytes (PROOF, CONFIRM with a secret; zero
  *      otherwise)
  * 180  with HELLO_F_CERT, PROOF and CONFIRM only: the certificate step
  *      (bs_cert_encode: head, DER, signature), the body's last bytes
- * Every kind but ANNOUNCE carries a hello with a nonce (HELLO_F_AUTH or
- * HELLO_F_CERT).
+ * Every kind but ANNOUNCE, QUERY and MEET carries a hello with a nonce
+ * (HELLO_F_AUTH or HELLO_F_CERT).
  *
  * A body with a certificate step is one datagram like the rest, never
  * fragmented (WIRE_ANN bypasses reassembly, which strangers must not
@@ -110,6 +121,7 @@ _Static_assert(WIRE_HDR_LEN + ANN_WIRE_LEN <= 256,
 /* One announce body, decoded. */
 struct ann_msg {
 	uint8_t kind;
+	uint32_t target;	       /* QUERY: whom it asks for, 0 all */
 	struct hello h;		       /* the sender's hello, decoded */
 	uint8_t hello[HELLO_WIRE_LEN]; /* ... and as it was sent */
 	uint8_t echo[HELLO_NONCE_LEN];
@@ -155,12 +167,16 @@ size_t ann_datagram_build(void *buf, uint32_t src, const struct ann_msg *m);
 int ann_msg_from(const struct ann_msg *m, uint32_t src_qp,
 		 const union ibv_gid *sgid, uint16_t slid);
 
-/* What the announce thread knows of one node. */
+/*
+ * What the announce thread knows of one node: the address it was
+ * installed at while up, else the last one heard (a group announce, a
+ * query, a MEET), which costs nothing until a write wants the node.
+ */
 struct ann_known {
 	int up;		       /* we installed it (tp_peer_up) */
+	int known;	       /* addr was heard, or installed */
 	uint32_t boot;	       /* the boot id it was installed with */
 	struct peer_addr addr; /* ... and its address */
-	int64_t heard_ms;      /* when it was last heard */
 };
 
 /* What an announce means for the node it names. */
@@ -202,17 +218,40 @@ int ann_addr_fits(const struct config_node *n, const struct peer_addr *addr);
 int ann_admit(const struct config *cfg, const struct ann_msg *m);
 
 /*
- * Whether an up node has been silent for timeout_ms by now.  lost_ms is
- * when we last lost announces ourselves (our inbox overflowed, say while
- * a route resolution held the thread): silence before it is not the
- * node's, so it counts from then.
+ * What the announce thread does with a message m of a node it knows as
+ * k (wanted: a write waits for it; self_id: our wire id, which a query
+ * for us names).  Hearing is not installing: a node is resolved and
+ * installed only when it is in use here.
+ *   ANNOUNCE  up and restarted, or wanted: INSTALL; else KNOW.
+ *   MEET      it installed us: TAKE unless up here as it says (KNOW).
+ *   QUERY     for us, or for every node: INSTALL unless up here as it
+ *             says; then, for us alone, MEET; for another: KNOW.
  */
-int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms,
-	       int64_t lost_ms);
+enum ann_do {
+	ANN_DO_KNOW,	/* remember its address, nothing more */
+	ANN_DO_INSTALL, /* install it and send it our MEET */
+	ANN_DO_TAKE,	/* install it, send nothing */
+	ANN_DO_MEET,	/* send it our MEET: it is up here already */
+};
+enum ann_do ann_decide(const struct ann_known *k, int wanted,
+		       const struct ann_msg *m, uint32_t self_id);
 
-/* When silence would take the node down, as ann_silent counts it. */
-int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
-		      int64_t lost_ms);
+/* What to do next for a node a write wants (announce.c's seek). */
+enum ann_step {
+	ANN_STEP_INSTALL, /* known and not up: install it from what we heard */
+	ANN_STEP_ANY,	  /* ask: may go in one query for every node */
+	ANN_STEP_QUERY,	  /* ask for it alone (asked once already) */
+};
+enum ann_step ann_seek_step(const struct ann_known *k, int asked);
+
+/* Announces at start and after a retell, for loss; then none at all */
+#define ANN_STARTUP_MAX 3
+
+/* When the start-up announce after the n-th (sent at now) is due: about
+ * interval_ms / 3 after the first, interval_ms after the second, each
+ * with +-50 % jitter drawn from r; INT64_MAX after ANN_STARTUP_MAX of them
+ * (n counts from 1). */
+int64_t ann_startup_next(int64_t now, int n, int interval_ms, uint32_t r);
 
 /* When the announce after now is due: interval_ms with +-50 % jitter
  * drawn from r. */
@@ -312,10 +351,18 @@ int ann_open(struct announce **out, const struct config *cfg,
 void ann_close(struct announce *a);
 
 /*
+ * Our certificate files were read again (SIGHUP's thread; never blocks):
+ * the announce thread, asleep when idle, wakes and has every node up
+ * prove itself again under them (announce_trust.c).  a may be NULL.
+ */
+void ann_reload(struct announce *a);
+
+/*
  * The transport's device is back with a new QPN and boot id (the heal
  * hook, on the progress thread; never blocks): the announce thread makes
- * our announce again, brings the local node up at it and announces at
- * once, so that every node replaces its AH for us.
+ * our announce again, brings the local node up at it and announces it
+ * ANN_STARTUP_MAX times from now, so that every node that has us up
+ * installs us again (a node that misses them finds us by its query).
  */
 void ann_retell(struct announce *a);
 

@@ -31,6 +31,11 @@ int fabric_open(struct fabric **out, const struct config *cfg,
  * NULL. */
 void fabric_close(struct fabric *f);
 
+/* The certificate files were read again (SIGHUP's thread): the announce
+ * thread re-proves the nodes up (ann_reload); nothing under tcp, whose
+ * next handshake checks. */
+void fabric_reloaded(struct fabric *f);
+
 /* The transport: for sends, its info and its counters. */
 struct tp *fabric_tp(const struct fabric *f);
 

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The announce thread of bootstrap = multicast (announce.h): it announces
- * us on the group on a jittered timer, and at once (rate-limited) when a
- * write waits for a node not heard yet; it takes what the progress
- * thread queued (ann_on_msg), installs the nodes it hears (route
- * resolution blocks, so here and never on the progress thread), and
- * takes down those silent for peer_timeout.  The up nodes sit in a list
- * in the order they were last heard, so the silence check looks at its
- * head only, never at the whole config.
+ * us on the group ANN_STARTUP_MAX times at start and after a retell, and
+ * never again; it takes what the progress thread queued (ann_on_msg),
+ * remembers the nodes it hears, and installs one (route resolution
+ * blocks, so here and never on the progress thread) only when it is in
+ * use: a write wants it, it restarted while up here, or it installed us
+ * (its MEET).  A write that wants a node (the need hook) puts it in the
+ * seek list: installed from what was heard of it, else asked for on the
+ * group (ANN_QUERY, one for every node when several are wanted at once),
+ * and given up at peer_timeout.  Liveness is the data path's (the
+ * probe): nothing here times the nodes up, and with no write waiting and
+ * no challenge pending the thread has no timer armed.
  *
  * A node's announce says nothing that a forged one could not (without a
  * secret there is no proof), but the transport kept only announces whose
@@ -70,7 +74,8 @@ static int ann_queue(struct announce *a, const struct ann_msg *m)
 static void ann_on_msg(void *arg, const struct ann_msg *m)
 {
 	struct announce *a = arg;
-	int wake = 0, full, i = ann_admit(a->cfg, m);
+	int wake = 0, i = ann_admit(a->cfg, m);
+	int full;
 
 	/* a name the config lacks, or a node's from an address surely not
 	 * its own, never takes a slot (a hash lookup, a compare); the
@@ -87,11 +92,7 @@ static void ann_on_msg(void *arg, const struct ann_msg *m)
 	}
 	pthread_mutex_lock(&a->lock);
 	full = !ann_queue(a, m);
-	if (!full) {
-		wake = a->nin == 1;
-	} else {
-		a->overflow_ms = (int64_t)util_now_ms();
-	}
+	wake = !full && a->nin == 1;
 	pthread_mutex_unlock(&a->lock);
 	if (full)
 		peer_count_drop(NULL, tp_totals(a->tp), DROP_QUEUE_FULL);
@@ -100,19 +101,23 @@ static void ann_on_msg(void *arg, const struct ann_msg *m)
 }
 
 /*
- * tp's need hook, on a sender's thread: a write waits for p, which we
- * have not heard.  Announce now (rate-limited): a p that has not heard
- * us either installs us and answers with its announce by unicast, which
- * brings p up here and sends the write.
+ * tp's need hook, on a sender's thread: a write waits for p, which is
+ * not up.  p is queued once for the thread (ann_want), which meets it or
+ * asks the group for it; a write retrying meanwhile costs a flag test.
  */
 static void ann_on_need(void *arg, struct peer *p)
 {
 	struct announce *a = arg;
-	int wake;
+	int i = (int)(p - a->peers), wake = 0;
 
+	if (i < 0 || i >= a->cfg->nnodes)
+		return;
 	pthread_mutex_lock(&a->lock);
-	wake = !a->need;
-	a->need = 1;
+	if (!a->needs[i]) {
+		a->needs[i] = 1;
+		a->needq[a->nneed++] = i;
+		wake = a->nneed == 1;
+	}
 	pthread_mutex_unlock(&a->lock);
 	if (wake)
 		ann_wake(a);
@@ -127,6 +132,13 @@ void ann_retell(struct announce *a)
 	a->retell = 1;
 	pthread_mutex_unlock(&a->lock);
 	ann_wake(a);
+}
+
+/* SIGHUP's half (announce.h): ann_take sees the new generation. */
+void ann_reload(struct announce *a)
+{
+	if (a)
+		ann_wake(a);
 }
 
 /* A line about a stranger's announce, at most one a second. */
@@ -149,26 +161,24 @@ static void ann_stranger(struct announce *a, const char *fmt, ...)
 	a->stranger_quiet = 0;
 }
 
-/* Our announce to the group (or to p), as ann_tx counts it. */
-static void ann_send(struct announce *a, struct peer *p, int64_t now)
+/* m to the group (or to p, installed), as ann_tx counts it. */
+static void ann_send(struct announce *a, struct peer *p,
+		     const struct ann_msg *m)
 {
-	int rc = tp_ann_send(a->tp, p, &a->mine);
+	int rc = tp_ann_send(a->tp, p, m);
 
 	if (rc)
 		log_debug("announce: to %s: %s",
 			  p ? p->conf->name : "the group", strerror(-rc));
-	if (!p)
-		a->last_ann = now;
 }
 
-/* p is down: silent, or gone elsewhere unreachably.  Sends stop, and
- * whatever waits for p learns it. */
+/* p is down: gone elsewhere unreachably.  Sends stop, and whatever
+ * waits for p learns it. */
 static void ann_down(struct announce *a, int i, int err, const char *why)
 {
 	struct ann_peer *ap = &a->ap[i];
 	struct peer *p = &a->peers[i];
 
-	TAILQ_REMOVE(&a->live, ap, link);
 	ap->k.up = 0;
 	tp_peer_down(a->tp, p);
 	log_info("peer %s down (%s)", p->conf->name, why);
@@ -178,10 +188,12 @@ static void ann_down(struct announce *a, int i, int err, const char *why)
 
 /*
  * Bring node i up at h's address: the AH a challenge made for it, the
- * cached one, or a fresh resolution; then tell it we are here.
+ * cached one, or a fresh resolution; then, with tell, send it our MEET,
+ * on which it installs us (unless it installed us first: its MEET, or
+ * its answer to our query, brought it here).
  */
 static void ann_install(struct announce *a, int i, const struct hello *h,
-			enum ann_verdict v, int64_t now)
+			enum ann_verdict v, int tell)
 {
 	struct ibv_ah *ah = ann_take_ah(a, i, &h->addr);
 	static struct log_rl rl_restart;
@@ -209,8 +221,6 @@ static void ann_install(struct announce *a, int i, const struct hello *h,
 				       "announce:", why);
 		return;
 	}
-	if (ap->k.up)
-		TAILQ_REMOVE(&a->live, ap, link);
 	/* without a secret anyone at a node's address can restart it at
 	 * will, one line each: those lines are rate-limited */
 	if (v == ANN_RESTART)
@@ -222,11 +232,11 @@ static void ann_install(struct announce *a, int i, const struct hello *h,
 			 h->addr.qpn, rc ? "" : ", address handle cached");
 	bootstrap_recovered(p);
 	ap->k.up = 1;
+	ap->k.known = 1;
 	ap->k.boot = h->addr.boot;
 	ap->k.addr = h->addr;
-	ap->k.heard_ms = now;
-	TAILQ_INSERT_TAIL(&a->live, ap, link);
-	ann_send(a, p, now);
+	if (tell)
+		ann_send(a, p, &a->meet);
 }
 
 /* A CHALLENGE, ANSWER, PROOF or CONFIRM of node i: its exchange
@@ -238,7 +248,7 @@ void ann_exchange_in(struct announce *a, int i, const struct ann_msg *m,
 	enum ann_verdict v = ann_exchange(a, i, m, now, &who);
 
 	if (v != ANN_SAME)
-		ann_install(a, i, &who, v, now);
+		ann_install(a, i, &who, v, 1);
 }
 
 /* The config node an announce names, or -1 (logged): not in the config,
@@ -283,26 +293,55 @@ static const char *ann_refusal(struct announce *a, int i, const struct hello *h,
 	return NULL;
 }
 
-/* An announce of node i: alive, new or restarted; with a secret or a
- * ca, one of an incarnation not proven yet is challenged first. */
+/*
+ * Remember h's address for node i while it is not up here: a write that
+ * wants it installs it from there.  An address surely the node's
+ * (ann_addr_fits) is not replaced by one that is not, so that a stranger
+ * announcing under its name does not take its place in what we know.
+ */
+static void ann_know(struct announce *a, int i, const struct hello *h)
+{
+	struct ann_known *k = &a->ap[i].k;
+	const struct config_node *n = &a->cfg->nodes[i];
+
+	if (k->up)
+		return;
+	if (k->known && ann_addr_fits(n, &k->addr) == ANN_ADDR_YES &&
+	    ann_addr_fits(n, &h->addr) != ANN_ADDR_YES)
+		return;
+	k->known = 1;
+	k->boot = h->addr.boot;
+	k->addr = h->addr;
+}
+
+/*
+ * An ANNOUNCE, QUERY or MEET of node i: remembered, and acted on as
+ * ann_decide says; with a secret or a ca, an incarnation not proven yet
+ * is challenged instead of installed.  A MEET answers one node's queries
+ * at most every ANN_RTO_MIN.
+ */
 static void ann_heard(struct announce *a, int i, const struct ann_msg *m,
 		      int64_t now)
 {
 	struct ann_peer *ap = &a->ap[i];
-	enum ann_verdict v;
+	enum ann_do d = ann_decide(&ap->k, ap->wanted, m, a->self_id);
 
+	ann_know(a, i, &m->h);
+	if (d == ANN_DO_KNOW)
+		return;
+	if (d == ANN_DO_MEET) {
+		if (!ap->met || now - ap->met >= ANN_RTO_MIN) {
+			ap->met = now;
+			ann_send(a, &a->peers[i], &a->meet);
+		}
+		return;
+	}
+	peer_attempt(&a->peers[i]);
 	if (ann_proves(a) && !ann_trusted(a, i, &m->h)) {
 		ann_challenge(a, i, &m->h, now);
 		return;
 	}
-	v = ann_judge(&ap->k, &m->h);
-	if (v != ANN_SAME) {
-		ann_install(a, i, &m->h, v, now);
-		return;
-	}
-	ap->k.heard_ms = now;
-	TAILQ_REMOVE(&a->live, ap, link);
-	TAILQ_INSERT_TAIL(&a->live, ap, link);
+	ann_install(a, i, &m->h, ann_judge(&ap->k, &m->h), d == ANN_DO_INSTALL);
 }
 
 /*
@@ -344,9 +383,9 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 	if (i < 0)
 		return;
 	p = &a->peers[i];
-	if (!a->ap[i].k.up)
-		peer_attempt(p);
-	PEER_ADD(p, ann_rx, 1);
+	/* a node not in use here costs no per-peer memory for being heard */
+	if (peer_used(p))
+		PEER_ADD(p, ann_rx, 1);
 	atomic_fetch_add_explicit(&tp_totals(a->tp)->ann_rx, 1,
 				  memory_order_relaxed);
 	why = ann_refusal(a, i, &m->h, buf, sizeof(buf));
@@ -357,59 +396,186 @@ static void ann_in(struct announce *a, const struct ann_msg *m, int64_t now)
 			bootstrap_note(a->tp, p, EPROTO, "peer", why);
 		return;
 	}
-	if (m->kind == ANN_ANNOUNCE)
+	if (m->kind == ANN_ANNOUNCE || m->kind == ANN_QUERY ||
+	    m->kind == ANN_MEET) {
 		ann_heard(a, i, m, now);
-	else
+	} else {
+		/* a challenger's address, too, is where a write to it goes:
+		 * it then challenges it directly, as D */
+		ann_know(a, i, &m->h);
 		ann_exchange_in(a, i, m, now);
+	}
 }
 
-/* Take down the nodes silent for peer_timeout (the oldest heard come
- * first); when the next one would be due. */
-static int64_t ann_silence(struct announce *a, int64_t now, int64_t wake)
+/* Our query for node i, or with i < 0 for every node, to the group. */
+static void ann_query(struct announce *a, int i)
 {
-	int timeout = a->cfg->peer_timeout_ms;
-	struct ann_peer *ap;
-	char why[96];
+	struct ann_msg q = a->meet;
 
-	while ((ap = TAILQ_FIRST(&a->live)) &&
-	       ann_silent(&ap->k, now, timeout, a->lost_ms)) {
-		snprintf(why, sizeof(why), "no announce for %lld ms",
-			 (long long)(now - ap->k.heard_ms));
-		ann_down(a, (int)(ap - a->ap), ETIMEDOUT, why);
+	q.kind = ANN_QUERY;
+	q.target = i < 0 ? 0 : wire_node_id(a->cfg->nodes[i].name);
+	ann_send(a, NULL, &q);
+}
+
+/* A write wants node i, not up: into the seek list, its first step now. */
+static void ann_want(struct announce *a, int i, int64_t now)
+{
+	struct ann_peer *ap = &a->ap[i];
+
+	if (ap->wanted || i == a->cfg->local)
+		return;
+	ap->wanted = 1;
+	ap->asked = 0;
+	ap->rto = ANN_RTO_MIN;
+	ap->next = now;
+	ap->until = now + a->cfg->peer_timeout_ms;
+	TAILQ_INSERT_TAIL(&a->seek, ap, slink);
+}
+
+/* Node i is up, or given up: out of the seek list. */
+static void ann_unwant(struct announce *a, struct ann_peer *ap)
+{
+	TAILQ_REMOVE(&a->seek, ap, slink);
+	ap->wanted = 0;
+}
+
+/* Install wanted node i from what was heard of it (one resolution); with
+ * a secret or a ca, challenge that incarnation unless it proved itself. */
+static void ann_from_known(struct announce *a, int i, int64_t now)
+{
+	struct ann_peer *ap = &a->ap[i];
+	struct hello h;
+
+	memset(&h, 0, sizeof(h));
+	snprintf(h.name, sizeof(h.name), "%s", a->cfg->nodes[i].name);
+	h.addr = ap->k.addr;
+	peer_attempt(&a->peers[i]);
+	if (ann_proves(a) && !ann_trusted(a, i, &h))
+		ann_challenge(a, i, &h, now);
+	else
+		ann_install(a, i, &h, ann_judge(&ap->k, &h), 1);
+}
+
+/* No answer for peer_timeout: what waits for node i fails, with why,
+ * unless it was refused (EACCES, EPROTO): a refusal says more than
+ * silence, and is logged once, not in turn with it. */
+static void ann_seek_failed(struct announce *a, int i)
+{
+	struct peer *p = &a->peers[i];
+	char why[96];
+	int refused;
+
+	pthread_mutex_lock(&p->lock);
+	refused = p->last_err == EACCES || p->last_err == EPROTO;
+	pthread_mutex_unlock(&p->lock);
+	if (refused) {
+		tp_peer_failed(a->tp, p);
+		return;
 	}
-	if (ap && ann_silent_at(&ap->k, timeout, a->lost_ms) < wake)
-		wake = ann_silent_at(&ap->k, timeout, a->lost_ms);
+
+	if (a->ap[i].asked)
+		snprintf(why, sizeof(why),
+			 "no answer on mcast_group to our query in %d ms",
+			 a->cfg->peer_timeout_ms);
+	else
+		snprintf(why, sizeof(why),
+			 "no answer at the address it announced in %d ms",
+			 a->cfg->peer_timeout_ms);
+	bootstrap_note(a->tp, &a->peers[i], EHOSTUNREACH, "announce:", why);
+}
+
+/* One step for wanted node ap, due now; 1 when it may join a query for
+ * every node (ann_seek sends it). */
+static int ann_seek_one(struct announce *a, struct ann_peer *ap, int64_t now)
+{
+	enum ann_step step = ann_seek_step(&ap->k, ap->asked);
+	int i = (int)(ap - a->ap);
+
+	if (step == ANN_STEP_INSTALL) {
+		ann_from_known(a, i, now);
+		ap->next = now + ANN_RTO_MAX; /* its probe's first second */
+		return 0;
+	}
+	if (step == ANN_STEP_QUERY)
+		ann_query(a, i);
+	ap->asked = 1;
+	ap->next = now + ap->rto;
+	ap->rto = ap->rto * 2 > ANN_RTO_MAX ? ANN_RTO_MAX : ap->rto * 2;
+	return step == ANN_STEP_ANY;
+}
+
+/*
+ * The nodes writes want: up by now (out), given up at peer_timeout, or
+ * their next step if due.  Those asked for the first time in one pass
+ * go in one query for every node, so that the first write to all/ of a
+ * cold cluster costs one datagram to the group, not one per node; a
+ * resend names its node alone (one that has us up already ignores a
+ * query for every node).  When the next step is due.
+ */
+static int64_t ann_seek(struct announce *a, int64_t now, int64_t wake)
+{
+	struct ann_peer *ap, *tmp, *lone = NULL;
+	int any = 0;
+
+	for (ap = TAILQ_FIRST(&a->seek); ap; ap = tmp) {
+		tmp = TAILQ_NEXT(ap, slink);
+		if (peer_is_up(&a->peers[ap - a->ap])) {
+			ann_unwant(a, ap);
+			continue;
+		}
+		if (now >= ap->until) {
+			ann_unwant(a, ap);
+			ann_seek_failed(a, (int)(ap - a->ap));
+			continue;
+		}
+		if (now >= ap->next && ann_seek_one(a, ap, now)) {
+			any++;
+			lone = ap;
+		}
+		wake = ap->next < wake ? ap->next : wake;
+		wake = ap->until < wake ? ap->until : wake;
+	}
+	if (any)
+		ann_query(a, any > 1 ? -1 : (int)(lone - a->ap));
 	return wake;
 }
 
 /*
- * The nodes we installed, the local one among them, whose AHs a fabric
- * event flushed (tp_peer_flushed): their paths resolved again, each
- * installed again at the address it had.
+ * Node i, which a write wants, was installed here (or is the local one)
+ * and a fabric event flushed its AH (tp_peer_flushed): its path resolved
+ * again, installed again at the address it had; 1 when so.
  */
-static void ann_reroute(struct announce *a)
+static int ann_reroute(struct announce *a, int i)
 {
-	struct peer_addr *addr;
-	int i, rc;
+	const struct peer_addr *addr;
+	int rc;
 
-	for (i = 0; i < a->cfg->nnodes; i++) {
-		if (!tp_peer_flushed(a->tp, &a->peers[i]))
-			continue;
-		if (i == a->cfg->local)
-			addr = &a->mine.h.addr;
-		else if (a->ap[i].k.up)
-			addr = &a->ap[i].k.addr;
-		else
-			continue;
-		rc = bootstrap_peer_up(a->tp, a->rt, &a->peers[i], addr,
-				       a->cfg->route);
-		if (rc < 0)
-			log_info("peer %s: resolving its path again: %s",
-				 a->peers[i].conf->name, strerror(-rc));
-	}
+	if (!tp_peer_flushed(a->tp, &a->peers[i]))
+		return 0;
+	if (i == a->cfg->local)
+		addr = &a->mine.h.addr;
+	else if (a->ap[i].k.up)
+		addr = &a->ap[i].k.addr;
+	else
+		return 0;
+	rc = bootstrap_peer_up(a->tp, a->rt, &a->peers[i], addr, a->cfg->route);
+	if (rc < 0)
+		log_info("peer %s: resolving its path again: %s",
+			 a->peers[i].conf->name, strerror(-rc));
+	return 1;
 }
 
 static void ann_make(struct announce *a);
+
+/* poll's timeout for a wake-up at wake: none (-1) when nothing is timed. */
+static int ann_poll_ms(int64_t now, int64_t wake)
+{
+	if (wake == INT64_MAX)
+		return -1;
+	if (wake <= now)
+		return 0;
+	return wake - now > INT32_MAX ? INT32_MAX : (int)(wake - now);
+}
 
 /* Our announce made again, for the transport's new QPN; the local node
  * up at it (the old AH went with the device). */
@@ -433,7 +599,8 @@ static void ann_take(struct announce *a, int64_t now)
 	struct ann_msg *batch;
 	uint8_t *der;
 	struct hello mh;
-	int n, need, i, retell;
+	uint64_t gen;
+	int n, nneed, *needq, i, retell;
 
 	pthread_mutex_lock(&a->lock);
 	batch = a->inbox;
@@ -448,25 +615,34 @@ static void ann_take(struct announce *a, int64_t now)
 	misplaced = a->misplaced;
 	a->misplaced = 0;
 	mh = a->misplaced_h;
-	need = a->need;
-	a->need = 0;
+	needq = a->needq;
+	nneed = a->nneed;
+	a->needq = a->workq;
+	a->workq = needq;
+	a->nneed = 0;
+	for (i = 0; i < nneed; i++)
+		a->needs[needq[i]] = 0;
 	retell = a->retell;
 	a->retell = 0;
-	a->lost_ms = a->overflow_ms;
 	pthread_mutex_unlock(&a->lock);
-	if (retell)
+	if (retell) {
 		ann_remake(a);
+		a->nann = 0;
+		a->next_ann = now;
+	}
 	ann_misplaced(a, &mh, misplaced);
-	ann_cert_fresh(a);
+	gen = a->der_gen;
+	if (!ann_cert_fresh(a) && gen && a->der_gen != gen)
+		ann_reprove(a, now);
 	for (i = 0; i < n; i++)
 		ann_in(a, &batch[i], now);
-	if (need)
-		ann_reroute(a);
-	if (retell || (need && now - a->last_ann >= a->need_gap_ms))
-		ann_send(a, NULL, now);
+	for (i = 0; i < nneed; i++)
+		if (!ann_reroute(a, needq[i]))
+			ann_want(a, needq[i], now);
 }
 
-/* The thread: announce when due, take what arrived, watch silence. */
+/* The thread: take what arrived, announce at start (and retell), seek
+ * what writes want; with nothing to time, it sleeps (poll -1). */
 static void *ann_thread(void *arg)
 {
 	struct announce *a = arg;
@@ -479,14 +655,14 @@ static void *ann_thread(void *arg)
 		now = (int64_t)util_now_ms();
 		ann_take(a, now);
 		if (now >= a->next_ann) {
-			ann_send(a, NULL, now);
-			a->next_ann =
-				ann_next(now, a->cfg->announce_interval_ms,
-					 (uint32_t)rand_r(&a->seed));
+			ann_send(a, NULL, &a->mine);
+			a->next_ann = ann_startup_next(
+				now, ++a->nann, a->cfg->announce_interval_ms,
+				(uint32_t)rand_r(&a->seed));
 		}
-		wake = ann_silence(a, now, a->next_ann);
+		wake = ann_seek(a, now, a->next_ann);
 		wake = ann_pending(a, now, wake);
-		if (poll(&pfd, 1, wake > now ? (int)(wake - now) : 0) > 0 &&
+		if (poll(&pfd, 1, ann_poll_ms(now, wake)) > 0 &&
 		    read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			log_warn("announce: eventfd");
 	}
@@ -508,6 +684,8 @@ static void ann_make(struct announce *a)
 	if (a->key.cert)
 		a->mine.h.flags |= HELLO_F_CERT;
 	hello_encode(&a->mine.h, a->mine.hello);
+	a->meet = a->mine;
+	a->meet.kind = ANN_MEET;
 }
 
 /* Release what ann_new made; tolerates a partial one. */
@@ -524,6 +702,9 @@ static void ann_free(struct announce *a)
 		close(a->efd);
 	pthread_mutex_destroy(&a->lock);
 	free(a->ap);
+	free(a->needs);
+	free(a->needq);
+	free(a->workq);
 	free(a->inbox);
 	free(a->work);
 	free(a->inder);
@@ -545,24 +726,26 @@ static int ann_new(struct announce **out, const struct config *cfg,
 	a->tp = tp;
 	a->rt = rt;
 	a->efd = -1;
-	TAILQ_INIT(&a->live);
+	TAILQ_INIT(&a->seek);
 	TAILQ_INIT(&a->pend);
 	a->key.secret = cfg->secret;
 	a->key.len = strlen(cfg->secret);
 	a->key.cert = cert;
 	pthread_mutex_init(&a->lock, NULL);
 	a->seed = util_random32((uint32_t)getpid());
-	a->need_gap_ms = cfg->announce_interval_ms / 4;
-	if (a->need_gap_ms < ANN_NEED_GAP_MIN)
-		a->need_gap_ms = ANN_NEED_GAP_MIN;
+	a->self_id = wire_node_id(cfg->nodes[cfg->local].name);
 	*out = a;
 	a->ap = calloc(cfg->nnodes, sizeof(*a->ap));
+	a->needs = calloc(cfg->nnodes, 1);
+	a->needq = calloc(cfg->nnodes, sizeof(*a->needq));
+	a->workq = calloc(cfg->nnodes, sizeof(*a->workq));
 	a->inbox = calloc(ANN_INBOX, sizeof(*a->inbox));
 	a->work = calloc(ANN_INBOX, sizeof(*a->work));
 	a->inder = malloc(ANN_INBOX_DER);
 	a->workder = malloc(ANN_INBOX_DER);
 	a->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!a->ap || !a->inbox || !a->work || !a->inder || !a->workder)
+	if (!a->ap || !a->needs || !a->needq || !a->workq || !a->inbox ||
+	    !a->work || !a->inder || !a->workder)
 		return -ENOMEM;
 	return a->efd < 0 ? -errno : 0;
 }
@@ -595,9 +778,10 @@ int ann_open(struct announce **out, const struct config *cfg,
 		goto fail;
 	}
 	log_info("peer %s up (qpn 0x%06x, local); announcing on mcast_group "
-		 "%s every %d ms (boot 0x%08x)",
+		 "%s %d times from now, within %d ms (boot 0x%08x)",
 		 me->conf->name, a->mine.h.addr.qpn, cfg->mcast_group,
-		 cfg->announce_interval_ms, a->mine.h.addr.boot);
+		 ANN_STARTUP_MAX, cfg->announce_interval_ms * 3 / 2,
+		 a->mine.h.addr.boot);
 	rc = -pthread_create(&a->thr, NULL, ann_thread, a);
 	if (rc)
 		goto fail;

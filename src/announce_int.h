@@ -11,8 +11,10 @@
  *                     node runs (resent on loss, given up at
  *                     peer_timeout), and the AHs to nodes not up yet; a
  *                     node proven is the caller's to install (its verdict)
- *   announce.c        the thread: its timer, the hooks' inbox, announces
- *                     heard, nodes up, restarted and down, open and close
+ *   announce.c        the thread: its start-up announces, the hooks'
+ *                     inbox, what is heard (known, installed, answered),
+ *                     the nodes a write wants (met, asked for, given
+ *                     up), open and close
  *
  * Locks: a->lock guards the fields that say so (struct announce), taken by
  * the hooks (progress thread, senders) and by the thread to take them; a
@@ -32,11 +34,15 @@
 /* The certificates those carry, copied beside them: some 50 of the
  * usual 300 to 600 bytes; more drop (a stranger's flood costs no more) */
 #define ANN_INBOX_DER	    (16 * CERT_DER_MAX)
-#define ANN_NEED_GAP_MIN    100	 /* ms: announces a waiting write asks for */
 #define ANN_STRANGER_LOG_MS 1000 /* lines about strangers: one a second */
 
-#define ANN_RTO_MIN 200	 /* ms: a challenge unanswered is sent again */
-#define ANN_RTO_MAX 1000 /* ... at most this far apart */
+/* ms: a challenge or query unanswered is sent again, and a MEET answers
+ * one node's queries at most this often */
+#define ANN_RTO_MIN 200
+#define ANN_RTO_MAX                                                            \
+	1000 /* ... at most this far apart; and the time a                     \
+	      * node installed from what was heard of it has                   \
+	      * to answer our probe before it is asked for */
 
 /*
  * Exchanges at once per node, one per address speaking for it: a
@@ -69,8 +75,15 @@ struct ann_xchg {
 
 /* One configured node, as this thread knows it. */
 struct ann_peer {
-	TAILQ_ENTRY(ann_peer) link; /* in a->live while up */
+	TAILQ_ENTRY(ann_peer) slink; /* in a->seek while wanted */
 	struct ann_known k;
+
+	/* while a write wants it (ann_want) */
+	int wanted;
+	int asked;	     /* queried: resends name it alone */
+	int rto;	     /* ms to the next query */
+	int64_t next, until; /* next step; give up */
+	int64_t met;	     /* ms: our last MEET answering its query */
 
 	/* with a secret or a ca (announce_trust.c) */
 	struct ann_xchg *x; /* ANN_XCHG_MAX of them, made when first met */
@@ -86,6 +99,8 @@ struct announce {
 	struct tp *tp;
 	struct route *rt;
 	struct ann_msg mine; /* our announce */
+	struct ann_msg meet; /* ... as a MEET */
+	uint32_t self_id;    /* our wire id: queries for us name it */
 	/* the secret (len 0 without one), and with a ca the node's
 	 * certificate, key.der our own in DER (der_gen: the generation it
 	 * was read at, cert_generation) */
@@ -94,10 +109,9 @@ struct announce {
 	uint64_t der_gen;
 	struct ann_peer *ap;
 	TAILQ_HEAD(, ann_xchg) pend; /* our challenges waiting */
-	TAILQ_HEAD(, ann_peer) live; /* up, least recently heard first */
-	int64_t next_ann, last_ann;
-	int64_t lost_ms; /* overflow_ms as last taken: silence counts after */
-	int need_gap_ms;
+	TAILQ_HEAD(, ann_peer) seek; /* wanted by a write, not up yet */
+	int64_t next_ann;	     /* the next start-up announce, or never */
+	int nann;		     /* start-up announces sent */
 	unsigned seed;
 	uint64_t stranger_ms;
 	unsigned long stranger_quiet;
@@ -113,9 +127,13 @@ struct announce {
 	 * thread to log (the progress thread logs nothing) */
 	unsigned long misplaced;
 	struct hello misplaced_h;
-	int need;   /* under lock: a write waits for a node not heard */
-	int retell; /* under lock: the device is back (ann_retell) */
-	int64_t overflow_ms;  /* under lock: when the inbox last dropped one */
+	/* under lock: the nodes a write waits for (the need hook), each
+	 * queued once: needq[0..nneed), flagged in needs */
+	uint8_t *needs;
+	int *needq;
+	int nneed;
+	int *workq;	      /* the thread's: swapped with needq */
+	int retell;	      /* under lock: the device is back (ann_retell) */
 	struct ann_msg *work; /* the thread's: swapped with inbox under lock */
 	uint8_t *workder;     /* the thread's: swapped with inder */
 	int efd;	      /* wakes the thread (set at open) */
@@ -142,6 +160,7 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
 struct ibv_ah *ann_take_ah(struct announce *a, int i,
 			   const struct peer_addr *addr);
 int64_t ann_pending(struct announce *a, int64_t now, int64_t wake);
+void ann_reprove(struct announce *a, int64_t now);
 void ann_trust_free(struct announce *a, int i);
 
 #endif

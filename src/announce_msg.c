@@ -7,6 +7,7 @@
  * announce thread, the unit tests and the fuzz target call them.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <netinet/in.h>
 
@@ -30,8 +31,10 @@ static const struct {
 } ann_kinds[ANN_KIND_MAX] = {
 	[ANN_ANNOUNCE] = {0, 0, 0}, [ANN_CHALLENGE] = {1, 0, 0},
 	[ANN_ANSWER] = {1, 1, 0},   [ANN_PROOF] = {1, 1, 1},
-	[ANN_CONFIRM] = {1, 1, 1},
+	[ANN_CONFIRM] = {1, 1, 1},  [ANN_QUERY] = {0, 0, 0},
+	[ANN_MEET] = {0, 0, 0},
 };
+#define AO_TARGET_LEN 4 /* QUERY: the target's wire id, at AO_ECHO */
 
 /* Whether n bytes at p are all zero. */
 static int ann_zero(const uint8_t *p, size_t n)
@@ -53,6 +56,8 @@ size_t ann_msg_encode(const struct ann_msg *m, void *buf)
 	memcpy(b + AO_HELLO, m->hello, HELLO_WIRE_LEN);
 	memcpy(b + AO_ECHO, m->echo, HELLO_NONCE_LEN);
 	memcpy(b + AO_PROOF, m->proof, BS_PROOF_LEN);
+	if (m->kind == ANN_QUERY)
+		util_put32(b + AO_ECHO, m->target);
 	if (!m->der)
 		return ANN_WIRE_LEN;
 	return AO_END +
@@ -95,9 +100,15 @@ int ann_msg_decode(struct ann_msg *m, const void *buf, size_t len)
 	    !ann_zero(b + AO_PAD, AO_HELLO - AO_PAD))
 		return -EBADMSG;
 	/* what its kind leaves out is zero */
-	if ((!ann_kinds[t.kind].echo &&
-	     !ann_zero(b + AO_ECHO, HELLO_NONCE_LEN)) ||
-	    (!ann_kinds[t.kind].proof && !ann_zero(b + AO_PROOF, BS_PROOF_LEN)))
+	if ((!ann_kinds[t.kind].proof && !ann_zero(b + AO_PROOF, BS_PROOF_LEN)))
+		return -EBADMSG;
+	if (t.kind == ANN_QUERY) {
+		if (!ann_zero(b + AO_ECHO + AO_TARGET_LEN,
+			      HELLO_NONCE_LEN - AO_TARGET_LEN))
+			return -EBADMSG;
+		t.target = util_get32(b + AO_ECHO);
+	} else if (!ann_kinds[t.kind].echo &&
+		   !ann_zero(b + AO_ECHO, HELLO_NONCE_LEN))
 		return -EBADMSG;
 	rc = hello_decode(&t.h, b + AO_HELLO, HELLO_WIRE_LEN);
 	if (rc)
@@ -163,33 +174,54 @@ enum ann_verdict ann_judge(const struct ann_known *k, const struct hello *h)
 	return ANN_SAME;
 }
 
-/*
- * From the later of its last announce and our last loss, but a loss
- * buys at most one timeout more: a stranger flooding our inbox must not
- * keep a dead node up for ever.
- */
-int64_t ann_silent_at(const struct ann_known *k, int timeout_ms,
-		      int64_t lost_ms)
-{
-	int64_t from = k->heard_ms, cap = k->heard_ms + timeout_ms;
-
-	if (lost_ms > from)
-		from = lost_ms < cap ? lost_ms : cap;
-	return from + timeout_ms;
-}
-
-/* Silent: up, and not heard for timeout_ms (see announce.h). */
-int ann_silent(const struct ann_known *k, int64_t now, int timeout_ms,
-	       int64_t lost_ms)
-{
-	return k->up && now >= ann_silent_at(k, timeout_ms, lost_ms);
-}
-
 /* interval/2 .. 3*interval/2, so that announces drift apart. */
 int64_t ann_next(int64_t now, int interval_ms, uint32_t r)
 {
 	return now + interval_ms / 2 +
 	       (int64_t)(r % ((uint32_t)interval_ms + 1));
+}
+
+/* announce.h's table. */
+enum ann_do ann_decide(const struct ann_known *k, int wanted,
+		       const struct ann_msg *m, uint32_t self_id)
+{
+	enum ann_verdict v = ann_judge(k, &m->h);
+
+	switch (m->kind) {
+	case ANN_ANNOUNCE:
+		if (k->up ? v == ANN_RESTART : wanted)
+			return ANN_DO_INSTALL;
+		return ANN_DO_KNOW;
+	case ANN_MEET:
+		return v == ANN_SAME ? ANN_DO_KNOW : ANN_DO_TAKE;
+	case ANN_QUERY:
+		if (m->target && m->target != self_id)
+			return ANN_DO_KNOW;
+		if (v != ANN_SAME)
+			return ANN_DO_INSTALL;
+		return m->target ? ANN_DO_MEET : ANN_DO_KNOW;
+	default:
+		return ANN_DO_KNOW;
+	}
+}
+
+/* Installing from what was heard costs one resolution and no datagram to
+ * the group; a node up here whose probe failed, or never heard, is asked
+ * for. */
+enum ann_step ann_seek_step(const struct ann_known *k, int asked)
+{
+	if (!k->up && k->known)
+		return ANN_STEP_INSTALL;
+	return asked ? ANN_STEP_QUERY : ANN_STEP_ANY;
+}
+
+/* 0, ~interval/3, ~interval: most losses are bursts shorter than a
+ * second, and the third still comes soon after a slow start. */
+int64_t ann_startup_next(int64_t now, int n, int interval_ms, uint32_t r)
+{
+	if (n >= ANN_STARTUP_MAX)
+		return INT64_MAX;
+	return ann_next(now, n == 1 ? interval_ms / 3 : interval_ms * 2 / 3, r);
 }
 
 /* The progress thread's gate (announce.h): the config alone. */

@@ -25,11 +25,16 @@
  *
  * The order keeps the TCP handshake's rule that whoever sees the other up
  * first is known to it already: L, once D's proof checks out, accepts
- * D's datagrams (tp_peer_expect) but marks it up only on D's next
- * announce; D marks L up on L's confirmation, and then sends L its
- * announce by unicast (ann_install), as D sends READY over TCP.  Once
- * proven, an incarnation's announces are its liveness, unauthenticated
- * like its data: to send one, one must send from its QP and GID.
+ * D's datagrams (tp_peer_expect) but marks it up only on D's MEET; D
+ * marks L up on L's confirmation, and then sends L its MEET by unicast
+ * (ann_install), as D sends READY over TCP.  D is whoever wants the
+ * other first: the node a write wants is challenged by the writer, or,
+ * asked for on the group, challenges the asker.  Once proven, an
+ * incarnation's MEETs and announces are taken unauthenticated like its
+ * data: to send one, one must send from its QP and GID.  After a SIGHUP
+ * read new certificate files, every node up here is challenged again
+ * (ann_reprove); one that fails, from the very address it is up at, is
+ * down.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -218,15 +223,22 @@ struct ibv_ah *ann_take_ah(struct announce *a, int i,
 	return ah;
 }
 
+/* Whether x's address is the one its node is installed at here. */
+static int ann_installed_at(const struct announce *a, const struct ann_xchg *x)
+{
+	const struct ann_peer *ap = &a->ap[x->node];
+
+	return ap->k.up && peer_addr_same(&ap->k.addr, &x->addr);
+}
+
 /* One message of exchange x, to its address: as installed when the node
  * is up there, else through the exchange's AH. */
 static void ann_send_to(struct announce *a, struct ann_xchg *x,
 			const struct ann_msg *m)
 {
-	struct ann_peer *ap = &a->ap[x->node];
 	int rc;
 
-	if (ap->k.up && peer_addr_same(&ap->k.addr, &x->addr)) {
+	if (ann_installed_at(a, x)) {
 		rc = tp_ann_send(a->tp, &a->peers[x->node], m);
 	} else {
 		rc = ann_reach(a, x);
@@ -251,7 +263,10 @@ void ann_challenge(struct announce *a, int i, const struct hello *h,
 	uint8_t nonce[HELLO_NONCE_LEN];
 	struct ann_msg out;
 
-	if (!x || x->pending || now < x->after || ann_reach(a, x))
+	/* a node up at h (ann_reprove) is reached as installed: no
+	 * resolution */
+	if (!x || x->pending || now < x->after ||
+	    (!ann_installed_at(a, x) && ann_reach(a, x)))
 		return;
 	if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
 		log_warnx("announce: RAND_bytes failed; no challenge");
@@ -290,16 +305,30 @@ static enum ann_verdict ann_proven(struct announce *a, struct ann_xchg *x,
 	return ann_judge(&ap->k, who);
 }
 
-/* A refused message of node i's exchange: counted, and a wrong proof
- * or certificate (why) noted in the TCP handshake's words. */
-static void ann_refused(struct announce *a, int i, int rc, const char *why)
+/*
+ * A refused message of node i's exchange from addr: counted, and a wrong
+ * proof or certificate (why) noted in the TCP handshake's words.  An up
+ * node keeps its state, since a stranger can send a wrong proof, unless
+ * it came from the very address the node is up at, which only the node
+ * sends from (the transport checked its QP and GID): a certificate
+ * revoked since it proved itself (ann_reprove).
+ */
+static void ann_refused(struct announce *a, int i, int rc, const char *why,
+			const struct peer_addr *addr)
 {
+	struct ann_peer *ap = &a->ap[i];
 	struct peer *p = &a->peers[i];
 	char msg[PEER_ERROR_MAX];
 
 	peer_count_drop(p, tp_totals(a->tp), DROP_ANN_REFUSED);
-	/* an up node keeps its state: a stranger can send a wrong proof */
-	if (rc == -EACCES && !a->ap[i].k.up) {
+	if (rc == -EACCES && ap->k.up && addr &&
+	    peer_addr_same(&ap->k.addr, addr)) {
+		ap->k.up = 0;
+		ap->trusted = 0;
+		tp_peer_down(a->tp, p);
+		log_info("peer %s down (authentication failed)", p->conf->name);
+	}
+	if (rc == -EACCES && !ap->k.up) {
 		snprintf(msg, sizeof(msg), "authentication failed: %s", why);
 		bootstrap_note(a->tp, p, EACCES, "peer", msg);
 	} else if (rc == -ENOMEM || rc == -EIO) {
@@ -333,7 +362,7 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
 	else
 		x = ann_xchg_find(a, i, &m->h.addr);
 	if (!x) {
-		ann_refused(a, i, -EPROTO, "");
+		ann_refused(a, i, -EPROTO, "", NULL);
 		return ANN_SAME;
 	}
 	if (RAND_bytes(fresh, sizeof(fresh)) != 1) {
@@ -345,7 +374,7 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
 	rc = ann_auth_recv(&x->auth, &a->key, &a->mine.h, fresh, m, &out, who,
 			   why, sizeof(why));
 	if (rc < 0) {
-		ann_refused(a, i, rc, why);
+		ann_refused(a, i, rc, why, &x->addr);
 		return ANN_SAME;
 	}
 	if (rc & ANN_AUTH_REPLY)
@@ -360,9 +389,8 @@ enum ann_verdict ann_exchange(struct announce *a, int i,
  * node failed its authentication already (EACCES): a wrong proof says
  * more than silence, and two reasons in turn would both be logged each
  * time.  Nor when it answered (answered: our PROOF went out): its
- * CONFIRM was refused, or lost, and silence is not what happened (a
- * node up until a SIGHUP's new CRL revoked it is down by now, for
- * silence, and its next exchange says why).
+ * CONFIRM was refused, or lost, and silence is not what happened.  An
+ * up node stays up: its probe tells whether it is there.
  */
 static void ann_gave_up(struct announce *a, int i, int answered)
 {
@@ -413,6 +441,27 @@ int64_t ann_pending(struct announce *a, int64_t now, int64_t wake)
 		wake = x->until < wake ? x->until : wake;
 	}
 	return wake;
+}
+
+/*
+ * Our certificate files were read again (a SIGHUP: a new CA, a new CRL):
+ * every node up here proves itself again, challenged at the address it
+ * is up at; one refused goes down there (ann_refused).  Once per SIGHUP,
+ * over the config (the up nodes are not listed apart).
+ */
+void ann_reprove(struct announce *a, int64_t now)
+{
+	struct hello h;
+	int i;
+
+	for (i = 0; i < a->cfg->nnodes; i++) {
+		if (!a->ap[i].k.up || i == a->cfg->local)
+			continue;
+		memset(&h, 0, sizeof(h));
+		snprintf(h.name, sizeof(h.name), "%s", a->cfg->nodes[i].name);
+		h.addr = a->ap[i].k.addr;
+		ann_challenge(a, i, &h, now);
+	}
 }
 
 /* At close: node i's exchanges, their state and AHs go. */

@@ -667,11 +667,10 @@ static int ini_finish_mcast(struct config_parse *p)
 }
 
 /*
- * bootstrap = multicast announces on the group, so it needs one; and a
- * node goes down when not heard for peer_timeout, which must outlast an
- * announce that comes late (the interval has +-50 % jitter) and one lost
- * besides: 2 * 1.5 * announce_interval.  Unset, the interval is 3 s, or
- * a third of a shorter peer_timeout.
+ * bootstrap = multicast announces on the group, so it needs one.  Its
+ * start-up announces span announce_interval; unset, that is 3 s, or a
+ * third of a shorter peer_timeout, so that a node is known everywhere
+ * well before a write to it would give up.
  */
 static int ini_finish_bootstrap(struct config_parse *p)
 {
@@ -689,14 +688,6 @@ static int ini_finish_bootstrap(struct config_parse *p)
 		return ini_fail(p, ini_later(g[GK_BOOTSTRAP], g[GK_MULTICAST]),
 				"bootstrap = multicast announces on the "
 				"group, and multicast = no turns it off");
-	if (cfg->announce_interval_ms > cfg->peer_timeout_ms / 3)
-		return ini_fail(
-			p,
-			ini_later(g[GK_ANNOUNCE_INTERVAL], g[GK_PEER_TIMEOUT]),
-			"announce_interval %d ms is over a third of "
-			"peer_timeout %d ms: a node would go down when one "
-			"announce is lost and the next is late",
-			cfg->announce_interval_ms, cfg->peer_timeout_ms);
 	return 0;
 }
 

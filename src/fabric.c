@@ -60,6 +60,12 @@ static void fabric_back(void *arg)
 
 static const struct tp_heal_ops fabric_heal = {fabric_gone, fabric_back};
 
+/* fabric.h */
+void fabric_reloaded(struct fabric *f)
+{
+	ann_reload(f->ann);
+}
+
 /* Open in order; on failure close what was opened, in reverse. */
 int fabric_open(struct fabric **out, const struct config *cfg,
 		struct peer *peers, struct cert *cert, const struct tp_ops *ops,

@@ -53,6 +53,10 @@ struct ibfs {
 	struct peer *peers;
 	struct fs *fs;
 	struct fabric *fab;
+	/* guards fab for SIGHUP's thread, which outlives it: set once open,
+	 * cleared before it closes */
+	pthread_mutex_t fab_lock;
+	int fab_open;	   /* under fab_lock */
 	struct cert *cert; /* with ca: ours, and the CA's; else NULL */
 	pthread_t hup;	   /* with cert: SIGHUP's thread (main_hup) */
 	int hup_started;
@@ -394,6 +398,10 @@ static void *main_hup(void *arg)
 				 "(generation %llu); peers are checked "
 				 "against them at their next handshake",
 				 (unsigned long long)cert_generation(d->cert));
+		pthread_mutex_lock(&d->fab_lock);
+		if (d->fab_open)
+			fabric_reloaded(d->fab);
+		pthread_mutex_unlock(&d->fab_lock);
 	}
 	return NULL;
 }
@@ -459,9 +467,15 @@ static int main_run(struct ibfs *d, int *status)
 	if (rc)
 		goto out_fs;
 	fs_set_transport(d->fs, fabric_tp(d->fab));
+	pthread_mutex_lock(&d->fab_lock);
+	d->fab_open = 1;
+	pthread_mutex_unlock(&d->fab_lock);
 	rc = fs_mount(d->fs, &d->o.fuse, d->fo.mountpoint);
 	if (!rc)
 		*status = main_serve(d);
+	pthread_mutex_lock(&d->fab_lock);
+	d->fab_open = 0;
+	pthread_mutex_unlock(&d->fab_lock);
 	fabric_close(d->fab);
 	fs_unmount(d->fs); /* nothing to undo when the mount failed */
 out_fs:
@@ -508,7 +522,7 @@ static void main_no_thp(void)
 /* Arguments, config, (fork), run; exit 0, 1, or 2 (usage or config). */
 int main(int argc, char *argv[])
 {
-	struct ibfs d = {.ready = -1};
+	struct ibfs d = {.ready = -1, .fab_lock = PTHREAD_MUTEX_INITIALIZER};
 	int rc, status;
 
 	log_init("ibfs", 1, 0);

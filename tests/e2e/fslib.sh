@@ -7,6 +7,8 @@
 #   stream_mib FILE PATH N OK write 1 MiB FILE to PATH up to N times in the
 #                             background (STREAMER), a line in OK per success
 #   assert_copies GOT FILE N  GOT is N whole copies of 1 MiB FILE in a row
+#   say FROM TO TEXT [FILE]   node FROM writes TEXT to TO's FILE (chat), and
+#                             TO reads it from FROM
 #   send_lines FILE N         write "msg 1".."msg N" to FILE, one write(2)
 #                             each; any failed write fails the test
 #   py_errno PATH STMT        the errno name (or OK) of python3 STMT, p=PATH
@@ -75,6 +77,15 @@ errno_of() {
 		fail "'$*' succeeded, expected an error"
 	fi
 	echo "$out"
+}
+
+# Node FROM writes TEXT to node TO's FILE (default chat); TO reads it.
+say() {
+	local from=$1 to=$2 text=$3 file=${4:-chat} at
+	at=$(ibfs_mnt "$to")/$from/$file
+	echo "$text" >"$(ibfs_mnt "$from")/$to/$file" || fail "$from -> $to: the write failed"
+	wait_file "$at"
+	assert_eq "$text" "$(timeout 10 cat "$at")" "$from -> $to"
 }
 
 # Print the errno name (or OK) of python3 statement $2 run with p = path $1.

@@ -4,12 +4,14 @@
 # one VM where every node has the same address, so that only the
 # certificate tells them apart.  gamma starts alone with a certificate
 # that ends a minute later (a daemon checks its own at start: t_57 (4)),
-# and runs past its end; then alpha starts and hears gamma's announces.
-# Challenging gamma (alpha as D: gamma's CONFIRM) or challenged by it
-# (alpha as L: gamma's PROOF), alpha refuses gamma's certificate: it says
-# "peer gamma: authentication failed: certificate expired DATE" once and
-# keeps it as gamma's last_error, never has gamma up, refuses a write to
-# it, and delivers nothing of gamma's.
+# and runs past its end; then alpha starts, long after gamma's start-up
+# announces, and writes to gamma: it asks the group for it (issue 33),
+# and gamma answers by challenging it.  Challenging gamma (alpha as D:
+# gamma's CONFIRM) or challenged by it (alpha as L: gamma's PROOF), alpha
+# refuses gamma's certificate: it says "peer gamma: authentication
+# failed: certificate expired DATE" once and keeps it as gamma's
+# last_error, never has gamma up, fails the write to it, and delivers
+# nothing of gamma's.
 # timeout: 200
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fslib.sh"
@@ -37,14 +39,14 @@ kill -0 "${IBFS_PID[gamma]}" || fail "gamma stopped as its certificate ended"
 log "gamma's certificate has ended; alpha starts"
 
 ibfs_start alpha
+errno_of bash -c "echo x > '$A/gamma/chat'" >"$WORK/a-g.err"
+[[ -s $WORK/a-g.err ]] || fail "alpha's write to gamma did not fail"
 wait_for "grep -qE 'peer gamma: authentication failed: $WHY' '$WORK/alpha.log'" 20 || {
 	ibfs_dump_logs
 	fail "alpha did not log gamma's refusal ($WHY)"
 }
 value_of v peer_status "$A" gamma last_error
 assert_match "$WHY" "$v" "alpha's last_error for gamma"
-errno_of bash -c "echo x > '$A/gamma/chat'" >"$WORK/a-g.err"
-[[ -s $WORK/a-g.err ]] || fail "alpha's write to gamma did not fail"
 # what gamma sends alpha meanwhile goes nowhere
 timeout 10 bash -c "echo x > '$C/alpha/expired'" 2>/dev/null || true
 sleep 4 # longer than peer_timeout: alpha challenged gamma again

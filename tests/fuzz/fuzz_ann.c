@@ -38,8 +38,12 @@ static void check_accepted(const struct ann_msg *m)
 	CHECK(m->h.addr.qpn >= 1 && m->h.addr.qpn <= 0xffffff);
 	CHECK(m->h.addr.mtu >= IBV_MTU_256 && m->h.addr.mtu <= IBV_MTU_4096);
 	CHECK(m->h.addr.boot != 0);
-	CHECK(m->kind == ANN_ANNOUNCE ||
+	/* the exchange's kinds carry a nonce; the on-demand ones need none */
+	CHECK(m->kind == ANN_ANNOUNCE || m->kind == ANN_QUERY ||
+	      m->kind == ANN_MEET ||
 	      (m->h.flags & (HELLO_F_AUTH | HELLO_F_CERT)));
+	/* only a query names a target */
+	CHECK(m->kind == ANN_QUERY || m->target == 0);
 	CHECK(ann_msg_from(m, m->h.addr.qpn, &m->h.addr.gid, 0) == 0);
 	CHECK(!m->der || ((m->kind == ANN_PROOF || m->kind == ANN_CONFIRM) &&
 			  (m->h.flags & HELLO_F_CERT) && m->derlen &&

@@ -191,7 +191,8 @@ static void seeds_bshake(void)
 	bshake("incoming-auth-cert", 0x101, "beta", cert, tlen);
 }
 
-/* fuzz_ann: an announce as a daemon sends it, and a challenge. */
+/* fuzz_ann: an announce as a daemon sends it, its queries and MEET, and
+ * a challenge. */
 static void seeds_ann(void)
 {
 	uint8_t step[BS_CERT_MSG_MAX];
@@ -213,6 +214,17 @@ static void seeds_ann(void)
 	hello_encode(&m.h, m.hello);
 	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
 	save("ann", "announce", &s);
+	/* on demand: a query for alpha, one for every node, a MEET */
+	m.kind = ANN_QUERY;
+	m.target = wire_node_id("alpha");
+	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
+	save("ann", "query", &s);
+	m.target = 0;
+	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
+	save("ann", "query-all", &s);
+	m.kind = ANN_MEET;
+	s.n = ann_datagram_build(s.b, wire_node_id("beta"), &m);
+	save("ann", "meet", &s);
 	m.kind = ANN_CHALLENGE;
 	m.h.flags = HELLO_F_AUTH;
 	for (i = 0; i < HELLO_NONCE_LEN; i++)

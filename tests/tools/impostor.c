@@ -24,14 +24,15 @@
  * would, then send it FORCED messages on channel "forged": they reach
  * PEER's QP, whose source filter must drop them.
  *
- * -r D|L, with bootstrap = multicast, where both nodes challenge the
- * announces they hear: play one side of announce.h's exchange only.  D:
- * challenge, never answer (every CHALLENGE that comes is dropped), so
- * the other node is L and judges our PROOF.  L: answer, never challenge
- * (every ANNOUNCE that comes is dropped), so the other node is D and
- * judges our CONFIRM.  The announce thread's hook is wrapped at link
- * time (-Wl,--wrap=tp_set_announce, Makefile) to do it; the daemon's
- * code is otherwise what runs.
+ * -r D|L, with bootstrap = multicast, where a node challenges the one a
+ * write wants, or the one that asks for it: play one side of
+ * announce.h's exchange only.  D: challenge, never answer (a CHALLENGE
+ * that comes goes on as an ANNOUNCE, its sender's address, which a -s
+ * write then challenges), so the other node is L and judges our PROOF.
+ * L: answer, never challenge (every ANNOUNCE, QUERY and MEET that comes
+ * is dropped), so the other node is D and judges our CONFIRM.  The announce
+ * thread's hook is wrapped at link time (-Wl,--wrap=tp_set_announce, Makefile)
+ * to do it; the daemon's code is otherwise what runs.
  *
  * Runs SECONDS (default 30) or until SIGTERM, then prints per peer
  * "impostor NAME: PEER up=U sent=N failed=N" (up: whether PEER was ever
@@ -99,10 +100,18 @@ void __wrap_tp_set_announce(struct tp *tp,
  * the announce thread unless -r keeps us off its side of the exchange. */
 static void im_on_ann(void *arg, const struct ann_msg *m)
 {
+	struct ann_msg as_ann;
+
 	if (m->kind < ANN_KIND_MAX)
 		atomic_fetch_add(&im_heard[m->kind], 1);
-	if ((im_role == 'D' && m->kind == ANN_CHALLENGE) ||
-	    (im_role == 'L' && m->kind == ANN_ANNOUNCE))
+	if (im_role == 'D' && m->kind == ANN_CHALLENGE) {
+		as_ann = *m;
+		as_ann.kind = ANN_ANNOUNCE;
+		im_ann_fn(arg, &as_ann);
+		return;
+	}
+	if (im_role == 'L' && (m->kind == ANN_ANNOUNCE ||
+			       m->kind == ANN_QUERY || m->kind == ANN_MEET))
 		return;
 	im_ann_fn(arg, m);
 }

@@ -3,8 +3,11 @@
  * bootstrap = multicast's pure parts (announce.h): the announce datagram
  * round-trips around the hello's codec and refuses every malformed field;
  * an announce must name the QP and GID (or LID) it came from; what an
- * announce means for its node (alive, new, restarted), when silence takes
- * a node down, and the jitter of the announce timer; an announce from
+ * announce means for its node (alive, new, restarted); QUERY and MEET
+ * round-trip, a query naming its target's wire id; what each kind makes
+ * the thread do with a node known, wanted or up (hearing is not
+ * installing); the start-up announces and the jitter of their timer; an
+ * announce from
  * another IPv4 address than its node's configured one is refused, on the
  * receive path already, before it takes a place in the inbox (S1).
  */
@@ -263,7 +266,7 @@ static void known_from(struct ann_known *k, const struct ann_msg *m)
 	k->up = 1;
 	k->boot = m->h.addr.boot;
 	k->addr = m->h.addr;
-	k->heard_ms = 1000;
+	k->known = 1;
 }
 
 /* Alive, new, or restarted: a new boot id, QPN, GID, LID, qkey or MTU. */
@@ -292,39 +295,136 @@ static void test_judge(void **state)
 	h = m.h;
 	h.addr.mtu = IBV_MTU_2048;
 	assert_int_equal(ann_judge(&k, &h), ANN_RESTART);
-	/* down again (silent): the same boot comes back up */
+	/* down again (its probe failed): the same boot comes back up */
 	k.up = 0;
 	assert_int_equal(ann_judge(&k, &m.h), ANN_UP);
 }
 
-/* Down after peer_timeout of silence, not a millisecond before; our
- * own losses are not the node's silence, for one timeout more at most. */
-static void test_silent(void **state)
+/* QUERY carries its target's wire id (0: every node) and nothing else
+ * beside the hello; MEET nothing but the hello; both without a nonce. */
+static void test_query_meet(void **state)
 {
-	struct ann_known k;
-	struct ann_msg m;
+	uint8_t dg[WIRE_HDR_LEN + ANN_MSG_MAX];
+	struct ann_msg m, d;
+	size_t n;
 
 	msg_beta(&m);
+	m.kind = ANN_QUERY;
+	m.target = wire_node_id("alpha");
+	hello_encode(&m.h, m.hello);
+	n = ann_datagram_build(dg, wire_node_id("beta"), &m);
+	assert_int_equal(n, DG_LEN);
+	assert_int_equal(ann_datagram_decode(&d, dg, n), 0);
+	assert_int_equal(d.kind, ANN_QUERY);
+	assert_int_equal(d.target, wire_node_id("alpha"));
+	assert_int_equal(util_get32(dg + WIRE_HDR_LEN + 132), d.target);
+	/* a byte past the target's 4 is refused, as is any proof */
+	dg[WIRE_HDR_LEN + 136] = 1;
+	assert_int_equal(ann_datagram_decode(&d, dg, n), -EBADMSG);
+	dg[WIRE_HDR_LEN + 136] = 0;
+	dg[WIRE_HDR_LEN + 148] = 1;
+	assert_int_equal(ann_datagram_decode(&d, dg, n), -EBADMSG);
+	/* every node */
+	m.target = 0;
+	n = ann_datagram_build(dg, wire_node_id("beta"), &m);
+	assert_int_equal(ann_datagram_decode(&d, dg, n), 0);
+	assert_int_equal(d.target, 0);
+
+	m.kind = ANN_MEET;
+	n = ann_datagram_build(dg, wire_node_id("beta"), &m);
+	assert_int_equal(ann_datagram_decode(&d, dg, n), 0);
+	assert_int_equal(d.kind, ANN_MEET);
+	assert_int_equal(d.target, 0);
+	/* a MEET's echo is zero: a target there is refused */
+	util_put32(dg + WIRE_HDR_LEN + 132, 7);
+	assert_int_equal(ann_datagram_decode(&d, dg, n), -EBADMSG);
+	/* the kind after MEET is none */
+	util_put32(dg + WIRE_HDR_LEN + 132, 0);
+	dg[WIRE_HDR_LEN] = ANN_KIND_MAX;
+	assert_int_equal(ann_datagram_decode(&d, dg, n), -EBADMSG);
+}
+
+/* Hearing is not installing: what each kind does with a node not known,
+ * known, wanted, up, or up and restarted (announce.h's table). */
+static void test_decide(void **state)
+{
+	uint32_t me = wire_node_id("alpha"), other = wire_node_id("gamma");
+	struct ann_known k = {0};
+	struct ann_msg m, r;
+
+	msg_beta(&m);
+	r = m;
+	r.h.addr.boot++; /* beta restarted */
+	/* a group announce: remembered, unless in use here */
+	assert_int_equal(ann_decide(&k, 0, &m, me), ANN_DO_KNOW);
+	assert_int_equal(ann_decide(&k, 1, &m, me), ANN_DO_INSTALL);
 	known_from(&k, &m);
-	assert_false(ann_silent(&k, 1000, 3000, 0));
-	assert_false(ann_silent(&k, 3999, 3000, 0));
-	assert_true(ann_silent(&k, 4000, 3000, 0));
-	assert_true(ann_silent(&k, 100000, 3000, 0));
-	assert_int_equal(ann_silent_at(&k, 3000, 0), 4000);
-	/* we lost announces at 2500 (our inbox was full): from then on */
-	assert_false(ann_silent(&k, 4000, 3000, 2500));
-	assert_false(ann_silent(&k, 5499, 3000, 2500));
-	assert_true(ann_silent(&k, 5500, 3000, 2500));
-	assert_int_equal(ann_silent_at(&k, 3000, 2500), 5500);
-	/* a loss before it was last heard changes nothing */
-	assert_true(ann_silent(&k, 4000, 3000, 900));
-	/* losses buy one timeout at most: a flood of our inbox (heard at
-	 * 1000, losing ever since) still takes it down at 1000 + 2 * 3000 */
-	assert_int_equal(ann_silent_at(&k, 3000, 99000), 7000);
-	assert_false(ann_silent(&k, 6999, 3000, 99000));
-	assert_true(ann_silent(&k, 7000, 3000, 99000));
-	k.up = 0; /* down already: nothing more to say */
-	assert_false(ann_silent(&k, 100000, 3000, 0));
+	assert_int_equal(ann_decide(&k, 0, &m, me), ANN_DO_KNOW);
+	assert_int_equal(ann_decide(&k, 1, &m, me), ANN_DO_KNOW);
+	assert_int_equal(ann_decide(&k, 0, &r, me), ANN_DO_INSTALL);
+	/* a MEET: it installed us; taken silently unless up as it says */
+	m.kind = r.kind = ANN_MEET;
+	assert_int_equal(ann_decide(&k, 0, &m, me), ANN_DO_KNOW);
+	assert_int_equal(ann_decide(&k, 0, &r, me), ANN_DO_TAKE);
+	k.up = 0;
+	assert_int_equal(ann_decide(&k, 0, &m, me), ANN_DO_TAKE);
+	/* a query for another node: its asker remembered, nothing sent */
+	m.kind = r.kind = ANN_QUERY;
+	m.target = r.target = other;
+	assert_int_equal(ann_decide(&k, 1, &m, me), ANN_DO_KNOW);
+	/* for us: installed and met, or, up already, met */
+	m.target = r.target = me;
+	assert_int_equal(ann_decide(&k, 0, &m, me), ANN_DO_INSTALL);
+	known_from(&k, &m);
+	assert_int_equal(ann_decide(&k, 0, &m, me), ANN_DO_MEET);
+	assert_int_equal(ann_decide(&k, 0, &r, me), ANN_DO_INSTALL);
+	/* for every node: answered only where the asker is not up as it
+	 * says, so a warm cluster does not answer a cold node's query */
+	m.target = r.target = 0;
+	assert_int_equal(ann_decide(&k, 0, &m, me), ANN_DO_KNOW);
+	assert_int_equal(ann_decide(&k, 0, &r, me), ANN_DO_INSTALL);
+	k.up = 0;
+	assert_int_equal(ann_decide(&k, 0, &m, me), ANN_DO_INSTALL);
+}
+
+/* A wanted node: installed from what was heard of it (no datagram to
+ * the group), else asked for, first perhaps with every other wanted,
+ * then alone. */
+static void test_seek_step(void **state)
+{
+	struct ann_known k = {0};
+	struct ann_msg m;
+
+	assert_int_equal(ann_seek_step(&k, 0), ANN_STEP_ANY);
+	assert_int_equal(ann_seek_step(&k, 1), ANN_STEP_QUERY);
+	msg_beta(&m);
+	known_from(&k, &m);
+	k.up = 0; /* heard, not installed */
+	assert_int_equal(ann_seek_step(&k, 0), ANN_STEP_INSTALL);
+	assert_int_equal(ann_seek_step(&k, 1), ANN_STEP_INSTALL);
+	k.up = 1; /* installed, yet not up: its probe failed; ask for it */
+	assert_int_equal(ann_seek_step(&k, 0), ANN_STEP_ANY);
+	assert_int_equal(ann_seek_step(&k, 1), ANN_STEP_QUERY);
+}
+
+/* ANN_STARTUP_MAX announces at start: ~interval/3 and ~interval after
+ * the first (+-50 % each), then never. */
+static void test_startup(void **state)
+{
+	uint32_t r;
+
+	assert_int_equal(ann_startup_next(0, 1, 3000, 0), 500);
+	assert_int_equal(ann_startup_next(0, 2, 3000, 0), 1000);
+	for (r = 0; r < 100000; r += 7) {
+		assert_in_range(ann_startup_next(0, 1, 3000, r * 2654435761u),
+				500, 1500);
+		assert_in_range(ann_startup_next(0, 2, 3000, r * 2654435761u),
+				1000, 3000);
+	}
+	assert_int_equal(ann_startup_next(0, ANN_STARTUP_MAX, 3000, 0),
+			 INT64_MAX);
+	assert_int_equal(ann_startup_next(0, ANN_STARTUP_MAX + 1, 3000, 0),
+			 INT64_MAX);
 }
 
 /* The timer: interval +-50 %, the whole range reachable. */
@@ -351,7 +451,10 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_from),
 		cmocka_unit_test(test_judge),
-		cmocka_unit_test(test_silent),
+		cmocka_unit_test(test_query_meet),
+		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_seek_step),
+		cmocka_unit_test(test_startup),
 		cmocka_unit_test(test_next),
 		cmocka_unit_test(test_addr_fits),
 		cmocka_unit_test(test_admit),

@@ -189,7 +189,7 @@ static int setup(void **state)
 	a->ap = calloc(cfg.nnodes, sizeof(*a->ap));
 	assert_non_null(a->ap);
 	TAILQ_INIT(&a->pend);
-	TAILQ_INIT(&a->live);
+	TAILQ_INIT(&a->seek);
 	hello_of(&a->mine.h, "alpha", 0x11);
 	memset(&beta, 0, sizeof(beta));
 	memset(&stranger, 0, sizeof(stranger));
