@@ -244,6 +244,16 @@ enum ann_step {
 };
 enum ann_step ann_seek_step(const struct ann_known *k, int asked);
 
+/*
+ * Whether the fresh nodes asked for at once (of nnodes configured) go
+ * in one query for every node rather than one query each: every node
+ * that has not the asker up answers the former, installing it (a route
+ * resolution each), so it pays only when a good part of the cluster is
+ * wanted, as by the first write to all/; a few (an all-to-all among 32
+ * of 10,000) are asked for by name.
+ */
+int ann_query_all(int fresh, int nnodes);
+
 /* Announces at start and after a retell, for loss; then none at all */
 #define ANN_STARTUP_MAX 3
 

@@ -507,15 +507,17 @@ static int ann_seek_one(struct announce *a, struct ann_peer *ap, int64_t now)
 /*
  * The nodes writes want: up by now (out), given up at peer_timeout, or
  * their next step if due.  Those asked for the first time in one pass
- * go in one query for every node, so that the first write to all/ of a
- * cold cluster costs one datagram to the group, not one per node; a
- * resend names its node alone (one that has us up already ignores a
- * query for every node).  When the next step is due.
+ * go in one query for every node when they are a good part of the
+ * config (ann_query_all), so that the first write to all/ of a cold
+ * cluster costs one datagram to the group, not one per node, and by
+ * name otherwise, so that a few wanted do not make every node install
+ * us; a resend names its node alone (one that has us up already
+ * ignores a query for every node).  When the next step is due.
  */
 static int64_t ann_seek(struct announce *a, int64_t now, int64_t wake)
 {
-	struct ann_peer *ap, *tmp, *lone = NULL;
-	int any = 0;
+	struct ann_peer *ap, *tmp;
+	int any = 0, all;
 
 	for (ap = TAILQ_FIRST(&a->seek); ap; ap = tmp) {
 		tmp = TAILQ_NEXT(ap, slink);
@@ -528,15 +530,19 @@ static int64_t ann_seek(struct announce *a, int64_t now, int64_t wake)
 			ann_seek_failed(a, (int)(ap - a->ap));
 			continue;
 		}
-		if (now >= ap->next && ann_seek_one(a, ap, now)) {
-			any++;
-			lone = ap;
-		}
+		ap->fresh = now >= ap->next && ann_seek_one(a, ap, now);
+		any += ap->fresh;
 		wake = ap->next < wake ? ap->next : wake;
 		wake = ap->until < wake ? ap->until : wake;
 	}
-	if (any)
-		ann_query(a, any > 1 ? -1 : (int)(lone - a->ap));
+	all = ann_query_all(any, a->cfg->nnodes);
+	if (all)
+		ann_query(a, -1);
+	TAILQ_FOREACH (ap, &a->seek, slink) {
+		if (ap->fresh && !all)
+			ann_query(a, (int)(ap - a->ap));
+		ap->fresh = 0;
+	}
 	return wake;
 }
 

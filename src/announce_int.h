@@ -81,6 +81,7 @@ struct ann_peer {
 	/* while a write wants it (ann_want) */
 	int wanted;
 	int asked;	     /* queried: resends name it alone */
+	int fresh;	     /* asked for the first time in this pass */
 	int rto;	     /* ms to the next query */
 	int64_t next, until; /* next step; give up */
 	int64_t met;	     /* ms: our last MEET answering its query */

@@ -215,6 +215,12 @@ enum ann_step ann_seek_step(const struct ann_known *k, int asked)
 	return asked ? ANN_STEP_QUERY : ANN_STEP_ANY;
 }
 
+/* announce.h: more than one, and at least a quarter of the config */
+int ann_query_all(int fresh, int nnodes)
+{
+	return fresh > 1 && fresh >= nnodes / 4;
+}
+
 /* 0, ~interval/3, ~interval: most losses are bursts shorter than a
  * second, and the third still comes soon after a slow start. */
 int64_t ann_startup_next(int64_t now, int n, int interval_ms, uint32_t r)

@@ -407,6 +407,22 @@ static void test_seek_step(void **state)
 	assert_int_equal(ann_seek_step(&k, 1), ANN_STEP_QUERY);
 }
 
+/* Nodes asked for at once go in one query for every node only when they
+ * are a good part of the config (the first write to all/), by name when
+ * a few of a large cluster (an all-to-all among 32 of 10,000), so that
+ * those few do not make every node install the asker. */
+static void test_query_all(void **state)
+{
+	assert_false(ann_query_all(0, 4));
+	assert_false(ann_query_all(1, 4)); /* one: by name */
+	assert_true(ann_query_all(2, 4));
+	assert_true(ann_query_all(3, 4));
+	assert_false(ann_query_all(31, 10000));
+	assert_false(ann_query_all(2499, 10000));
+	assert_true(ann_query_all(2500, 10000));
+	assert_true(ann_query_all(9999, 10000));
+}
+
 /* ANN_STARTUP_MAX announces at start: ~interval/3 and ~interval after
  * the first (+-50 % each), then never. */
 static void test_startup(void **state)
@@ -454,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_query_meet),
 		cmocka_unit_test(test_decide),
 		cmocka_unit_test(test_seek_step),
+		cmocka_unit_test(test_query_all),
 		cmocka_unit_test(test_startup),
 		cmocka_unit_test(test_next),
 		cmocka_unit_test(test_addr_fits),
