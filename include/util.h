@@ -37,6 +37,20 @@ static inline uint64_t util_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * poll's or epoll_wait's timeout from now until wake (util_now_ms
+ * times): -1, no timeout, when wake is INT64_MAX (nothing timed, so an
+ * idle thread sleeps until an event), 0 when due.
+ */
+static inline int util_wait_ms(int64_t now, int64_t wake)
+{
+	if (wake == INT64_MAX)
+		return -1;
+	if (wake <= now)
+		return 0;
+	return wake - now > INT32_MAX ? INT32_MAX : (int)(wake - now);
+}
+
 /* Milliseconds since the epoch (wall clock): times a user reads. */
 static inline int64_t util_wall_ms(void)
 {

@@ -573,16 +573,6 @@ static int ann_reroute(struct announce *a, int i)
 
 static void ann_make(struct announce *a);
 
-/* poll's timeout for a wake-up at wake: none (-1) when nothing is timed. */
-static int ann_poll_ms(int64_t now, int64_t wake)
-{
-	if (wake == INT64_MAX)
-		return -1;
-	if (wake <= now)
-		return 0;
-	return wake - now > INT32_MAX ? INT32_MAX : (int)(wake - now);
-}
-
 /* Our announce made again, for the transport's new QPN; the local node
  * up at it (the old AH went with the device). */
 static void ann_remake(struct announce *a)
@@ -668,7 +658,7 @@ static void *ann_thread(void *arg)
 		}
 		wake = ann_seek(a, now, a->next_ann);
 		wake = ann_pending(a, now, wake);
-		if (poll(&pfd, 1, ann_poll_ms(now, wake)) > 0 &&
+		if (poll(&pfd, 1, util_wait_ms(now, wake)) > 0 &&
 		    read(a->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			log_warn("announce: eventfd");
 	}

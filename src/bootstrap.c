@@ -339,17 +339,6 @@ void bootstrap_retell(struct bootstrap *b)
 		log_warn("bootstrap: eventfd");
 }
 
-/* epoll's timeout until wake: none (-1) when no timer is armed, for an
- * idle node's sessions wake it only at their idle_timeout. */
-static int bs_wait_ms(int64_t now, int64_t wake)
-{
-	if (wake == INT64_MAX)
-		return -1;
-	if (wake <= now)
-		return 0;
-	return wake - now > INT_MAX ? INT_MAX : (int)(wake - now);
-}
-
 /* The bootstrap thread: one epoll loop for every socket until stopped. */
 static void *bs_thread(void *arg)
 {
@@ -369,7 +358,7 @@ static void *bs_thread(void *arg)
 		wake = bs_timers(b, now, wake);
 		wake = bs_accept_timer(b, now, wake);
 		bs_reap(b);
-		n = epoll_wait(b->ep, ev, BS_EVENTS, bs_wait_ms(now, wake));
+		n = epoll_wait(b->ep, ev, BS_EVENTS, util_wait_ms(now, wake));
 		if (n < 0) {
 			if (errno != EINTR) {
 				log_warn("bootstrap: epoll_wait");
